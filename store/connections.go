@@ -1,0 +1,268 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The two OAuth scopes.
+const (
+	ScopeRead  = "osfoundry:read"
+	ScopeWrite = "osfoundry:write"
+)
+
+// AllScopes lists every scope, in the order metadata documents show them.
+var AllScopes = []string{ScopeRead, ScopeWrite}
+
+// AccessTokenTTL is how long an access token is valid.
+const AccessTokenTTL = time.Hour
+
+// Connection is one grant: an MCP client authorized by an owner.
+type Connection struct {
+	ID          int64
+	WorkspaceID int64
+	OwnerID     int64
+	ClientID    *string
+	ClientName  string
+	Scopes      []string
+	SenderSlug  *string
+	CreatedAt   time.Time
+	LastSeenAt  *time.Time
+	RevokedAt   *time.Time
+}
+
+// HasScope reports whether the connection was granted scope.
+func (c *Connection) HasScope(scope string) bool { return slices.Contains(c.Scopes, scope) }
+
+// NewConnection is the input of CreateConnection.
+type NewConnection struct {
+	WorkspaceID int64
+	OwnerID     int64
+	// ClientID is the OAuth client, or nil for a token minted without OAuth.
+	ClientID   *string
+	ClientName string
+	Scopes     []string
+	// ProjectIDs are the projects the connection's agent is seated in.
+	ProjectIDs []int64
+}
+
+// ValidateScopes checks that scopes is a non-empty subset of AllScopes and
+// returns it de-duplicated in canonical order.
+func ValidateScopes(scopes []string) ([]string, error) {
+	var out []string
+	for _, s := range AllScopes {
+		if slices.Contains(scopes, s) {
+			out = append(out, s)
+		}
+	}
+	for _, s := range scopes {
+		if !slices.Contains(AllScopes, s) {
+			return nil, &FieldError{"scope", fmt.Sprintf("unknown scope %q; use %s", s, strings.Join(AllScopes, " and/or "))}
+		}
+	}
+	if len(out) == 0 {
+		return nil, &FieldError{"scope", "choose at least one scope"}
+	}
+	return out, nil
+}
+
+// CreateConnection records a grant and seats it in the given projects (which
+// must belong to the same workspace) in one transaction.
+func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connection, error) {
+	scopes, err := ValidateScopes(n.Scopes)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSpace(n.ClientName)
+	if name == "" {
+		name = "Unnamed client"
+	}
+	if len([]rune(name)) > 200 {
+		name = string([]rune(name)[:200])
+	}
+	c := &Connection{WorkspaceID: n.WorkspaceID, OwnerID: n.OwnerID, ClientID: n.ClientID, ClientName: name, Scopes: scopes}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO connections (workspace_id, owner_id, client_id, client_name, scopes)
+			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+			n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt); err != nil {
+			return err
+		}
+		for _, p := range n.ProjectIDs {
+			tag, err := tx.Exec(ctx, `
+				INSERT INTO project_seats (workspace_id, project_id, connection_id)
+				SELECT $1, p.id, $3 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
+				ON CONFLICT DO NOTHING`, n.WorkspaceID, p, c.ID)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return fmt.Errorf("project %d: %w", p, ErrNotFound)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create connection: %w", err)
+	}
+	return c, nil
+}
+
+// GetConnection returns a connection of the workspace (revoked ones included).
+func (s *Store) GetConnection(ctx context.Context, workspaceID, id int64) (*Connection, error) {
+	c := &Connection{}
+	err := s.pool.QueryRow(ctx, `
+		SELECT id, workspace_id, owner_id, client_id, client_name, scopes, sender_slug, created_at, last_seen_at, revoked_at
+		FROM connections WHERE workspace_id = $1 AND id = $2`, workspaceID, id).
+		Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug, &c.CreatedAt, &c.LastSeenAt, &c.RevokedAt)
+	if err != nil {
+		return nil, wrap("get connection", err)
+	}
+	return c, nil
+}
+
+// RevokeConnection ends a grant: its tokens are deleted, its agent's status is
+// cleared, and the next tool call made with it is refused.
+func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE connections SET revoked_at = coalesce(revoked_at, now())
+			WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		for _, q := range []string{
+			`DELETE FROM access_tokens WHERE connection_id = $1`,
+			`DELETE FROM refresh_tokens WHERE connection_id = $1`,
+			`DELETE FROM oauth_codes WHERE connection_id = $1`,
+			`DELETE FROM statuses WHERE connection_id = $1`,
+		} {
+			if _, err := tx.Exec(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: revoke connection: %w", err)
+	}
+	return nil
+}
+
+// NewToken returns a random opaque token with the given prefix and its SHA-256 hash.
+func NewToken(prefix string) (token string, hash []byte) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	token = prefix + base64.RawURLEncoding.EncodeToString(b)
+	return token, HashToken(token)
+}
+
+// HashToken is how every token, code and secret is stored: its SHA-256.
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}
+
+// Token prefixes make leaked tokens recognisable.
+const (
+	AccessTokenPrefix  = "osf_at_"
+	RefreshTokenPrefix = "osf_rt_"
+)
+
+// MintAccessToken issues an access token for the connection, bound to
+// resource, with scopes narrowed to those the connection holds. The token is
+// returned once and stored only as a hash.
+func (s *Store) MintAccessToken(ctx context.Context, connectionID int64, resource string, scopes []string, ttl time.Duration) (string, time.Time, error) {
+	token, hash := NewToken(AccessTokenPrefix)
+	var expires time.Time
+	err := s.pool.QueryRow(ctx, `
+		INSERT INTO access_tokens (token_hash, connection_id, resource, scopes, expires_at)
+		SELECT $1, c.id, $3, ARRAY(SELECT unnest($4::text[]) INTERSECT SELECT unnest(c.scopes) ORDER BY 1), now() + $5::interval
+		FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
+		RETURNING expires_at`, hash, connectionID, resource, scopes, ttl.String()).Scan(&expires)
+	if err != nil {
+		return "", time.Time{}, wrap("mint access token", err)
+	}
+	return token, expires, nil
+}
+
+// TokenInfo is what a valid access token says about its caller.
+type TokenInfo struct {
+	ConnectionID int64
+	WorkspaceID  int64
+	OwnerID      int64
+	Scopes       []string
+	ExpiresAt    time.Time
+	Resource     string
+}
+
+// HasScope reports whether the token carries scope.
+func (t *TokenInfo) HasScope(scope string) bool { return slices.Contains(t.Scopes, scope) }
+
+// VerifyAccessToken looks a token up by its hash. Unknown, expired, revoked
+// and other-resource tokens all give ErrNotFound.
+func (s *Store) VerifyAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
+	ti := &TokenInfo{}
+	err := s.pool.QueryRow(ctx, `
+		SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource
+		FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+		WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2`,
+		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+	if err != nil {
+		return nil, wrap("verify access token", err)
+	}
+	return ti, nil
+}
+
+// PresenceWriteInterval bounds how often a connection's last-seen time is written.
+const PresenceWriteInterval = 30 * time.Second
+
+// MarkConnectionSeen records an authenticated call for presence, writing at
+// most once per PresenceWriteInterval per connection.
+func (s *Store) MarkConnectionSeen(ctx context.Context, connectionID int64) error {
+	_, err := s.pool.Exec(ctx, `
+		UPDATE connections SET last_seen_at = now()
+		WHERE id = $1 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '30 seconds')`, connectionID)
+	if err != nil {
+		return fmt.Errorf("store: mark connection seen: %w", err)
+	}
+	return nil
+}
+
+// Presence tiers derived from a connection's last authenticated call.
+const (
+	PresenceActive  = "active"
+	PresenceIdle    = "idle"
+	PresenceAway    = "away"
+	PresenceOffline = "offline"
+)
+
+// PresenceTier maps a last-seen time (nil: never) and revocation to a tier.
+func PresenceTier(lastSeen *time.Time, revoked bool, now time.Time) string {
+	if revoked || lastSeen == nil {
+		return PresenceOffline
+	}
+	switch age := now.Sub(*lastSeen); {
+	case age <= 2*time.Minute:
+		return PresenceActive
+	case age <= 30*time.Minute:
+		return PresenceIdle
+	case age <= 24*time.Hour:
+		return PresenceAway
+	default:
+		return PresenceOffline
+	}
+}

@@ -1,0 +1,94 @@
+// Package store is the only code that talks to PostgreSQL. One concrete *Store
+// wraps a pgxpool.Pool; each aggregate (owners, projects, notes, …) has its own
+// file. Every query that reads workspace data is scoped by workspace id.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Sentinel errors returned (wrapped) by store methods. Compare with errors.Is.
+var (
+	// ErrNotFound means the row does not exist or is not visible to the caller's workspace.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a uniqueness rule refused the write (a taken handle or email).
+	ErrConflict = errors.New("conflict")
+	// ErrInvalidCredentials means an email/password pair did not match an owner.
+	ErrInvalidCredentials = errors.New("invalid email or password")
+	// ErrForbidden means the caller is known but not allowed (not invited, missing scope).
+	ErrForbidden = errors.New("forbidden")
+	// ErrInvalid means the input broke a rule of the data model; the wrapped text names the field.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Store is the application's data access layer over one PostgreSQL pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at dsn. The caller runs Migrate before use.
+func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	for _, f := range tune {
+		f(cfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: open pool: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// New wraps an existing pool.
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// Pool exposes the pool for code that needs raw access (LISTEN, benchmarks).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close releases every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping reports whether the database answers; it backs /readyz.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in a transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, fn)
+}
+
+// isUniqueViolation reports whether err is a unique_violation, optionally on the named constraint.
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return constraint == "" || pgErr.ConstraintName == constraint
+	}
+	return false
+}
+
+// isCheckViolation reports whether err is a check_violation.
+func isCheckViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23514"
+}
+
+// notFound converts pgx.ErrNoRows into ErrNotFound, wrapped with op.
+func wrap(op string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}
