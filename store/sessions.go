@@ -1,0 +1,240 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SessionTypes are the three kinds of session, as agents name them.
+var SessionTypes = []string{"agent_session", "team_session", "loop_session"}
+
+// Invitation roles.
+const (
+	RoleContributor = "contributor"
+	RoleRunner      = "runner"
+)
+
+// Session is a body of conversation in a project, addressed by agents as
+// (Type, PublicID).
+type Session struct {
+	ID           int64
+	WorkspaceID  int64
+	ProjectID    int64
+	Type         string
+	PublicID     string
+	Title        string
+	LastEventSeq int64
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// NewSession is the input of CreateSession.
+type NewSession struct {
+	WorkspaceID int64
+	ProjectID   int64
+	Type        string
+	Title       string
+	// PublicID is the opaque id agents use; generated when empty.
+	PublicID  string
+	CreatedBy int64
+}
+
+// Validate trims and checks the fields of a new session.
+func (n *NewSession) Validate() error {
+	n.Title = strings.TrimSpace(n.Title)
+	if !slices.Contains(SessionTypes, n.Type) {
+		return &FieldError{"session_type", "choose agent_session, team_session or loop_session"}
+	}
+	if n.Title == "" || utf8.RuneCountInString(n.Title) > 200 {
+		return &FieldError{"title", "enter a title of 1 to 200 characters"}
+	}
+	return nil
+}
+
+// newPublicID returns an opaque session id like "s_3kT9…".
+func newPublicID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return "s_" + base64.RawURLEncoding.EncodeToString(b)
+}
+
+const sessionColumns = `s.id, s.workspace_id, s.project_id, s.session_type, s.public_id, s.title, s.last_event_seq, s.created_at, s.updated_at`
+
+func scanSession(row pgx.Row) (*Session, error) {
+	x := &Session{}
+	err := row.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt)
+	return x, err
+}
+
+// CreateSession adds a session to a project of the workspace.
+func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, error) {
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	if n.PublicID == "" {
+		n.PublicID = newPublicID()
+	}
+	var createdBy *int64
+	if n.CreatedBy != 0 {
+		createdBy = &n.CreatedBy
+	}
+	x, err := scanSession(s.pool.QueryRow(ctx, `
+		INSERT INTO sessions AS s (workspace_id, project_id, session_type, public_id, title, created_by)
+		SELECT p.workspace_id, p.id, $3, $4, $5, $6 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
+		RETURNING `+sessionColumns, n.WorkspaceID, n.ProjectID, n.Type, n.PublicID, n.Title, createdBy))
+	if isUniqueViolation(err, "") {
+		return nil, fmt.Errorf("store: create session: %w", ErrConflict)
+	}
+	if err != nil {
+		return nil, wrap("create session", err)
+	}
+	return x, nil
+}
+
+// GetSession returns a session of the workspace by its internal id.
+func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session, error) {
+	x, err := scanSession(s.pool.QueryRow(ctx, `
+		SELECT `+sessionColumns+` FROM sessions s WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id))
+	if err != nil {
+		return nil, wrap("get session", err)
+	}
+	return x, nil
+}
+
+// GetSessionByPublicID returns a session of the workspace by the (type, id)
+// pair agents use.
+func (s *Store) GetSessionByPublicID(ctx context.Context, workspaceID int64, sessionType, publicID string) (*Session, error) {
+	x, err := scanSession(s.pool.QueryRow(ctx, `
+		SELECT `+sessionColumns+` FROM sessions s
+		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`, workspaceID, sessionType, publicID))
+	if err != nil {
+		return nil, wrap("get session", err)
+	}
+	return x, nil
+}
+
+// ListProjectSessions returns a project's sessions, newest first.
+func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID int64) ([]Session, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+sessionColumns+` FROM sessions s
+		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`, workspaceID, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) {
+		x, err := scanSession(r)
+		return *x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// SeatConnection seats a connection in a project (both of the workspace).
+func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO project_seats (workspace_id, project_id, connection_id)
+		SELECT $1, p.id, c.id FROM projects p, connections c
+		WHERE p.workspace_id = $1 AND p.id = $2 AND c.workspace_id = $1 AND c.id = $3
+		ON CONFLICT DO NOTHING`, workspaceID, projectID, connectionID)
+	if err != nil {
+		return fmt.Errorf("store: seat connection: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		var seated bool
+		_ = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3)`,
+			workspaceID, projectID, connectionID).Scan(&seated)
+		if !seated {
+			return fmt.Errorf("store: seat connection: %w", ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// UnseatConnection removes a connection from a project.
+func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
+		workspaceID, projectID, connectionID)
+	if err != nil {
+		return fmt.Errorf("store: unseat connection: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: unseat connection: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// Invite invites a connection to a session as contributor or runner, or
+// changes its role, and appends a resource event, in one transaction.
+func (s *Store) Invite(ctx context.Context, workspaceID, sessionID, connectionID int64, role string) error {
+	if role != RoleContributor && role != RoleRunner {
+		return &FieldError{"role", "choose contributor or runner"}
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var inserted bool
+		err := tx.QueryRow(ctx, `
+			INSERT INTO invitations (workspace_id, session_id, connection_id, role)
+			SELECT $1, s.id, c.id, $4 FROM sessions s, connections c
+			WHERE s.workspace_id = $1 AND s.id = $2 AND c.workspace_id = $1 AND c.id = $3 AND c.revoked_at IS NULL
+			ON CONFLICT (session_id, connection_id) DO UPDATE SET role = EXCLUDED.role
+			RETURNING (xmax = 0)`, workspaceID, sessionID, connectionID, role).Scan(&inserted)
+		if err != nil {
+			return err
+		}
+		kind := "participant_updated"
+		if inserted {
+			kind = "participant_invited"
+		}
+		_, err = appendEvent(ctx, tx, sessionID, kind, nil, map[string]any{"connection_id": connectionID, "role": role})
+		return err
+	})
+	if err != nil {
+		return wrap("invite", err)
+	}
+	return nil
+}
+
+// RemoveInvitation removes a connection from a session.
+func (s *Store) RemoveInvitation(ctx context.Context, workspaceID, sessionID, connectionID int64) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = $1 AND session_id = $2 AND connection_id = $3`,
+			workspaceID, sessionID, connectionID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return pgx.ErrNoRows
+		}
+		_, err = appendEvent(ctx, tx, sessionID, "participant_removed", nil, map[string]any{"connection_id": connectionID})
+		return err
+	})
+	if err != nil {
+		return wrap("remove invitation", err)
+	}
+	return nil
+}
+
+// InvitationRole returns the connection's role in the session, or ErrNotFound
+// when it is not invited.
+func (s *Store) InvitationRole(ctx context.Context, workspaceID, sessionID, connectionID int64) (string, error) {
+	var role string
+	err := s.pool.QueryRow(ctx, `
+		SELECT role FROM invitations WHERE workspace_id = $1 AND session_id = $2 AND connection_id = $3`,
+		workspaceID, sessionID, connectionID).Scan(&role)
+	if err != nil {
+		return "", wrap("invitation role", err)
+	}
+	return role, nil
+}
