@@ -266,3 +266,52 @@ func PresenceTier(lastSeen *time.Time, revoked bool, now time.Time) string {
 		return PresenceOffline
 	}
 }
+
+// StaticTokenTTL is the life of a token minted without OAuth, for clients that
+// only take a fixed bearer header.
+const StaticTokenTTL = 365 * 24 * time.Hour
+
+// StaticTokenRequest asks for a connection with a directly minted token.
+type StaticTokenRequest struct {
+	OwnerEmail   string
+	ClientName   string
+	Scopes       []string
+	ProjectNames []string
+	// Resource is the MCP endpoint the token is bound to (<base URL>/mcp).
+	Resource string
+}
+
+// StaticToken is a new connection's token, shown once.
+type StaticToken struct {
+	ConnectionID int64
+	Token        string
+	ExpiresAt    time.Time
+}
+
+// CreateStaticToken creates a connection for the owner (seated in the named
+// projects of the owner's workspace) and mints a long-lived access token.
+func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*StaticToken, error) {
+	var ownerID, wsID int64
+	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
+	if err != nil {
+		return nil, wrap("create static token: owner "+r.OwnerEmail, err)
+	}
+	var projectIDs []int64
+	for _, name := range r.ProjectNames {
+		var id int64
+		err := s.pool.QueryRow(ctx, `SELECT id FROM projects WHERE workspace_id = $1 AND name = $2`, wsID, name).Scan(&id)
+		if err != nil {
+			return nil, wrap("create static token: project "+name, err)
+		}
+		projectIDs = append(projectIDs, id)
+	}
+	c, err := s.CreateConnection(ctx, NewConnection{WorkspaceID: wsID, OwnerID: ownerID, ClientName: r.ClientName, Scopes: r.Scopes, ProjectIDs: projectIDs})
+	if err != nil {
+		return nil, err
+	}
+	tok, exp, err := s.MintAccessToken(ctx, c.ID, r.Resource, c.Scopes, StaticTokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
+}
