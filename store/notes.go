@@ -59,7 +59,15 @@ func scanNote(row pgx.Row) (*Note, error) {
 // notification inside tx: all three commit together or not at all. For agent
 // notes with an idempotency key, a conflicting (connection, key) returns
 // (nil, nil) so that the caller can load the first note.
+//
+// It locks the session row before the note takes its id, so the writers of
+// one session take ids in the order they commit: a reader that has seen note
+// N never sees a note < N of that session appear later, and "id > last seen"
+// is a safe cursor (web polls, agents catching up from the top).
 func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
+		return nil, fmt.Errorf("lock session: %w", err)
+	}
 	q := `INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
 			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Project is a body of work in a workspace.
@@ -74,4 +76,140 @@ func (s *Store) GetProject(ctx context.Context, workspaceID, id int64) (*Project
 		return nil, wrap("get project", err)
 	}
 	return p, nil
+}
+
+// RenameProject changes a project's name.
+func (s *Store) RenameProject(ctx context.Context, workspaceID, id int64, name string) (*Project, error) {
+	name, err := ValidateProjectName(name)
+	if err != nil {
+		return nil, err
+	}
+	p := &Project{}
+	err = s.pool.QueryRow(ctx, `
+		UPDATE projects SET name = $3 WHERE workspace_id = $1 AND id = $2
+		RETURNING id, workspace_id, name, created_at`, workspaceID, id, name).Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
+	if isUniqueViolation(err, "") {
+		return nil, &FieldError{"name", "a project with this name already exists"}
+	}
+	if err != nil {
+		return nil, wrap("rename project", err)
+	}
+	return p, nil
+}
+
+// ProjectSummary is a project with the counts the projects list shows.
+type ProjectSummary struct {
+	Project
+	Sessions   int
+	Agents     int
+	LastNoteAt *time.Time
+	// Unread counts notes of the project's sessions the owner has not seen.
+	Unread int
+}
+
+// ListProjectSummaries returns the workspace's projects by name, with their
+// session and seat counts, newest note time and the owner's unread count.
+func (s *Store) ListProjectSummaries(ctx context.Context, workspaceID, ownerID int64) ([]ProjectSummary, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT p.id, p.workspace_id, p.name, p.created_at,
+			(SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
+			(SELECT count(*) FROM project_seats ps JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
+				WHERE ps.project_id = p.id),
+			(SELECT max(n.created_at) FROM sessions s JOIN notes n ON n.session_id = s.id WHERE s.project_id = p.id),
+			(SELECT count(*) FROM sessions s
+				JOIN notes n ON n.session_id = s.id AND n.sender_owner_id IS DISTINCT FROM $2
+				LEFT JOIN note_reads r ON r.owner_id = $2 AND r.session_id = s.id
+				WHERE s.project_id = p.id AND n.id > coalesce(r.last_read_note_id, 0))
+		FROM projects p WHERE p.workspace_id = $1 ORDER BY lower(p.name), p.id`, workspaceID, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list projects: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ProjectSummary, error) {
+		var p ProjectSummary
+		err := r.Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt, &p.Sessions, &p.Agents, &p.LastNoteAt, &p.Unread)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list projects: %w", err)
+	}
+	return out, nil
+}
+
+// SeatedAgent is a live connection seated in a project, with its agent
+// profile (when claimed), presence tier and self-reported status.
+type SeatedAgent struct {
+	ConnectionID int64
+	ClientName   string
+	// Handle, DisplayName and SenderSlug are empty until the agent claims a profile.
+	Handle      string
+	DisplayName string
+	SenderSlug  string
+	Presence    string
+	Repo        *string
+	Branch      *string
+	Task        *string
+	// StatusAt is when the status was last set; nil when it never was.
+	StatusAt *time.Time
+}
+
+// Claimed reports whether the agent has claimed a profile.
+func (a *SeatedAgent) Claimed() bool { return a.Handle != "" }
+
+// HasStatus reports whether any status field is set.
+func (a *SeatedAgent) HasStatus() bool { return a.Repo != nil || a.Branch != nil || a.Task != nil }
+
+// ListSeatedAgents returns the live connections seated in a project of the
+// workspace, claimed profiles first by handle, with presence and status.
+func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int64) ([]SeatedAgent, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, c.client_name, coalesce(p.handle, ''), coalesce(p.display_name, ''), coalesce(c.sender_slug, ''),
+			c.last_seen_at, now(), st.repo, st.branch, st.task, st.updated_at
+		FROM project_seats ps
+		JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
+		LEFT JOIN agent_profiles p ON p.connection_id = c.id
+		LEFT JOIN statuses st ON st.connection_id = c.id
+		WHERE ps.workspace_id = $1 AND ps.project_id = $2
+		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list seated agents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SeatedAgent, error) {
+		var a SeatedAgent
+		var lastSeen *time.Time
+		var now time.Time
+		err := r.Scan(&a.ConnectionID, &a.ClientName, &a.Handle, &a.DisplayName, &a.SenderSlug, &lastSeen, &now,
+			&a.Repo, &a.Branch, &a.Task, &a.StatusAt)
+		a.Presence = PresenceTier(lastSeen, false, now)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list seated agents: %w", err)
+	}
+	return out, nil
+}
+
+// SeatAgentByHandle seats the agent that claimed handle in a project of the
+// workspace. An unknown handle is a FieldError; seating twice is harmless.
+func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID int64, handle string) error {
+	handle = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(handle), "@")))
+	if handle == "" {
+		return &FieldError{"handle", "enter the handle the agent claimed"}
+	}
+	var project, agent bool
+	err := s.pool.QueryRow(ctx, `
+		WITH pr AS (SELECT id FROM projects WHERE workspace_id = $1 AND id = $2),
+		ag AS (SELECT p.connection_id FROM agent_profiles p JOIN connections c ON c.id = p.connection_id AND c.revoked_at IS NULL
+			WHERE p.workspace_id = $1 AND p.handle = $3),
+		ins AS (INSERT INTO project_seats (workspace_id, project_id, connection_id)
+			SELECT $1, pr.id, ag.connection_id FROM pr, ag ON CONFLICT DO NOTHING)
+		SELECT EXISTS (SELECT 1 FROM pr), EXISTS (SELECT 1 FROM ag)`, workspaceID, projectID, handle).Scan(&project, &agent)
+	switch {
+	case err != nil:
+		return fmt.Errorf("store: seat agent: %w", err)
+	case !project:
+		return fmt.Errorf("store: seat agent: %w", ErrNotFound)
+	case !agent:
+		return &FieldError{"handle", "no agent in this workspace has claimed that handle"}
+	}
+	return nil
 }

@@ -238,3 +238,107 @@ func (s *Store) InvitationRole(ctx context.Context, workspaceID, sessionID, conn
 	}
 	return role, nil
 }
+
+// SessionSummary is a session as the project page lists it.
+type SessionSummary struct {
+	Session
+	// Participants are the invited agents' handles (or client names).
+	Participants []string
+	LastNoteAt   *time.Time
+	// Unread counts the notes the owner has not seen (their own excluded).
+	Unread int
+}
+
+// ListSessionSummaries returns a project's sessions, newest first, with
+// participants, newest note time and the owner's unread count.
+func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID, ownerID int64) ([]SessionSummary, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+sessionColumns+`,
+			ARRAY(SELECT coalesce(p.handle, c.client_name) FROM invitations i
+				JOIN connections c ON c.id = i.connection_id
+				LEFT JOIN agent_profiles p ON p.connection_id = c.id
+				WHERE i.session_id = s.id ORDER BY 1),
+			(SELECT max(n.created_at) FROM notes n WHERE n.session_id = s.id),
+			(SELECT count(*) FROM notes n WHERE n.session_id = s.id AND n.sender_owner_id IS DISTINCT FROM $3
+				AND n.id > coalesce((SELECT r.last_read_note_id FROM note_reads r WHERE r.owner_id = $3 AND r.session_id = s.id), 0))
+		FROM sessions s
+		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`, workspaceID, projectID, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
+		var x SessionSummary
+		err := r.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt,
+			&x.Participants, &x.LastNoteAt, &x.Unread)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// Participant is a connection invited to a session.
+type Participant struct {
+	ConnectionID int64
+	Role         string
+	ClientName   string
+	// Handle and DisplayName are empty until the agent claims a profile.
+	Handle      string
+	DisplayName string
+	SenderSlug  string
+	Revoked     bool
+	InvitedAt   time.Time
+}
+
+// ListParticipants returns the connections invited to a session of the
+// workspace, by handle.
+func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int64) ([]Participant, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, i.role, c.client_name, coalesce(p.handle, ''), coalesce(p.display_name, ''), coalesce(c.sender_slug, ''),
+			c.revoked_at IS NOT NULL, i.created_at
+		FROM invitations i JOIN connections c ON c.id = i.connection_id
+		LEFT JOIN agent_profiles p ON p.connection_id = c.id
+		WHERE i.workspace_id = $1 AND i.session_id = $2
+		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list participants: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) {
+		var x Participant
+		err := r.Scan(&x.ConnectionID, &x.Role, &x.ClientName, &x.Handle, &x.DisplayName, &x.SenderSlug, &x.Revoked, &x.InvitedAt)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list participants: %w", err)
+	}
+	return out, nil
+}
+
+// InvitableConnection is a live connection of the workspace an owner may
+// invite to a session.
+type InvitableConnection struct {
+	ConnectionID int64
+	ClientName   string
+	Handle       string
+	DisplayName  string
+}
+
+// ListInvitableConnections returns the workspace's live connections not yet
+// invited to the session, claimed profiles first by handle.
+func (s *Store) ListInvitableConnections(ctx context.Context, workspaceID, sessionID int64) ([]InvitableConnection, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, c.client_name, coalesce(p.handle, ''), coalesce(p.display_name, '')
+		FROM connections c LEFT JOIN agent_profiles p ON p.connection_id = c.id
+		WHERE c.workspace_id = $1 AND c.revoked_at IS NULL
+			AND NOT EXISTS (SELECT 1 FROM invitations i WHERE i.session_id = $2 AND i.connection_id = c.id)
+		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list invitable connections: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[InvitableConnection])
+	if err != nil {
+		return nil, fmt.Errorf("store: list invitable connections: %w", err)
+	}
+	return out, nil
+}

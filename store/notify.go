@@ -1,0 +1,202 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// NoteHub keeps, in memory, the id of the newest note of each session this
+// replica has been asked about, current through LISTEN on NotesChannel. Every
+// replica runs one, so a web poll can answer "nothing new" without a query.
+//
+// The hub only vouches for a session while its listening connection is up
+// and the session was loaded after LISTEN took effect; otherwise Latest says
+// "don't know" and callers ask the database. After a reconnect it reloads the
+// sessions it tracks, since notifications sent while it was away are lost.
+type NoteHub struct {
+	store *Store
+	log   *slog.Logger
+
+	mu   sync.RWMutex
+	live bool
+	// gen changes whenever the hub goes down or comes back, so that a load
+	// that started under another connection is not stored.
+	gen     uint64
+	entries map[int64]hubEntry
+	ready   chan struct{}
+	once    sync.Once
+}
+
+type hubEntry struct {
+	workspaceID int64 // 0 until loaded from the database
+	latest      int64
+}
+
+// Hub reconnect backoff bounds.
+const (
+	hubMinBackoff = 100 * time.Millisecond
+	hubMaxBackoff = 10 * time.Second
+)
+
+// NewNoteHub returns a hub over the store's database; start it with Run.
+func (s *Store) NewNoteHub(log *slog.Logger) *NoteHub {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &NoteHub{store: s, log: log, entries: map[int64]hubEntry{}, ready: make(chan struct{})}
+}
+
+// Ready is closed the first time the hub is listening.
+func (h *NoteHub) Ready() <-chan struct{} { return h.ready }
+
+// Latest returns the newest note id of a session of the workspace and true
+// when the hub is sure of it; false means "ask the database".
+func (h *NoteHub) Latest(workspaceID, sessionID int64) (int64, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	e, ok := h.entries[sessionID]
+	if !h.live || !ok || e.workspaceID == 0 || e.workspaceID != workspaceID {
+		return 0, false
+	}
+	return e.latest, true
+}
+
+// Track loads a session's newest note id from the database and, while the
+// hub is listening, keeps it current from then on. It returns the newest id,
+// or ErrNotFound when the session is not in the workspace.
+func (h *NoteHub) Track(ctx context.Context, workspaceID, sessionID int64) (int64, error) {
+	h.mu.RLock()
+	gen := h.gen
+	h.mu.RUnlock()
+	ws, latest, err := h.store.SessionLatestNote(ctx, sessionID)
+	if err != nil {
+		return 0, err
+	}
+	if ws != workspaceID {
+		return 0, wrap("track session", pgx.ErrNoRows)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Loaded after LISTEN under the same connection: later notes will be
+	// announced. A notification seen meanwhile may be newer than the load.
+	if h.live && h.gen == gen {
+		e := h.entries[sessionID]
+		h.entries[sessionID] = hubEntry{workspaceID: ws, latest: max(e.latest, latest)}
+	}
+	return latest, nil
+}
+
+// Run listens until ctx ends, reconnecting with backoff when the connection
+// drops.
+func (h *NoteHub) Run(ctx context.Context) {
+	backoff := hubMinBackoff
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := h.listen(ctx)
+		h.setDown()
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = hubMinBackoff
+		}
+		h.log.Warn("note hub: listening connection lost; web polls query the database until it is back", "err", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(backoff*2, hubMaxBackoff)
+	}
+}
+
+func (h *NoteHub) setDown() {
+	h.mu.Lock()
+	h.live = false
+	h.gen++
+	h.mu.Unlock()
+}
+
+// listen runs one connection: LISTEN, reload the tracked sessions, then
+// apply notifications until the connection fails or ctx ends.
+func (h *NoteHub) listen(ctx context.Context) error {
+	conn, err := pgx.ConnectConfig(ctx, h.store.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotesChannel}.Sanitize()); err != nil {
+		return err
+	}
+	h.mu.RLock()
+	ids := make([]int64, 0, len(h.entries))
+	for id, e := range h.entries {
+		if e.workspaceID != 0 {
+			ids = append(ids, id)
+		}
+	}
+	h.mu.RUnlock()
+	fresh := make(map[int64]hubEntry, len(ids))
+	rows, err := conn.Query(ctx, `
+		SELECT s.id, s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0)
+		FROM sessions s WHERE s.id = ANY($1)`, ids)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id int64
+		var e hubEntry
+		if err := rows.Scan(&id, &e.workspaceID, &e.latest); err != nil {
+			rows.Close()
+			return err
+		}
+		fresh[id] = e
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.entries = fresh
+	h.live = true
+	h.gen++
+	h.mu.Unlock()
+	h.once.Do(func() { close(h.ready) })
+	h.log.Debug("note hub listening", "sessions", len(ids))
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		sid, nid, ok := parseNotePayload(n.Payload)
+		if !ok {
+			h.log.Warn("note hub: unexpected payload", "payload", n.Payload)
+			continue
+		}
+		h.mu.Lock()
+		e := h.entries[sid]
+		if nid > e.latest {
+			e.latest = nid
+			h.entries[sid] = e
+		}
+		h.mu.Unlock()
+	}
+}
+
+// parseNotePayload reads "<session id>:<note id>".
+func parseNotePayload(p string) (sessionID, noteID int64, ok bool) {
+	a, b, found := strings.Cut(p, ":")
+	if !found {
+		return 0, 0, false
+	}
+	s, err1 := strconv.ParseInt(a, 10, 64)
+	n, err2 := strconv.ParseInt(b, 10, 64)
+	return s, n, err1 == nil && err2 == nil
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// MailPageSize is how many notes the session page shows before "older notes".
+const MailPageSize = 50
+
+// maxMailAfter bounds the rows one poll returns; a page far behind reloads.
+const maxMailAfter = 200
+
+// ListSessionMail returns a page of a session's Team mail as its owners see
+// it (analysis notes included), newest first. With beforeID > 0 only notes
+// with a smaller id. It returns at most limit+1 rows so that the caller can
+// tell whether an older page exists.
+func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, beforeID int64, limit int) ([]Note, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+noteColumns+` FROM notes n
+		WHERE n.workspace_id = $1 AND n.session_id = $2 AND ($3 = 0 OR n.id < $3)
+		ORDER BY n.id DESC LIMIT $4`, workspaceID, sessionID, beforeID, limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("store: list session mail: %w", err)
+	}
+	return collectNotes(rows, "list session mail")
+}
+
+// SessionMailAfter returns the notes of a session newer than afterID, newest
+// first (at most 200). Within a session, note ids become visible in
+// increasing order (insertNote serialises writers), so "id > afterID" never
+// skips a note that commits later.
+func (s *Store) SessionMailAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Note, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+noteColumns+` FROM notes n
+		WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id > $3
+		ORDER BY n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
+	if err != nil {
+		return nil, fmt.Errorf("store: session mail after: %w", err)
+	}
+	return collectNotes(rows, "session mail after")
+}
+
+func collectNotes(rows pgx.Rows, op string) ([]Note, error) {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
+		n, err := scanNote(r)
+		return *n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// GetSessionNote returns one note of a session of the workspace.
+func (s *Store) GetSessionNote(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
+	n, err := scanNote(s.pool.QueryRow(ctx, `
+		SELECT `+noteColumns+` FROM notes n WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id = $3`,
+		workspaceID, sessionID, noteID))
+	if err != nil {
+		return nil, wrap("get note", err)
+	}
+	return n, nil
+}
+
+// SessionLatestNote returns the workspace of a session and the id of its
+// newest note (0 when it has none). Unknown sessions give ErrNotFound.
+func (s *Store) SessionLatestNote(ctx context.Context, sessionID int64) (workspaceID, latest int64, err error) {
+	err = s.pool.QueryRow(ctx, `
+		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0)
+		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&workspaceID, &latest)
+	if err != nil {
+		return 0, 0, wrap("session latest note", err)
+	}
+	return workspaceID, latest, nil
+}
+
+// LastReadNote returns the id of the newest note the owner has seen in the
+// session (0 when never opened).
+func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `
+		SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0)`,
+		ownerID, sessionID).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store: last read note: %w", err)
+	}
+	return id, nil
+}
+
+// MarkMailRead records that the owner has seen the session's notes up to
+// noteID. The mark only moves forward.
+func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) error {
+	if noteID <= 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `
+		INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id) VALUES ($1, $2, $3)
+		ON CONFLICT (owner_id, session_id) DO UPDATE
+		SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id)`, ownerID, sessionID, noteID)
+	if err != nil {
+		return fmt.Errorf("store: mark mail read: %w", err)
+	}
+	return nil
+}
+
+// OwnerNote is the input of PostOwnerNote: a note an owner writes in the web
+// app. Type is MessageReply (to the sender of ReplyTo), MessageNote (to the
+// whole session) or MessageAnalysis (owners only).
+type OwnerNote struct {
+	WorkspaceID int64
+	SessionID   int64
+	OwnerID     int64
+	Type        string
+	// ReplyTo is the agent note a reply answers; its sender slug becomes the recipient.
+	ReplyTo int64
+	Subject string
+	Body    string
+}
+
+// Validate trims and checks an owner note with the same limits as the tools.
+func (o *OwnerNote) Validate() error {
+	o.Subject = strings.TrimSpace(o.Subject)
+	switch o.Type {
+	case MessageReply, MessageNote, MessageAnalysis:
+	default:
+		return &FieldError{"type", "choose a reply, a note to the whole session or an analysis note"}
+	}
+	if o.Type == MessageReply && o.ReplyTo <= 0 {
+		return &FieldError{"reply_to", "choose the note to reply to"}
+	}
+	if n := utf8.RuneCountInString(o.Subject); n > MaxSubjectLen {
+		return &FieldError{"subject", fmt.Sprintf("use at most %d characters (now %d)", MaxSubjectLen, n)}
+	}
+	if strings.TrimSpace(o.Body) == "" {
+		return &FieldError{"body", "write a message"}
+	}
+	if n := utf8.RuneCountInString(o.Body); n > MaxBodyLen {
+		return &FieldError{"body", fmt.Sprintf("use at most %d characters (now %d)", MaxBodyLen, n)}
+	}
+	return nil
+}
+
+// OwnerSlug is an owner's address as a mail sender.
+func OwnerSlug(ownerID int64) string { return "owner-" + strconv.FormatInt(ownerID, 10) }
+
+// duplicateWindow is how long an identical note from the same owner counts
+// as a second submission of the same form rather than a new message.
+const duplicateWindow = "10 seconds"
+
+// PostOwnerNote adds an owner's note to a session of the workspace, with its
+// resource event and change notification, in one transaction. A reply goes
+// to the sender slug of the agent note it answers. The session row is locked
+// first, which serialises the session's writers: an identical note from the
+// same owner within a few seconds (a double submit, possibly on another
+// replica) returns the first one with duplicate true instead of a second row.
+func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, duplicate bool, err error) {
+	if err := in.Validate(); err != nil {
+		return nil, false, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var ownerName string
+		if err := tx.QueryRow(ctx, `
+			SELECT o.display_name FROM sessions s JOIN owners o ON o.workspace_id = s.workspace_id AND o.id = $3
+			WHERE s.workspace_id = $1 AND s.id = $2 FOR NO KEY UPDATE OF s`,
+			in.WorkspaceID, in.SessionID, in.OwnerID).Scan(&ownerName); err != nil {
+			return err
+		}
+		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, SenderKind: "owner", SenderOwnerID: &in.OwnerID,
+			SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, MessageType: in.Type, Subject: in.Subject, Body: in.Body}
+		if in.Type == MessageReply {
+			var kind, slug string
+			err := tx.QueryRow(ctx, `SELECT sender_kind, sender_slug FROM notes WHERE workspace_id = $1 AND session_id = $2 AND id = $3`,
+				in.WorkspaceID, in.SessionID, in.ReplyTo).Scan(&kind, &slug)
+			if errors.Is(err, pgx.ErrNoRows) || (err == nil && kind != "agent") {
+				return &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
+			}
+			if err != nil {
+				return err
+			}
+			n.RecipientSlug = &slug
+		}
+		first, err := scanNote(tx.QueryRow(ctx, `
+			SELECT `+noteColumns+` FROM notes n
+			WHERE n.session_id = $1 AND n.sender_owner_id = $2 AND n.message_type = $3
+				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
+				AND n.created_at > now() - $7::interval
+			ORDER BY n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))
+		switch {
+		case err == nil:
+			note, duplicate = first, true
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		note, err = insertNote(ctx, tx, n)
+		return err
+	})
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return nil, false, fe
+	}
+	if err != nil {
+		return nil, false, wrap("post owner note", err)
+	}
+	return note, duplicate, nil
+}
