@@ -47,7 +47,23 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/logout", "logout", s.logout, "web"},
 
 		// Projects and sessions.
-		{http.MethodGet, "/", "home", s.home, "owner"},
+		{http.MethodGet, "/", "home", s.projectsPage, "owner"},
+		{http.MethodPost, "/projects", "project-create", s.projectCreate, "owner"},
+		{http.MethodGet, "/projects/:id", "project", s.projectPage, "owner"},
+		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, "owner"},
+		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, "owner"},
+		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, "owner"},
+		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, "owner"},
+		{http.MethodGet, "/sessions/:id", "session", s.sessionPage, "owner"},
+		{http.MethodGet, "/sessions/:id/mail", "session-mail-poll", s.mailPoll, "owner"},
+		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, "owner"},
+		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, "owner"},
+		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, "owner"},
+		{http.MethodPost, "/sessions/:id/notes", "session-note-post", s.notePost, "owner"},
+		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantsPage, "owner"},
+		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.invite, "owner"},
+		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, "owner"},
+		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, "owner"},
 
 		// Connections.
 	}

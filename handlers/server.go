@@ -33,6 +33,10 @@ type Server struct {
 	cookies *sessions.CookieStore
 	mcp     http.Handler
 	mcpMeta http.Handler
+	// hub answers "anything new in this session?" without a query.
+	hub *store.NoteHub
+	// owners caches signed-in owners briefly, so that polls need no query.
+	owners ownerCache
 }
 
 // Deps are the collaborators New wires together.
@@ -40,6 +44,9 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
+	// Hub keeps the newest note id per session; the caller runs it. Without
+	// one (or while it is down) polls ask the database.
+	Hub *store.NoteHub
 }
 
 // New builds the handlers and everything they share (the MCP server is built here, once).
@@ -56,7 +63,10 @@ func New(d Deps) *Server {
 		Secure:   d.Config.Secure(),
 		SameSite: http.SameSiteLaxMode,
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs}
+	if d.Hub == nil {
+		d.Hub = d.Store.NewNoteHub(d.Logger)
+	}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub}
 	s.initMCP()
 	return s
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -8,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -43,7 +46,7 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		if id, ok := sess.Values[keyOwnerID].(int64); ok {
-			o, err := s.store.OwnerByID(c.Request().Context(), id)
+			o, err := s.owners.get(c.Request().Context(), s.store, id)
 			switch {
 			case err == nil:
 				c.Set(ctxOwner, o)
@@ -157,4 +160,40 @@ func safeNext(next string) string {
 		return "/"
 	}
 	return next
+}
+
+// ownerCacheTTL is how long a signed-in owner is reused without a query. An
+// owner's row changes rarely (a display name); a 5 s poll then costs nothing.
+const ownerCacheTTL = 30 * time.Second
+
+// ownerCache remembers owners loaded for signed-in requests, briefly.
+type ownerCache struct {
+	mu sync.Mutex
+	m  map[int64]cachedOwner
+}
+
+type cachedOwner struct {
+	owner *store.Owner
+	at    time.Time
+}
+
+// get returns the owner from the cache when fresh, else from the store.
+func (oc *ownerCache) get(ctx context.Context, st *store.Store, id int64) (*store.Owner, error) {
+	oc.mu.Lock()
+	e, ok := oc.m[id]
+	oc.mu.Unlock()
+	if ok && time.Since(e.at) < ownerCacheTTL {
+		return e.owner, nil
+	}
+	o, err := st.OwnerByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	oc.mu.Lock()
+	if oc.m == nil || len(oc.m) > 10000 {
+		oc.m = map[int64]cachedOwner{}
+	}
+	oc.m[id] = cachedOwner{owner: o, at: time.Now()}
+	oc.mu.Unlock()
+	return o, nil
 }

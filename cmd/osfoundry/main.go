@@ -295,8 +295,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// The note hub keeps every replica's "newest note per session" current
+	// over LISTEN/NOTIFY; it stops before the pool closes.
+	hub := st.NewNoteHub(log)
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	hubDone := make(chan struct{})
+	go func() { defer close(hubDone); hub.Run(hubCtx) }()
+	defer func() { stopHub(); <-hubDone }()
 	h := handlers.New(handlers.Deps{
 		Store:  st,
+		Hub:    hub,
 		Logger: log,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey},
 	})

@@ -1,0 +1,160 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// paramID reads a numeric path parameter; anything else is a 404.
+func paramID(c echo.Context, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, echo.NewHTTPError(http.StatusNotFound, "Page not found")
+	}
+	return id, nil
+}
+
+// formOf collects the named fields of a submitted form.
+func formOf(c echo.Context, fields ...string) views.Form {
+	f := views.Form{Values: map[string]string{}}
+	for _, k := range fields {
+		f.Values[k] = c.FormValue(k)
+	}
+	return f
+}
+
+// fieldErrors turns a store.FieldError into form errors; other errors are
+// returned as they are.
+func fieldErrors(err error) (views.FormErrors, error) {
+	var fe *store.FieldError
+	if errors.As(err, &fe) {
+		return views.FormErrors{fe.Field: fe.Message}, nil
+	}
+	return nil, err
+}
+
+func (s *Server) projectsPage(c echo.Context) error {
+	return s.renderProjects(c, http.StatusOK, views.Form{})
+}
+
+func (s *Server) renderProjects(c echo.Context, status int, create views.Form) error {
+	o := currentOwner(c)
+	projects, err := s.store.ListProjectSummaries(c.Request().Context(), o.WorkspaceID, o.ID)
+	if err != nil {
+		return err
+	}
+	s.page(c).Nav = "projects"
+	return s.render(c, status, "Projects", views.ProjectsPage(projects, create))
+}
+
+func (s *Server) projectCreate(c echo.Context) error {
+	o := currentOwner(c)
+	f := formOf(c, "name")
+	p, err := s.store.CreateProject(c.Request().Context(), o.WorkspaceID, f.Value("name"))
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderProjects(c, http.StatusUnprocessableEntity, f)
+	}
+	return redirect(c, "/projects/"+strconv.FormatInt(p.ID, 10))
+}
+
+func (s *Server) projectPage(c echo.Context) error {
+	return s.renderProject(c, http.StatusOK, views.ProjectView{})
+}
+
+// renderProject shows the project page with v's forms (values and errors).
+func (s *Server) renderProject(c echo.Context, status int, v views.ProjectView) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	p, err := s.store.GetProject(ctx, o.WorkspaceID, id)
+	if err != nil {
+		return err
+	}
+	v.Project = *p
+	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, id); err != nil {
+		return err
+	}
+	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, id, o.ID); err != nil {
+		return err
+	}
+	s.page(c).Nav = "projects"
+	return s.render(c, status, p.Name, views.ProjectPage(v))
+}
+
+func (s *Server) projectRename(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, "name")
+	_, err = s.store.RenameProject(c.Request().Context(), currentOwner(c).WorkspaceID, id, f.Value("name"))
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderProject(c, http.StatusUnprocessableEntity, views.ProjectView{Rename: f})
+	}
+	return redirect(c, "/projects/"+strconv.FormatInt(id, 10))
+}
+
+func (s *Server) projectSeat(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, "handle")
+	err = s.store.SeatAgentByHandle(c.Request().Context(), currentOwner(c).WorkspaceID, id, f.Value("handle"))
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderProject(c, http.StatusUnprocessableEntity, views.ProjectView{Seat: f})
+	}
+	return redirect(c, "/projects/"+strconv.FormatInt(id, 10))
+}
+
+func (s *Server) projectUnseat(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	conn, err := paramID(c, "conn")
+	if err != nil {
+		return err
+	}
+	if err := s.store.UnseatConnection(c.Request().Context(), currentOwner(c).WorkspaceID, id, conn); err != nil {
+		return err
+	}
+	return redirect(c, "/projects/"+strconv.FormatInt(id, 10))
+}
+
+func (s *Server) sessionCreate(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	f := formOf(c, "session_type", "title")
+	x, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
+		WorkspaceID: o.WorkspaceID, ProjectID: id, Type: f.Value("session_type"), Title: f.Value("title"), CreatedBy: o.ID,
+	})
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderProject(c, http.StatusUnprocessableEntity, views.ProjectView{Create: f})
+	}
+	return redirect(c, "/sessions/"+strconv.FormatInt(x.ID, 10))
+}
