@@ -38,6 +38,9 @@ type hubEntry struct {
 	latest      int64
 }
 
+// HubApplicationName names the hub's listening connection in pg_stat_activity.
+const HubApplicationName = "osfoundry-note-hub"
+
 // Hub reconnect backoff bounds.
 const (
 	hubMinBackoff = 100 * time.Millisecond
@@ -128,7 +131,9 @@ func (h *NoteHub) setDown() {
 // listen runs one connection: LISTEN, reload the tracked sessions, then
 // apply notifications until the connection fails or ctx ends.
 func (h *NoteHub) listen(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, h.store.pool.Config().ConnConfig.Copy())
+	cfg := h.store.pool.Config().ConnConfig.Copy()
+	cfg.RuntimeParams["application_name"] = HubApplicationName
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}

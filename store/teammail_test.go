@@ -1,0 +1,294 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// mailFixture is an owner, a project, a session and an agent connection
+// with a claimed profile, invited to the session.
+type mailFixture struct {
+	st     *store.Store
+	owner  *store.Owner
+	sess   *store.Session
+	connID int64
+}
+
+func newMailFixture(t *testing.T) *mailFixture {
+	t.Helper()
+	ctx := context.Background()
+	st := storetest.New(t)
+	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProject(ctx, o.WorkspaceID, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ClientName: "cli",
+		Scopes: store.AllScopes, ProjectIDs: []int64{p.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, st, `INSERT INTO agent_profiles (connection_id, workspace_id, handle, display_name) VALUES ($1, $2, 'ada', 'Ada')`, c.ID, o.WorkspaceID)
+	mustExec(t, st, `UPDATE connections SET sender_slug = 'ext-ada' WHERE id = $1`, c.ID)
+	return &mailFixture{st: st, owner: o, sess: x, connID: c.ID}
+}
+
+func mustExec(t *testing.T, st *store.Store, sql string, args ...any) {
+	t.Helper()
+	if _, err := st.Pool().Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentNote inserts an agent's note with its notification.
+func (f *mailFixture) agentNote(t *testing.T, subject string) int64 {
+	t.Helper()
+	var id int64
+	err := f.st.Pool().QueryRow(context.Background(), `
+		WITH n AS (INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body, idempotency_key)
+			VALUES ($1, $2, 'agent', $3, 'ext-ada', 'Ada', 'note', $4, 'b', $4) RETURNING id, session_id)
+		SELECT n.id FROM n, LATERAL (SELECT pg_notify($5, n.session_id || ':' || n.id)) x`,
+		f.owner.WorkspaceID, f.sess.ID, f.connID, subject, store.NotesChannel).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestPostOwnerNote(t *testing.T) {
+	f := newMailFixture(t)
+	ctx := context.Background()
+	agentNote := f.agentNote(t, "question")
+	base := store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, OwnerID: f.owner.ID}
+
+	for _, tc := range []struct {
+		name  string
+		edit  func(*store.OwnerNote)
+		field string
+	}{
+		{"unknown type", func(n *store.OwnerNote) { n.Type = "memo"; n.Body = "b" }, "type"},
+		{"subject too long", func(n *store.OwnerNote) { n.Type = "note"; n.Subject = strings.Repeat("é", 201); n.Body = "b" }, "subject"},
+		{"empty body", func(n *store.OwnerNote) { n.Type = "note"; n.Body = " \n " }, "body"},
+		{"body too long", func(n *store.OwnerNote) { n.Type = "note"; n.Body = strings.Repeat("x", 10001) }, "body"},
+		{"reply without note", func(n *store.OwnerNote) { n.Type = "reply"; n.Body = "b" }, "reply_to"},
+		{"reply to a missing note", func(n *store.OwnerNote) { n.Type = "reply"; n.ReplyTo = agentNote + 100; n.Body = "b" }, "reply_to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			tc.edit(&in)
+			_, _, err := f.st.PostOwnerNote(ctx, in)
+			var fe *store.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field {
+				t.Fatalf("err %v, want a FieldError on %s", err, tc.field)
+			}
+		})
+	}
+
+	// A reply goes to the agent's sender slug; 10,000 characters is fine.
+	in := base
+	in.Type, in.ReplyTo, in.Subject, in.Body = store.MessageReply, agentNote, "Re: question", strings.Repeat("y", 10000)
+	n, dup, err := f.st.PostOwnerNote(ctx, in)
+	if err != nil || dup {
+		t.Fatal(err, dup)
+	}
+	if n.RecipientSlug == nil || *n.RecipientSlug != "ext-ada" || n.SenderSlug != store.OwnerSlug(f.owner.ID) || n.SenderName != "Olive" {
+		t.Fatalf("reply %+v", n)
+	}
+	// Replying to an owner's note is refused.
+	in.ReplyTo = n.ID
+	if _, _, err := f.st.PostOwnerNote(ctx, in); err == nil {
+		t.Fatal("reply to an owner note accepted")
+	}
+	// The same form submitted again, even concurrently, posts once.
+	in = base
+	in.Type, in.Body = store.MessageAnalysis, "owners only"
+	var wg sync.WaitGroup
+	ids := make([]int64, 4)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, _, err := f.st.PostOwnerNote(ctx, in)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = n.ID
+		}()
+	}
+	wg.Wait()
+	for _, id := range ids[1:] {
+		if id != ids[0] {
+			t.Fatalf("double submit wrote several notes: %v", ids)
+		}
+	}
+	// Analysis notes get no resource event; replies do.
+	var events int
+	if err := f.st.Pool().QueryRow(ctx, `SELECT count(*) FROM resource_events WHERE note_id = $1`, ids[0]).Scan(&events); err != nil || events != 0 {
+		t.Fatalf("analysis note has %d events (%v)", events, err)
+	}
+	// Another workspace's session is not found.
+	in.WorkspaceID = f.owner.WorkspaceID + 1
+	if _, _, err := f.st.PostOwnerNote(ctx, in); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("other workspace: %v", err)
+	}
+}
+
+func TestMailListsAndReadMarks(t *testing.T) {
+	f := newMailFixture(t)
+	ctx := context.Background()
+	var ids []int64
+	for _, s := range []string{"a", "b", "c", "d"} {
+		ids = append(ids, f.agentNote(t, s))
+	}
+	page, err := f.st.ListSessionMail(ctx, f.owner.WorkspaceID, f.sess.ID, 0, 2)
+	if err != nil || len(page) != 3 || page[0].ID != ids[3] || page[1].ID != ids[2] {
+		t.Fatalf("first page %v %v", err, page)
+	}
+	page, _ = f.st.ListSessionMail(ctx, f.owner.WorkspaceID, f.sess.ID, ids[2], 2)
+	if len(page) != 2 || page[0].ID != ids[1] || page[1].ID != ids[0] {
+		t.Fatalf("older page %v", page)
+	}
+	after, _ := f.st.SessionMailAfter(ctx, f.owner.WorkspaceID, f.sess.ID, ids[1])
+	if len(after) != 2 || after[0].ID != ids[3] || after[1].ID != ids[2] {
+		t.Fatalf("after %v", after)
+	}
+	if other, _ := f.st.SessionMailAfter(ctx, f.owner.WorkspaceID+1, f.sess.ID, 0); len(other) != 0 {
+		t.Fatal("another workspace read the mail")
+	}
+	if err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[0]) // never moves back
+	if got, _ := f.st.LastReadNote(ctx, f.owner.ID, f.sess.ID); got != ids[2] {
+		t.Fatalf("last read %d, want %d", got, ids[2])
+	}
+	sums, err := f.st.ListSessionSummaries(ctx, f.owner.WorkspaceID, f.sess.ProjectID, f.owner.ID)
+	if err != nil || len(sums) != 1 || sums[0].Unread != 1 || sums[0].LastNoteAt == nil {
+		t.Fatalf("summaries %v %+v", err, sums)
+	}
+}
+
+// Notes of one session become visible in id order, so "id > newest seen"
+// never skips a note: the session row is locked before a note takes its id.
+func TestNoteIDsCommitInOrder(t *testing.T) {
+	f := newMailFixture(t)
+	ctx := context.Background()
+	tx1, err := f.st.Pool().Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx1.Rollback(ctx)
+	// tx1 holds the session lock as insertNote would, before taking an id.
+	if _, err := tx1.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, f.sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int64)
+	go func() {
+		n, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, OwnerID: f.owner.ID, Type: "note", Body: "waits"})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- n.ID
+	}()
+	var first int64
+	if err := tx1.QueryRow(ctx, `INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		VALUES ($1, $2, 'owner', $3, 'o', 'O', 'note', '', 'first') RETURNING id`, f.owner.WorkspaceID, f.sess.ID, f.owner.ID).Scan(&first); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if second := <-done; second <= first {
+		t.Fatalf("the waiting note took id %d, not after %d", second, first)
+	}
+}
+
+func TestNoteHub(t *testing.T) {
+	f := newMailFixture(t)
+	ctx := context.Background()
+	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	start := func() (stop func()) {
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); hub.Run(runCtx) }()
+		return func() { cancel(); <-done }
+	}
+	stop := start()
+	defer func() { stop() }()
+
+	ws := f.owner.WorkspaceID
+	if _, ok := hub.Latest(ws, f.sess.ID); ok {
+		t.Fatal("the hub vouches for a session before it is running and tracking it")
+	}
+	<-hub.Ready()
+	if _, err := hub.Track(ctx, ws+1, f.sess.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("track in another workspace: %v", err)
+	}
+	if _, ok := hub.Latest(ws+1, f.sess.ID); ok {
+		t.Fatal("another workspace's session is vouched for")
+	}
+	first := f.agentNote(t, "first")
+	latest, err := hub.Track(ctx, ws, f.sess.ID)
+	if err != nil || latest != first {
+		t.Fatalf("track: %d %v", latest, err)
+	}
+	waitLatest := func(want int64) {
+		t.Helper()
+		for i := 0; i < 500; i++ {
+			if got, ok := hub.Latest(ws, f.sess.ID); ok && got == want {
+				return
+			}
+			sleep()
+		}
+		got, ok := hub.Latest(ws, f.sess.ID)
+		t.Fatalf("latest %d (%v), want %d", got, ok, want)
+	}
+	waitLatest(first)
+	second := f.agentNote(t, "second")
+	waitLatest(second)
+
+	// Cut the listening connection; a note posted meanwhile is not announced
+	// to it, and the reload after reconnecting finds it.
+	var pid int
+	for i := 0; i < 500 && pid == 0; i++ {
+		_ = f.st.Pool().QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName).Scan(&pid)
+		if pid == 0 {
+			sleep()
+		}
+	}
+	if pid == 0 {
+		t.Fatal("no listening connection found")
+	}
+	mustExec(t, f.st, `SELECT pg_terminate_backend($1)`, pid)
+	third := f.agentNote(t, "third")
+	waitLatest(third)
+
+	// Deterministically: stop the hub, post while nobody listens, run it
+	// again: the reload on connect finds the note it was never told about.
+	stop()
+	if _, ok := hub.Latest(ws, f.sess.ID); ok {
+		t.Fatal("a stopped hub still vouches for sessions")
+	}
+	fourth := f.agentNote(t, "fourth")
+	stop = start()
+	waitLatest(fourth)
+}
+
+func sleep() { time.Sleep(10 * time.Millisecond) }
