@@ -170,6 +170,12 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		log.Info("initialised private PostgreSQL cluster", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
 	}
 
+	// A cluster already running on this folder (another osfoundry process, such
+	// as `osfoundry token create` beside `make run`) is used, not restarted.
+	if running := attach(ctx, dir, opt.Database, log); running != nil {
+		return running, nil
+	}
+
 	args := []string{"-D", dir, "-k", dir, "-c", "listen_addresses=", "-c", "unix_socket_permissions=0700",
 		"-c", "max_connections=200", "-c", "shared_buffers=128MB"}
 	if opt.Ephemeral {
@@ -213,6 +219,27 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	log.Info("private PostgreSQL ready", "socket_dir", dir, "database", opt.Database, "log", logPath)
 	return s, nil
+}
+
+// attach returns a Server for a cluster that already answers on dir's socket.
+func attach(ctx context.Context, dir, database string, log *slog.Logger) *Server {
+	if _, err := os.Stat(filepath.Join(dir, "postmaster.pid")); err != nil {
+		return nil
+	}
+	base := fmt.Sprintf("host=%s port=5432 user=%s sslmode=disable", dir, superuser)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(cctx, base+" dbname=postgres")
+	if err != nil {
+		return nil
+	}
+	c.Close(ctx)
+	s := &Server{DataDir: dir, BaseDSN: base, DSN: base + " dbname=" + database, log: log}
+	if err := s.CreateDatabase(ctx, database, ""); err != nil {
+		return nil
+	}
+	log.Info("using the private PostgreSQL already running in the data folder", "dir", dir)
+	return s
 }
 
 func (s *Server) waitReady(ctx context.Context, logPath string) error {
@@ -265,7 +292,7 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 
 // Stop shuts postgres down with a fast shutdown and waits up to 30 s for it.
 func (s *Server) Stop() {
-	if s == nil || s.cmd.Process == nil {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
 	select {
@@ -286,6 +313,9 @@ func (s *Server) Stop() {
 
 // Kill stops postgres immediately (used by tests that simulate an outage).
 func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 	<-s.exited
 }
