@@ -51,6 +51,9 @@ type Server struct {
 	log    *slog.Logger
 }
 
+// searchGlob is where Debian's postgresql packages put their binaries.
+var searchGlob = "/usr/lib/postgresql/*/bin"
+
 // superuser is the role initdb creates; connections over the private socket trust it.
 const superuser = "osfoundry"
 
@@ -64,14 +67,14 @@ func FindBinDir() (string, error) {
 		}
 		looked = append(looked, d+" (OSFOUNDRY_PG_BIN)")
 	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	matches, _ := filepath.Glob(searchGlob)
 	sort.Slice(matches, func(i, j int) bool { return versionOf(matches[i]) > versionOf(matches[j]) })
 	for _, d := range matches {
 		if hasBinaries(d) {
 			return d, nil
 		}
 	}
-	looked = append(looked, "/usr/lib/postgresql/*/bin")
+	looked = append(looked, searchGlob)
 	if p, err := exec.LookPath("initdb"); err == nil {
 		d := filepath.Dir(p)
 		if hasBinaries(d) {
