@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
