@@ -1,12 +1,10 @@
-package handlers_test
+package handlers
 
 import (
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -14,14 +12,12 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/store"
-	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+// Helpers for the project and session pages: a signed-in owner's browser,
+// agents made with store calls and SQL, and a query counter.
 
 // queryCounter counts the statements sent through the pool.
 type queryCounter struct{ n atomic.Int64 }
@@ -32,65 +28,44 @@ func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 }
 func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// testApp is the real router on a fresh database, served over HTTP, with
-// its note hub listening.
-type testApp struct {
-	t       *testing.T
-	st      *store.Store
-	srv     *httptest.Server
-	queries *queryCounter
-}
-
-const testPassword = "correct horse battery"
-
-func newApp(t *testing.T) *testApp {
-	t.Helper()
-	qc := &queryCounter{}
-	st := storetest.New(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = qc })
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := st.NewNoteHub(quiet)
+// runHub runs a note hub for the test and waits until it listens.
+func runHub(t *testing.T, st *store.Store, log *slog.Logger) *store.NoteHub {
+	hub := st.NewNoteHub(log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); hub.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	<-hub.Ready()
-	h := handlers.New(handlers.Deps{Store: st, Hub: hub, Logger: quiet, Config: handlers.Config{
-		BaseURL:        "http://localhost",
-		SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32)),
-	}})
-	srv := httptest.NewServer(h.Handler())
-	t.Cleanup(srv.Close)
-	return &testApp{t: t, st: st, srv: srv, queries: qc}
+	return hub
 }
 
-// client is a browser stand-in: a cookie jar and the page's CSRF token.
-type client struct {
-	app   *testApp
-	http  *http.Client
+const testPassword = "correct horse battery"
+
+// ownerClient is a signed-in owner's browser: its requests return the
+// response with the body unread (see doc), and its posts carry the CSRF token.
+type ownerClient struct {
+	*client
 	csrf  string
 	owner *store.Owner
 }
 
 // owner creates an owner (the first one creates the workspace; a new
 // workspace name makes another) and signs them in.
-func (a *testApp) owner(email, workspace string) *client {
+func (a *testApp) owner(email, workspace string) *ownerClient {
 	a.t.Helper()
 	ctx := context.Background()
 	n := store.NewOwner{Email: email, DisplayName: "Owner " + email, Password: testPassword, WorkspaceName: workspace}
 	var o *store.Owner
 	var err error
-	if has, _ := a.st.HasOwner(ctx); !has {
-		o, err = a.st.CreateFirstOwner(ctx, n)
+	if has, _ := a.store.HasOwner(ctx); !has {
+		o, err = a.store.CreateFirstOwner(ctx, n)
 	} else {
-		o, err = a.st.CreateOwner(ctx, n)
+		o, err = a.store.CreateOwner(ctx, n)
 	}
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	jar, _ := cookiejar.New(nil)
-	c := &client{app: a, owner: o, http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}}
+	c := &ownerClient{client: a.client(), owner: o}
 	c.refreshCSRF("/login")
 	res := c.post("/login", url.Values{"email": {email}, "password": {testPassword}})
 	if res.StatusCode != http.StatusSeeOther {
@@ -100,7 +75,7 @@ func (a *testApp) owner(email, workspace string) *client {
 	return c
 }
 
-func (c *client) refreshCSRF(path string) {
+func (c *ownerClient) refreshCSRF(path string) {
 	c.app.t.Helper()
 	doc := c.doc(c.get(path), http.StatusOK)
 	tok, ok := doc.Find(`input[name="_csrf"]`).First().Attr("value")
@@ -110,7 +85,7 @@ func (c *client) refreshCSRF(path string) {
 	c.csrf = tok
 }
 
-func (c *client) do(req *http.Request) *http.Response {
+func (c *ownerClient) do(req *http.Request) *http.Response {
 	c.app.t.Helper()
 	res, err := c.http.Do(req)
 	if err != nil {
@@ -120,20 +95,20 @@ func (c *client) do(req *http.Request) *http.Response {
 	return res
 }
 
-func (c *client) get(path string) *http.Response {
+func (c *ownerClient) get(path string) *http.Response {
 	req, _ := http.NewRequest(http.MethodGet, c.app.srv.URL+path, nil)
 	return c.do(req)
 }
 
 // htmx sends a GET the way htmx does.
-func (c *client) htmx(path string) *http.Response {
+func (c *ownerClient) htmx(path string) *http.Response {
 	req, _ := http.NewRequest(http.MethodGet, c.app.srv.URL+path, nil)
 	req.Header.Set("HX-Request", "true")
 	return c.do(req)
 }
 
 // post submits a form with the CSRF token.
-func (c *client) post(path string, form url.Values) *http.Response {
+func (c *ownerClient) post(path string, form url.Values) *http.Response {
 	if form == nil {
 		form = url.Values{}
 	}
@@ -144,7 +119,7 @@ func (c *client) post(path string, form url.Values) *http.Response {
 }
 
 // postHTMX submits a form as htmx does (token in the header).
-func (c *client) postHTMX(path string, form url.Values) *http.Response {
+func (c *ownerClient) postHTMX(path string, form url.Values) *http.Response {
 	req, _ := http.NewRequest(http.MethodPost, c.app.srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("HX-Request", "true")
@@ -152,7 +127,7 @@ func (c *client) postHTMX(path string, form url.Values) *http.Response {
 	return c.do(req)
 }
 
-func (c *client) postRaw(path string, form url.Values, htmx bool) *http.Response {
+func (c *ownerClient) postRaw(path string, form url.Values, htmx bool) *http.Response {
 	req, _ := http.NewRequest(http.MethodPost, c.app.srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if htmx {
@@ -162,7 +137,7 @@ func (c *client) postRaw(path string, form url.Values, htmx bool) *http.Response
 }
 
 // doc parses a response after checking its status.
-func (c *client) doc(res *http.Response, status int) *goquery.Document {
+func (c *ownerClient) doc(res *http.Response, status int) *goquery.Document {
 	c.app.t.Helper()
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != status {
@@ -198,7 +173,7 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	if project != "" {
 		projects = []string{project}
 	}
-	tok, err := a.st.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: ownerEmail, ClientName: "Test client",
+	tok, err := a.store.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: ownerEmail, ClientName: "Test client",
 		Scopes: store.AllScopes, ProjectNames: projects, Resource: "http://localhost/mcp"})
 	if err != nil {
 		a.t.Fatal(err)
@@ -212,7 +187,7 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 
 func (a *testApp) exec(sql string, args ...any) {
 	a.t.Helper()
-	if _, err := a.st.Pool().Exec(context.Background(), sql, args...); err != nil {
+	if _, err := a.store.Pool().Exec(context.Background(), sql, args...); err != nil {
 		a.t.Fatal(err)
 	}
 }
@@ -229,7 +204,7 @@ func (a *testApp) setStatus(ag agent, repo, branch, task *string) {
 func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int64 {
 	a.t.Helper()
 	var id int64
-	err := a.st.Pool().QueryRow(context.Background(), `
+	err := a.store.Pool().QueryRow(context.Background(), `
 		WITH n AS (
 			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body, idempotency_key)
 			SELECT c.workspace_id, $2, 'agent', c.id, c.sender_slug, p.display_name, 'note', $3, $4, gen_random_uuid()::text
@@ -244,18 +219,18 @@ func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int
 }
 
 // project and session create what the pages need, through the store.
-func (c *client) project(name string) *store.Project {
+func (c *ownerClient) project(name string) *store.Project {
 	c.app.t.Helper()
-	p, err := c.app.st.CreateProject(context.Background(), c.owner.WorkspaceID, name)
+	p, err := c.app.store.CreateProject(context.Background(), c.owner.WorkspaceID, name)
 	if err != nil {
 		c.app.t.Fatal(err)
 	}
 	return p
 }
 
-func (c *client) session(p *store.Project, title string) *store.Session {
+func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 	c.app.t.Helper()
-	x, err := c.app.st.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
+	x, err := c.app.store.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
 		Type: "team_session", Title: title, CreatedBy: c.owner.ID})
 	if err != nil {
 		c.app.t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -23,22 +25,28 @@ type testApp struct {
 	store *store.Store
 	srv   *httptest.Server
 	h     *Server
+	// queries counts every statement sent through the pool.
+	queries *queryCounter
 }
 
 func newTestApp(t *testing.T) *testApp {
 	t.Helper()
-	st := storetest.New(t)
+	qc := &queryCounter{}
+	st := storetest.New(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = qc })
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hub := runHub(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	h := New(Deps{
 		Store:  st,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Hub:    hub,
+		Logger: quiet,
 		Config: Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testApp{t: t, store: st, srv: srv, h: h}
+	return &testApp{t: t, store: st, srv: srv, h: h, queries: qc}
 }
 
 // client is a browser-like HTTP client with a cookie jar that does not follow redirects.

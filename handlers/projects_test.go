@@ -1,4 +1,4 @@
-package handlers_test
+package handlers
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func noRawXSS(t *testing.T, html string) {
 }
 
 func TestProjectsPages(t *testing.T) {
-	app := newApp(t)
+	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 
 	// Create through the form: redirect to the new project's page.
@@ -62,7 +62,7 @@ func TestProjectsPages(t *testing.T) {
 }
 
 func TestProjectSeatsAndSessions(t *testing.T) {
-	app := newApp(t)
+	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Web")
 	ag := app.agent("alice@example.com", "", "bot-1", "Bot "+xss)
@@ -138,7 +138,7 @@ func TestProjectSeatsAndSessions(t *testing.T) {
 }
 
 func TestProjectOtherWorkspaceIs404(t *testing.T) {
-	app := newApp(t)
+	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	bob := app.owner("bob@example.com", "Bob's")
 	p := alice.project("Private")
@@ -154,7 +154,7 @@ func TestProjectOtherWorkspaceIs404(t *testing.T) {
 }
 
 func TestCSRFRefused(t *testing.T) {
-	app := newApp(t)
+	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("P")
 	x := alice.session(p, "S")
@@ -173,7 +173,7 @@ func TestCSRFRefused(t *testing.T) {
 			}
 		}
 	}
-	notes, err := app.st.ListSessionMail(t.Context(), alice.owner.WorkspaceID, x.ID, 0, 10)
+	notes, err := app.store.ListSessionMail(t.Context(), alice.owner.WorkspaceID, x.ID, 0, 10)
 	if err != nil || len(notes) != 0 {
 		t.Fatalf("a refused post wrote %d notes (%v)", len(notes), err)
 	}

@@ -1,4 +1,4 @@
-package handlers_test
+package handlers
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ import (
 // agent seated and invited there.
 type sessionFixture struct {
 	app   *testApp
-	alice *client
+	alice *ownerClient
 	p     *store.Project
 	x     *store.Session
 	ag    agent
@@ -26,12 +26,12 @@ type sessionFixture struct {
 }
 
 func newSessionFixture(t *testing.T) *sessionFixture {
-	app := newApp(t)
+	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Site")
 	x := alice.session(p, "Release week")
 	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
-	if err := app.st.Invite(t.Context(), alice.owner.WorkspaceID, x.ID, ag.connID, store.RoleContributor); err != nil {
+	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, x.ID, ag.connID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
 	return &sessionFixture{app: app, alice: alice, p: p, x: x, ag: ag, url: fmt.Sprintf("/sessions/%d", x.ID)}
@@ -168,7 +168,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("reply across workspaces: %d, want 404", res.StatusCode)
 	}
-	role, err := f.app.st.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, f.ag.connID)
+	role, err := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, f.ag.connID)
 	if err != nil || role != store.RoleContributor {
 		t.Fatalf("role changed across workspaces: %q %v", role, err)
 	}
@@ -335,7 +335,7 @@ func TestReply(t *testing.T) {
 
 	// A double submit posts once.
 	f.alice.doc(f.alice.postHTMX(f.url+"/notes", form), http.StatusOK)
-	notes, err := f.app.st.ListSessionMail(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, 0, 10)
+	notes, err := f.app.store.ListSessionMail(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func TestParticipants(t *testing.T) {
 	if res := f.alice.post(fmt.Sprintf("%s/invitations/%d", f.url, other.connID), url.Values{"role": {"contributor"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("change role %d", res.StatusCode)
 	}
-	role, _ := f.app.st.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, other.connID)
+	role, _ := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, other.connID)
 	if role != store.RoleContributor {
 		t.Fatalf("role %q", role)
 	}
