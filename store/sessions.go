@@ -278,8 +278,8 @@ func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID
 	return out, nil
 }
 
-// Participant is a connection invited to a session.
-type Participant struct {
+// SessionParticipant is a connection invited to a session.
+type SessionParticipant struct {
 	ConnectionID int64
 	Role         string
 	ClientName   string
@@ -293,7 +293,7 @@ type Participant struct {
 
 // ListParticipants returns the connections invited to a session of the
 // workspace, by handle.
-func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int64) ([]Participant, error) {
+func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int64) ([]SessionParticipant, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, i.role, c.client_name, coalesce(p.handle, ''), coalesce(p.display_name, ''), coalesce(c.sender_slug, ''),
 			c.revoked_at IS NOT NULL, i.created_at
@@ -304,8 +304,8 @@ func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int
 	if err != nil {
 		return nil, fmt.Errorf("store: list participants: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) {
-		var x Participant
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionParticipant, error) {
+		var x SessionParticipant
 		err := r.Scan(&x.ConnectionID, &x.Role, &x.ClientName, &x.Handle, &x.DisplayName, &x.SenderSlug, &x.Revoked, &x.InvitedAt)
 		return x, err
 	})

@@ -605,7 +605,7 @@ func PresenceSidebar(v PresenceView) templ.Component {
 type ParticipantsView struct {
 	Session      store.Session
 	Project      store.Project
-	Participants []store.Participant
+	Participants []store.SessionParticipant
 	Invitable    []store.InvitableConnection
 	Invite       Form
 }
