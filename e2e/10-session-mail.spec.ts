@@ -153,6 +153,8 @@ test('20 notes posted in a burst appear once each, in order', async ({ page }) =
   test.skip(!sessionPath, 'needs the session of the previous test');
   await signIn(page);
   await page.goto(sessionPath);
+  const polls: string[] = [];
+  page.on('response', (r) => { if (r.url().includes('/mail?')) polls.push(`${new Date().toISOString()} ${r.status()} ${r.url()}`); });
   await watchRows(page);
   const before = await page.getByTestId('note').count();
 
@@ -166,7 +168,11 @@ test('20 notes posted in a burst appear once each, in order', async ({ page }) =
     returnedAt[r.id] = Date.now();
     ids.push(r.id);
   }));
-  await expect(page.getByTestId('note')).toHaveCount(before + 20, { timeout: 12_000 });
+  try {
+    await expect(page.getByTestId('note')).toHaveCount(before + 20, { timeout: 12_000 });
+  } catch (e) {
+    throw new Error(`${e}\npolls seen:\n${polls.join('\n')}`);
+  }
 
   // Each note once, newest first.
   const shown = await page.getByTestId('note').evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-note-id'))));
