@@ -266,3 +266,18 @@ func PresenceTier(lastSeen *time.Time, revoked bool, now time.Time) string {
 		return PresenceOffline
 	}
 }
+
+// CreateTokenConnection creates a connection and mints its first access token
+// for resource in one call, without OAuth: for operators (a CLI command) and
+// tests, until or besides the authorization flow. The token is returned once.
+func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, resource string, ttl time.Duration) (*Connection, string, error) {
+	c, err := s.CreateConnection(ctx, n)
+	if err != nil {
+		return nil, "", err
+	}
+	token, _, err := s.MintAccessToken(ctx, c.ID, resource, c.Scopes, ttl)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, token, nil
+}
