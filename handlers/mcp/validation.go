@@ -5,44 +5,50 @@ import (
 	"strings"
 )
 
-// sdkViolation matches the innermost part of a go-sdk schema-violation
-// message: the property path and the failed keyword with its detail.
-var sdkViolation = regexp.MustCompile(`validating (/properties/[^:]+|root): ([a-zA-Z]+)(?:: (.*))?$`)
+var (
+	lengthDetail  = regexp.MustCompile(`^(maxLength|minLength): .* contains (\d+) Unicode code points, (?:more|fewer) than (\d+)$`)
+	patternDetail = regexp.MustCompile(`^pattern: .* does not match regular expression (".*")$`)
+)
 
-// tidyValidation turns the go-sdk's nested "validating \"arguments\": …"
-// message into "Invalid arguments: <field>: <rule>", naming the field and
-// the rule without echoing long argument values back.
+// tidyValidation turns the go-sdk's nested schema-violation message
+// ("validating \"arguments\": validating root: validating /properties/task:
+// maxLength: \"…\" contains 281 Unicode code points, more than 280") into one
+// sentence naming the field and the rule ("Invalid arguments: task: too
+// long: 281 characters, at most 280"), without echoing long values back.
 func tidyValidation(msg string) (string, bool) {
-	if !strings.HasPrefix(msg, `validating "arguments": `) {
+	rest, ok := strings.CutPrefix(msg, `validating "arguments": `)
+	if !ok {
 		return "", false
 	}
-	line := msg
-	if i := strings.LastIndex(line, "\n"); i >= 0 {
-		line = line[i+1:]
-	}
-	m := sdkViolation.FindStringSubmatch(line)
-	if m == nil {
-		return "Invalid arguments: " + strings.TrimPrefix(msg, `validating "arguments": `), true
-	}
-	field := strings.TrimPrefix(m[1], "/properties/")
-	keyword, detail := m[2], m[3]
-	switch keyword {
-	case "maxLength":
-		// `"…" contains 281 Unicode code points, more than 280`
-		if i := strings.LastIndex(detail, " contains "); i >= 0 {
-			detail = strings.TrimSpace(detail[i:])
+	field := ""
+	for strings.HasPrefix(rest, "validating ") {
+		path, detail, ok := strings.Cut(strings.TrimPrefix(rest, "validating "), ": ")
+		if !ok {
+			break
 		}
-		return "Invalid arguments: " + field + ": too long; it " + detail + " characters", true
-	case "pattern":
-		if i := strings.LastIndex(detail, "does not match"); i >= 0 {
-			detail = detail[i:]
-		}
-		return "Invalid arguments: " + field + ": " + detail, true
-	case "unexpected":
-		return "Invalid arguments: " + keyword + " " + detail + "; remove them", true
+		field, rest = path, detail
 	}
+	field = strings.ReplaceAll(strings.TrimPrefix(field, "/properties/"), "/properties/", ".")
 	if field == "root" {
-		return "Invalid arguments: " + keyword + ": " + detail, true
+		field = ""
 	}
-	return "Invalid arguments: " + field + ": " + keyword + ": " + detail, true
+	var out string
+	switch m := lengthDetail.FindStringSubmatch(rest); {
+	case m != nil && m[1] == "maxLength":
+		out = "too long: " + m[2] + " characters, at most " + m[3]
+	case m != nil:
+		out = "too short: " + m[2] + " characters, at least " + m[3]
+	case patternDetail.MatchString(rest):
+		out = "must match the pattern " + patternDetail.FindStringSubmatch(rest)[1]
+	case strings.HasPrefix(rest, "unexpected additional properties "):
+		out = "unexpected properties " + strings.TrimPrefix(rest, "unexpected additional properties ") + " (not in the schema; remove them)"
+	case strings.HasPrefix(rest, "required: missing properties: "):
+		out = "missing required properties " + strings.TrimPrefix(rest, "required: missing properties: ")
+	default:
+		out = rest
+	}
+	if field != "" {
+		out = field + ": " + out
+	}
+	return "Invalid arguments: " + out, true
 }
