@@ -235,3 +235,43 @@ func toolCall(id int, name string, args any) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ownerNote writes a note from an owner directly (the web app's path is not
+// part of this package): to is a sender slug, or nil for the whole session.
+func (e *env) ownerNote(s *store.Session, ownerID int64, to *string, messageType, subject string) int64 {
+	e.t.Helper()
+	var id int64
+	err := e.st.Pool().QueryRow(e.ctx, `
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, recipient_slug, message_type, subject, body)
+		VALUES ($1, $2, 'owner', $3, 'owner', 'Owner', $4, $5, $6, 'body') RETURNING id`,
+		s.WorkspaceID, s.ID, ownerID, to, messageType, subject).Scan(&id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// claim claims a profile for the agent and returns its sender slug.
+func (a *agent) claim(handle string) string {
+	a.e.t.Helper()
+	var p struct {
+		SenderSlug string `json:"sender_slug"`
+	}
+	a.ok("claim_connected_profile", map[string]any{"handle": handle, "display_name": strings.ToUpper(handle)}, &p)
+	return p.SenderSlug
+}
+
+func ref(s *store.Session) map[string]any {
+	return map[string]any{"session_type": s.Type, "session_id": s.PublicID}
+}
+
+func with(m map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
