@@ -275,3 +275,8 @@ func with(m map[string]any, kv ...any) map[string]any {
 	}
 	return out
 }
+
+// jsonInto decodes a structured tool result into out.
+func jsonInto(v any, out any) error {
+	return json.Unmarshal([]byte(mustJSON(v)), out)
+}

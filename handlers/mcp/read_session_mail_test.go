@@ -173,3 +173,83 @@ func TestPollResourceEvents(t *testing.T) {
 		t.Fatalf("default page: %s", mustJSON(all))
 	}
 }
+
+// TestReadSessionMailPaging: with 0, 3, 12 and 30 new replies on top of a
+// note the client has seen, a client that reads from the top with limit
+// 5, 10 or 20 and stops at the page holding the known id needs exactly
+// new/limit + 1 calls and reads limit rows per call.
+func TestReadSessionMailPaging(t *testing.T) {
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	p := e.project(ws, "P")
+	a := e.agent(ws, owner, store.AllScopes, p)
+	slug := a.claim("alice")
+	for _, fresh := range []int{0, 3, 12, 30} {
+		for _, limit := range []int{5, 10, 20} {
+			t.Run(fmt.Sprintf("%d new, limit %d", fresh, limit), func(t *testing.T) {
+				s := e.session(ws, p, "agent_session")
+				a.invite(s, store.RoleContributor)
+				// 20 notes the client has read; the newest is the known id.
+				var known int64
+				for i := range 20 {
+					known = e.ownerNote(s, owner, &slug, "reply", fmt.Sprint("old ", i))
+				}
+				e.ownerNote(s, owner, ptr("ext-someone-else"), "reply", "not for alice")
+				e.ownerNote(s, owner, nil, "analysis", "owners only")
+				var newIDs []int64
+				for i := range fresh {
+					newIDs = append(newIDs, e.ownerNote(s, owner, &slug, "reply", fmt.Sprint("new ", i)))
+				}
+				slices.Reverse(newIDs) // newest first, as the tool returns them
+
+				calls, rows := 0, 0
+				var got []int64
+				args := with(ref(s), "limit", limit)
+				for {
+					var page mailResult
+					a.ok("read_session_mail", args, &page)
+					calls++
+					rows += len(page.Notes)
+					done := false
+					for _, n := range page.Notes {
+						if len(got) > 0 && n.ID >= got[len(got)-1] {
+							t.Fatalf("not newest first: %d after %d", n.ID, got[len(got)-1])
+						}
+						got = append(got, n.ID)
+						done = done || n.ID == known
+					}
+					if done || page.NextBeforeID == nil {
+						break
+					}
+					if calls > 10 {
+						t.Fatal("too many calls")
+					}
+					args = with(ref(s), "limit", limit, "before_id", *page.NextBeforeID)
+				}
+				wantCalls := fresh/limit + 1
+				if calls != wantCalls || rows != wantCalls*limit {
+					t.Fatalf("%d calls and %d rows, want %d and %d", calls, rows, wantCalls, wantCalls*limit)
+				}
+				if !slices.Equal(got[:fresh], newIDs) || got[fresh] != known {
+					t.Fatalf("read %v, want the %d new ids %v then %d", got, fresh, newIDs, known)
+				}
+			})
+		}
+	}
+	// The default page is 10.
+	s := e.session(ws, p, "agent_session")
+	a.invite(s, store.RoleContributor)
+	for i := range 12 {
+		e.ownerNote(s, owner, nil, "note", fmt.Sprint(i))
+	}
+	var page mailResult
+	a.ok("read_session_mail", ref(s), &page)
+	if len(page.Notes) != 10 || page.NextBeforeID == nil || *page.NextBeforeID != page.Notes[9].ID {
+		t.Fatalf("default page: %d notes, next %v", len(page.Notes), page.NextBeforeID)
+	}
+	var last mailResult
+	a.ok("read_session_mail", with(ref(s), "before_id", *page.NextBeforeID), &last)
+	if len(last.Notes) != 2 || last.NextBeforeID != nil {
+		t.Fatalf("last page: %d notes, next %v", len(last.Notes), last.NextBeforeID)
+	}
+}
