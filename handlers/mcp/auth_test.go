@@ -3,11 +3,13 @@ package mcp_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -244,5 +246,49 @@ func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
 	a.ok("list_agents", map[string]any{}, nil)
 	if third := seen(); !third.After(*stale) {
 		t.Fatalf("last_seen_at not refreshed after 31 s: %v then %v", stale, third)
+	}
+}
+
+// TestPublicHost: with a public base URL, its Host and Origin are accepted
+// besides loopback, and anything else is refused.
+func TestPublicHost(t *testing.T) {
+	e := newEnv(t)
+	h := mcp.New(mcp.Options{Store: e.st, BaseURL: "https://foundry.example"})
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, c := range []struct {
+		host, origin string
+		status       int
+	}{
+		{"foundry.example", "", 200},
+		{"foundry.example", "https://foundry.example", 200},
+		{"foundry.example", "https://evil.example", 403},
+		{"evil.example", "", 403},
+		{"127.0.0.1:8080", "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "https://"+c.host+"/mcp", strings.NewReader(list))
+		req.Host = c.host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status {
+			t.Errorf("Host %s Origin %s: %d, want %d", c.host, c.origin, rec.Code, c.status)
+		}
+	}
+}
+
+// TestDatabaseDownLeaksNothing: when the token cannot be checked, the answer
+// is a bare 500 without database detail.
+func TestDatabaseDownLeaksNothing(t *testing.T) {
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	a := e.agent(ws, owner, store.AllScopes)
+	e.st.Close()
+	resp, body := e.rpc(a.token, toolCall(1, "list_agents", map[string]any{}))
+	if resp.StatusCode != 500 || strings.TrimSpace(string(body)) != "internal error" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 }

@@ -6,7 +6,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -236,10 +235,4 @@ func tidyValidationErrors(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		}
 		return res, err
 	}
-}
-
-// jsonText renders v as compact JSON, for docs and tests.
-func jsonText(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
