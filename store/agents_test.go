@@ -35,7 +35,7 @@ func agentWorld(t *testing.T) (*store.Store, int64, int64, int64) {
 
 func newConn(t *testing.T, st *store.Store, ws, owner int64, projects ...int64) *store.Connection {
 	t.Helper()
-	c, token, err := st.CreateTokenConnection(context.Background(), store.NewConnection{
+	c, token, _, err := st.CreateTokenConnection(context.Background(), store.NewConnection{
 		WorkspaceID: ws, OwnerID: owner, ClientName: "c", Scopes: store.AllScopes, ProjectIDs: projects}, testResource, time.Hour)
 	if err != nil {
 		t.Fatal(err)

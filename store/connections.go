@@ -190,9 +190,9 @@ func (s *Store) MintAccessToken(ctx context.Context, connectionID int64, resourc
 	var expires time.Time
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO access_tokens (token_hash, connection_id, resource, scopes, expires_at)
-		SELECT $1, c.id, $3, ARRAY(SELECT unnest($4::text[]) INTERSECT SELECT unnest(c.scopes) ORDER BY 1), now() + $5::interval
+		SELECT $1, c.id, $3, ARRAY(SELECT unnest($4::text[]) INTERSECT SELECT unnest(c.scopes) ORDER BY 1), now() + make_interval(secs => $5)
 		FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
-		RETURNING expires_at`, hash, connectionID, resource, scopes, ttl.String()).Scan(&expires)
+		RETURNING expires_at`, hash, connectionID, resource, scopes, ttl.Seconds()).Scan(&expires)
 	if err != nil {
 		return "", time.Time{}, wrap("mint access token", err)
 	}
@@ -267,17 +267,63 @@ func PresenceTier(lastSeen *time.Time, revoked bool, now time.Time) string {
 	}
 }
 
-// CreateTokenConnection creates a connection and mints its first access token
-// for resource in one call, without OAuth: for operators (a CLI command) and
-// tests, until or besides the authorization flow. The token is returned once.
-func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, resource string, ttl time.Duration) (*Connection, string, error) {
+// StaticTokenTTL is the life of a token minted without OAuth, for clients that
+// only take a fixed bearer header.
+const StaticTokenTTL = 365 * 24 * time.Hour
+
+// StaticTokenRequest asks for a connection with a directly minted token.
+type StaticTokenRequest struct {
+	OwnerEmail   string
+	ClientName   string
+	Scopes       []string
+	ProjectNames []string
+	// Resource is the MCP endpoint the token is bound to (<base URL>/mcp).
+	Resource string
+}
+
+// StaticToken is a new connection's token, shown once.
+type StaticToken struct {
+	ConnectionID int64
+	Token        string
+	ExpiresAt    time.Time
+}
+
+// CreateStaticToken creates a connection for the owner (seated in the named
+// projects of the owner's workspace) and mints a long-lived access token.
+func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*StaticToken, error) {
+	var ownerID, wsID int64
+	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
+	if err != nil {
+		return nil, wrap("create static token: owner "+r.OwnerEmail, err)
+	}
+	var projectIDs []int64
+	for _, name := range r.ProjectNames {
+		var id int64
+		err := s.pool.QueryRow(ctx, `SELECT id FROM projects WHERE workspace_id = $1 AND name = $2`, wsID, name).Scan(&id)
+		if err != nil {
+			return nil, wrap("create static token: project "+name, err)
+		}
+		projectIDs = append(projectIDs, id)
+	}
+	c, tok, exp, err := s.CreateTokenConnection(ctx, NewConnection{WorkspaceID: wsID, OwnerID: ownerID, ClientName: r.ClientName, Scopes: r.Scopes, ProjectIDs: projectIDs}, r.Resource, StaticTokenTTL)
+	if err != nil {
+		return nil, err
+	}
+	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
+}
+
+// CreateTokenConnection creates a connection (by workspace, owner and
+// project ids) and mints its first access token for resource, without
+// OAuth. CreateStaticToken builds on it for the CLI; tests use it directly.
+// The token is returned once.
+func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, resource string, ttl time.Duration) (*Connection, string, time.Time, error) {
 	c, err := s.CreateConnection(ctx, n)
 	if err != nil {
-		return nil, "", err
+		return nil, "", time.Time{}, err
 	}
-	token, _, err := s.MintAccessToken(ctx, c.ID, resource, c.Scopes, ttl)
+	token, expires, err := s.MintAccessToken(ctx, c.ID, resource, c.Scopes, ttl)
 	if err != nil {
-		return nil, "", err
+		return nil, "", time.Time{}, err
 	}
-	return c, token, nil
+	return c, token, expires, nil
 }

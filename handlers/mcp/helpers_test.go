@@ -92,7 +92,7 @@ type agent struct {
 
 func (e *env) agent(wsID, ownerID int64, scopes []string, projects ...int64) *agent {
 	e.t.Helper()
-	c, token, err := e.st.CreateTokenConnection(e.ctx, store.NewConnection{
+	c, token, _, err := e.st.CreateTokenConnection(e.ctx, store.NewConnection{
 		WorkspaceID: wsID, OwnerID: ownerID, ClientName: "test client", Scopes: scopes, ProjectIDs: projects,
 	}, e.mcpURL(), time.Hour)
 	if err != nil {

@@ -1,0 +1,48 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// MaxBodyBytes caps every request body.
+const MaxBodyBytes = 1 << 20
+
+// Handler returns the application as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.Echo() }
+
+// Echo builds the echo instance from the routing table.
+func (s *Server) Echo() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	e.Pre(middleware.RequestID())
+	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders)
+	for _, r := range s.routes() {
+		var mw []echo.MiddlewareFunc
+		switch r.access {
+		case "web":
+			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
+		case "owner":
+			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
+		}
+		e.Add(r.method, r.path, r.handler, mw...).Name = r.name
+	}
+	return e
+}
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		if c.Path() != "/mcp" {
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' http: https:; base-uri 'none'")
+		}
+		return next(c)
+	}
+}

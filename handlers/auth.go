@@ -1,0 +1,110 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// Login throttling: this many failures for an email or an address within the
+// window lock sign-in for that email/address until the window passes.
+const (
+	loginMaxFailures = 10
+	loginWindow      = 15 * time.Minute
+)
+
+func (s *Server) setupForm(c echo.Context) error {
+	has, err := s.store.HasOwner(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if has {
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
+	return s.render(c, http.StatusOK, "Create the first owner account", views.SetupPage(views.SetupForm{}))
+}
+
+func (s *Server) setupSubmit(c echo.Context) error {
+	f := views.SetupForm{
+		Email:       c.FormValue("email"),
+		DisplayName: c.FormValue("display_name"),
+		Workspace:   c.FormValue("workspace"),
+	}
+	o, err := s.store.CreateFirstOwner(c.Request().Context(), store.NewOwner{
+		Email: f.Email, DisplayName: f.DisplayName, Password: c.FormValue("password"), WorkspaceName: f.Workspace,
+	})
+	var fe *store.FieldError
+	switch {
+	case errors.As(err, &fe):
+		f.Errors = views.FormErrors{fe.Field: fe.Message}
+		return s.render(c, http.StatusUnprocessableEntity, "Create the first owner account", views.SetupPage(f))
+	case errors.Is(err, store.ErrConflict):
+		return c.Redirect(http.StatusSeeOther, "/login")
+	case err != nil:
+		return err
+	}
+	s.log.Info("first owner created", "owner_id", o.ID, "workspace_id", o.WorkspaceID)
+	if err := s.signIn(c, o); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+func (s *Server) loginForm(c echo.Context) error {
+	has, err := s.store.HasOwner(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if !has {
+		return c.Redirect(http.StatusSeeOther, "/setup")
+	}
+	next := safeNext(c.QueryParam("next"))
+	if currentOwner(c) != nil {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return s.render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
+}
+
+func (s *Server) loginSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := views.LoginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}
+	addr := c.RealIP()
+	n, err := s.store.RecentLoginFailures(ctx, f.Email, addr, loginWindow)
+	if err != nil {
+		return err
+	}
+	if n >= loginMaxFailures {
+		f.Error = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+		return s.render(c, http.StatusTooManyRequests, "Sign in", views.LoginPage(f))
+	}
+	o, err := s.store.Authenticate(ctx, f.Email, c.FormValue("password"))
+	if errors.Is(err, store.ErrInvalidCredentials) {
+		if err := s.store.RecordLoginFailure(ctx, f.Email, addr); err != nil {
+			return err
+		}
+		f.Error = "That email and password do not match an owner account."
+		return s.render(c, http.StatusUnauthorized, "Sign in", views.LoginPage(f))
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.store.ClearLoginFailures(ctx, f.Email); err != nil {
+		return err
+	}
+	if err := s.signIn(c, o); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, f.Next)
+}
+
+func (s *Server) logout(c echo.Context) error {
+	if err := s.signOut(c); err != nil {
+		return err
+	}
+	return redirect(c, "/login")
+}

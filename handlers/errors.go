@@ -1,0 +1,110 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// statusOf maps an error returned by a handler to an HTTP status and a message
+// safe to show.
+func statusOf(err error) (int, string) {
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		msg := http.StatusText(he.Code)
+		if m, ok := he.Message.(string); ok && he.Code < 500 {
+			msg = m
+		}
+		return he.Code, msg
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "Page not found"
+	case errors.Is(err, store.ErrForbidden):
+		return http.StatusForbidden, "You are not allowed to do that"
+	case isUnavailable(err):
+		return http.StatusServiceUnavailable, "The database is unavailable. Try again in a moment."
+	default:
+		return http.StatusInternalServerError, "Something went wrong on our side"
+	}
+}
+
+// isUnavailable reports errors that mean the database cannot be reached.
+func isUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// handleError is the one place errors become responses: it logs by status
+// class and shows a friendly page (or fragment, for htmx).
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, msg := statusOf(err)
+	rid := c.Response().Header().Get(echo.HeaderXRequestID)
+	level := slog.LevelDebug
+	if status >= 500 {
+		level = slog.LevelError
+	} else if status != http.StatusNotFound && status != http.StatusUnauthorized {
+		level = slog.LevelInfo
+	}
+	s.log.Log(c.Request().Context(), level, "request failed", "status", status, "method", c.Request().Method,
+		"path", c.Request().URL.Path, "request_id", rid, "err", err)
+	if status == http.StatusServiceUnavailable {
+		c.Response().Header().Set("Retry-After", "5")
+	}
+	var rerr error
+	if isHTMX(c) {
+		rerr = s.render(c, status, "", views.ErrorFragment(status, msg))
+	} else {
+		rerr = s.render(c, status, msg, views.ErrorPage(status, msg))
+	}
+	if rerr != nil {
+		_ = c.String(status, msg)
+	}
+}
+
+// recoverPanics turns a panic into a logged 500.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.Error("panic", "path", c.Request().URL.Path, "panic", r, "stack", string(debug.Stack()))
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// logRequests writes one line per request.
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.Int("status", c.Response().Status),
+			slog.Duration("duration", time.Since(start)),
+			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
+		return nil
+	}
+}

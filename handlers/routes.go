@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/static"
+)
+
+// route is one line of the routing table.
+type route struct {
+	method  string
+	path    string
+	name    string
+	handler echo.HandlerFunc
+	// access: "public" (no cookie session), "web" (cookie session + CSRF, signed
+	// out allowed) or "owner" (signed-in owner required).
+	access string
+}
+
+// routes is every route of the application, in one table.
+func (s *Server) routes() []route {
+	return []route{
+		// Operations.
+		{http.MethodGet, "/healthz", "healthz", s.healthz, "public"},
+		{http.MethodGet, "/readyz", "readyz", s.readyz, "public"},
+		{http.MethodGet, "/static/*", "static", echo.WrapHandler(static.Handler()), "public"},
+
+		// MCP endpoint and its protected-resource metadata (RFC 9728).
+		{http.MethodPost, "/mcp", "mcp", echo.WrapHandler(s.mcp), "public"},
+		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), "public"},
+		{http.MethodDelete, "/mcp", "mcp-delete", echo.WrapHandler(s.mcp), "public"},
+		{http.MethodOptions, "/mcp", "mcp-preflight", echo.WrapHandler(s.mcp), "public"},
+		{http.MethodGet, "/.well-known/oauth-protected-resource", "resource-metadata", echo.WrapHandler(s.mcpMeta), "public"},
+		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp", echo.WrapHandler(s.mcpMeta), "public"},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), "public"},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), "public"},
+
+		// OAuth authorization server.
+
+		// Owner accounts.
+		{http.MethodGet, "/setup", "setup", s.setupForm, "web"},
+		{http.MethodPost, "/setup", "setup-submit", s.setupSubmit, "web"},
+		{http.MethodGet, "/login", "login", s.loginForm, "web"},
+		{http.MethodPost, "/login", "login-submit", s.loginSubmit, "web"},
+		{http.MethodPost, "/logout", "logout", s.logout, "web"},
+
+		// Projects and sessions.
+		{http.MethodGet, "/", "home", s.home, "owner"},
+
+		// Connections.
+	}
+}

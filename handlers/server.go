@@ -1,0 +1,62 @@
+// Package handlers is the HTTP face of osFoundry: the owner web app (echo +
+// templ + htmx) and the mounts of the MCP endpoint and the OAuth server. All
+// routes are listed in routes.go.
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/sessions"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Config is what the handlers need to know about the deployment.
+type Config struct {
+	// BaseURL is the public origin, like http://localhost:8080 (no trailing slash).
+	BaseURL string
+	// SessionKeys are the cookie signing (64 bytes) and encryption (32 bytes) keys.
+	SessionHashKey  []byte
+	SessionBlockKey []byte
+}
+
+// Secure reports whether cookies must carry the Secure flag.
+func (c Config) Secure() bool { return strings.HasPrefix(c.BaseURL, "https://") }
+
+// Server holds the dependencies of every handler.
+type Server struct {
+	store   *store.Store
+	cfg     Config
+	log     *slog.Logger
+	cookies *sessions.CookieStore
+	mcp     http.Handler
+	mcpMeta http.Handler
+}
+
+// Deps are the collaborators New wires together.
+type Deps struct {
+	Store  *store.Store
+	Config Config
+	Logger *slog.Logger
+}
+
+// New builds the handlers and everything they share (the MCP server is built here, once).
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	d.Config.BaseURL = strings.TrimRight(d.Config.BaseURL, "/")
+	cs := sessions.NewCookieStore(d.Config.SessionHashKey, d.Config.SessionBlockKey)
+	cs.Options = &sessions.Options{
+		Path:     "/",
+		MaxAge:   30 * 24 * 3600,
+		HttpOnly: true,
+		Secure:   d.Config.Secure(),
+		SameSite: http.SameSiteLaxMode,
+	}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs}
+	s.initMCP()
+	return s
+}

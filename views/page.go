@@ -1,0 +1,53 @@
+// Package views holds the templ components of the owner web app: the layout,
+// full pages and the fragments htmx swaps in.
+package views
+
+import (
+	"context"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Page is what every rendered component may need about the current request.
+// Handlers put it in the request context; components read it with PageFrom.
+type Page struct {
+	Title string
+	// CSRF is the token every form and htmx request sends back.
+	CSRF string
+	// Owner is the signed-in owner, or nil.
+	Owner *store.Owner
+	// Nav marks the current top-level section ("projects", "connections").
+	Nav string
+	// Now is the render time, so relative times agree within a page.
+	Now time.Time
+}
+
+type pageKey struct{}
+
+// WithPage returns ctx carrying p.
+func WithPage(ctx context.Context, p *Page) context.Context {
+	return context.WithValue(ctx, pageKey{}, p)
+}
+
+// PageFrom returns the Page of ctx, or an empty one.
+func PageFrom(ctx context.Context) *Page {
+	if p, ok := ctx.Value(pageKey{}).(*Page); ok && p != nil {
+		return p
+	}
+	return &Page{Now: time.Now()}
+}
+
+// FormErrors maps a field name to its message.
+type FormErrors map[string]string
+
+// Has reports whether field has an error.
+func (f FormErrors) Has(field string) bool { _, ok := f[field]; return ok }
+
+// Invalid returns "true"/"false" for aria-invalid.
+func (f FormErrors) Invalid(field string) string {
+	if f.Has(field) {
+		return "true"
+	}
+	return "false"
+}
