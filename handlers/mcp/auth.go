@@ -67,6 +67,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.URL.Query().Has("access_token") {
+		writeRPCError(w, http.StatusBadRequest, -32600, "access_token in the URL is not accepted: send it in the Authorization header (Bearer)")
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.sdk.ServeHTTP(w, r)
 		return
@@ -83,6 +87,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if jsonTooDeep(body, maxJSONDepth) {
+		writeRPCError(w, http.StatusBadRequest, -32600, fmt.Sprintf("request JSON is nested deeper than %d levels", maxJSONDepth))
+		return
+	}
 
 	calls, batch := peekCalls(body)
 	scope := ""
@@ -123,6 +131,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	for _, c := range calls {
+		if field := badArgument(c.Params.Arguments); field != "" {
+			writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
+			return
+		}
+	}
 	if err := h.store.MarkConnectionSeen(r.Context(), ti.ConnectionID); err != nil {
 		h.log.WarnContext(r.Context(), "mcp: mark connection seen", "err", err)
 	}
@@ -154,8 +168,9 @@ type call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string         `json:"name"`
-		Meta map[string]any `json:"_meta"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
 	} `json:"params"`
 }
 
