@@ -19,7 +19,6 @@ type fuzzEnv struct {
 	sess  *store.Session
 }
 
-
 func newFuzzEnv(t testing.TB) *fuzzEnv {
 	e := newEnv(t)
 	ws, owner := e.workspace("Fuzz")
