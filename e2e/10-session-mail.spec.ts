@@ -154,7 +154,7 @@ test('20 notes posted in a burst appear once each, in order', async ({ page }) =
   await signIn(page);
   await page.goto(sessionPath);
   const polls: string[] = [];
-  page.on('response', (r) => { if (r.url().includes('/mail?')) polls.push(`${new Date().toISOString()} ${r.status()} ${r.url()}`); });
+  page.on('response', (r) => { if (r.url().includes('/mail/poll')) polls.push(`${new Date().toISOString()} ${r.status()} ${r.url()}`); });
   await watchRows(page);
   const before = await page.getByTestId('note').count();
 
@@ -215,7 +215,7 @@ test('the poll pauses while the tab is hidden and catches up when shown', async 
   await signIn(page);
   await page.goto(sessionPath);
   const polls: string[] = [];
-  page.on('request', (r) => { if (r.url().includes('/mail?')) polls.push(r.url()); });
+  page.on('request', (r) => { if (r.url().includes('/mail/poll')) polls.push(r.url()); });
   const setHidden = (hidden: boolean) => page.evaluate((h) => {
     Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
     Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (h ? 'hidden' : 'visible') });

@@ -55,7 +55,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, "owner"},
 		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, "owner"},
 		{http.MethodGet, "/sessions/:id", "session", s.sessionPage, "owner"},
-		{http.MethodGet, "/sessions/:id/mail", "session-mail-poll", s.mailPoll, "owner"},
+		{http.MethodGet, "/sessions/:id/mail/poll", "session-mail-poll", s.mailPoll, "owner"},
 		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, "owner"},
 		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, "owner"},
 		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, "owner"},

@@ -89,8 +89,8 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 		t.Error("long body not collapsed with the full text inside")
 	}
 	// The poller starts from the newest note.
-	if v, _ := doc.Find(`#mail-poller input[name=after]`).Attr("value"); v != fmt.Sprint(second) {
-		t.Errorf("poller after=%s, want %d", v, second)
+	if v, _ := doc.Find(`#mail-poller`).Attr("hx-get"); v != fmt.Sprintf("%s/mail/poll?after=%d", f.url, second) {
+		t.Errorf("poller %s, want after=%d", v, second)
 	}
 
 	// Presence sidebar: the seated agent, its tier in words, its status
@@ -146,7 +146,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 	// Bob's own session is fine; Alice's is not found, on every route.
 	f.alice.get(f.url) // the hub tracks the session now
 	for _, path := range []string{
-		f.url, f.url + "/mail?after=0", fmt.Sprintf("%s/mail?after=%d", f.url, note), f.url + "/mail/older?before=999",
+		f.url, f.url + "/mail/poll?after=0", fmt.Sprintf("%s/mail/poll?after=%d", f.url, note), f.url + "/mail/older?before=999",
 		f.url + "/presence?v=x", fmt.Sprintf("%s/compose?reply_to=%d", f.url, note), f.url + "/participants",
 	} {
 		for _, get := range []func(string) *http.Response{bob.get, bob.htmx} {
@@ -181,7 +181,7 @@ func TestMailPoll(t *testing.T) {
 	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the hub tracks the session
 
 	// Unchanged: 204 and not a single query (median of a few, for the report).
-	poll := fmt.Sprintf("%s/mail?after=%d", f.url, first)
+	poll := fmt.Sprintf("%s/mail/poll?after=%d", f.url, first)
 	var took []time.Duration
 	for range 5 {
 		before := f.app.queries.n.Load()
@@ -242,7 +242,7 @@ func TestMailPoll(t *testing.T) {
 		t.Fatal("polled rows are new to the owner")
 	}
 	before := f.app.queries.n.Load()
-	if res := f.alice.htmx(fmt.Sprintf("%s/mail?after=%d", f.url, third)); res.StatusCode != http.StatusNoContent {
+	if res := f.alice.htmx(fmt.Sprintf("%s/mail/poll?after=%d", f.url, third)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("caught-up poll: %d", res.StatusCode)
 	}
 	if n := f.app.queries.n.Load() - before; n != 0 {

@@ -29,14 +29,19 @@
   });
 
   // Mail requests carry the newest id on the page, so the server sends only
-  // what is missing.
+  // what is missing: in the query of the poll, in the form of a post.
   document.addEventListener("htmx:configRequest", function (e) {
-    if (e.detail.elt.hasAttribute("data-mail-after")) {
-      var after = newestNoteId();
-      var field = e.detail.elt.querySelector("input[name=after]");
-      var given = field ? parseInt(field.value, 10) || 0 : 0;
-      e.detail.parameters.set ? e.detail.parameters.set("after", String(Math.max(after, given)))
-        : (e.detail.parameters.after = String(Math.max(after, given)));
+    var elt = e.detail.elt;
+    if (!elt.hasAttribute("data-mail-after")) return;
+    var after = String(newestNoteId());
+    if (e.detail.verb === "get") {
+      var url = new URL(e.detail.path, location.href);
+      if (Number(url.searchParams.get("after") || 0) < Number(after)) url.searchParams.set("after", after);
+      e.detail.path = url.pathname + url.search;
+    } else if (e.detail.parameters.set) {
+      e.detail.parameters.set("after", after);
+    } else {
+      e.detail.parameters.after = after;
     }
   });
 
