@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -157,13 +158,14 @@ func truncate(s string) string {
 	return s
 }
 
-// agent is a connection with a claimed profile, made with store calls and
-// SQL until the MCP tools can be called from tests.
+// agent is a connection with a claimed profile, made with the store calls
+// the MCP tools use.
 type agent struct {
-	connID int64
-	slug   string
-	handle string
-	name   string
+	connID      int64
+	workspaceID int64
+	slug        string
+	handle      string
+	name        string
 }
 
 func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
@@ -174,15 +176,22 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 		projects = []string{project}
 	}
 	tok, err := a.store.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: ownerEmail, ClientName: "Test client",
-		Scopes: store.AllScopes, ProjectNames: projects, Resource: "http://localhost/mcp"})
+		Scopes: store.AllScopes, ProjectNames: projects, Resource: a.srv.URL + "/mcp"})
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	ag := agent{connID: tok.ConnectionID, slug: "ext-" + handle, handle: handle, name: displayName}
-	a.exec(`INSERT INTO agent_profiles (connection_id, workspace_id, handle, display_name)
-		SELECT id, workspace_id, $2, $3 FROM connections WHERE id = $1`, ag.connID, handle, displayName)
-	a.exec(`UPDATE connections SET sender_slug = $2, last_seen_at = now() WHERE id = $1`, ag.connID, ag.slug)
-	return ag
+	var ws int64
+	if err := a.store.Pool().QueryRow(ctx, `SELECT workspace_id FROM connections WHERE id = $1`, tok.ConnectionID).Scan(&ws); err != nil {
+		a.t.Fatal(err)
+	}
+	p, err := a.store.ClaimProfile(ctx, ws, tok.ConnectionID, handle, displayName)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if err := a.store.MarkConnectionSeen(ctx, tok.ConnectionID); err != nil {
+		a.t.Fatal(err)
+	}
+	return agent{connID: tok.ConnectionID, workspaceID: ws, slug: p.SenderSlug, handle: handle, name: displayName}
 }
 
 func (a *testApp) exec(sql string, args ...any) {
@@ -192,31 +201,35 @@ func (a *testApp) exec(sql string, args ...any) {
 	}
 }
 
-// setStatus writes an agent's status directly.
+// setStatus sets all three status fields as set_status does (nil clears).
 func (a *testApp) setStatus(ag agent, repo, branch, task *string) {
 	a.t.Helper()
-	a.exec(`INSERT INTO statuses (connection_id, repo, branch, task) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (connection_id) DO UPDATE SET repo = $2, branch = $3, task = $4, updated_at = now()`, ag.connID, repo, branch, task)
-}
-
-// agentNote posts a note from the agent to the whole session, with the
-// notification the store sends.
-func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int64 {
-	a.t.Helper()
-	var id int64
-	err := a.store.Pool().QueryRow(context.Background(), `
-		WITH n AS (
-			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body, idempotency_key)
-			SELECT c.workspace_id, $2, 'agent', c.id, c.sender_slug, p.display_name, 'note', $3, $4, gen_random_uuid()::text
-			FROM connections c JOIN agent_profiles p ON p.connection_id = c.id WHERE c.id = $1
-			RETURNING id, session_id)
-		SELECT n.id FROM n, LATERAL (SELECT pg_notify($5, n.session_id || ':' || n.id)) x`,
-		ag.connID, sessionID, subject, body, store.NotesChannel).Scan(&id)
+	_, err := a.store.SetStatus(context.Background(), ag.workspaceID, ag.connID, store.StatusUpdate{
+		Repo: store.StatusField{Set: true, Value: repo}, Branch: store.StatusField{Set: true, Value: branch},
+		Task: store.StatusField{Set: true, Value: task}})
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return id
 }
+
+// agentNote posts a note from the agent to the whole session, as
+// post_session_note does (the agent must be invited).
+func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int64 {
+	a.t.Helper()
+	ctx := context.Background()
+	x, err := a.store.GetSession(ctx, ag.workspaceID, sessionID)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	n, _, err := a.store.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ag.workspaceID, ConnectionID: ag.connID,
+		SessionType: x.Type, SessionID: x.PublicID, Subject: subject, Body: body, IdempotencyKey: fmt.Sprintf("k-%d", noteKeys.Add(1))})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return n.ID
+}
+
+var noteKeys atomic.Int64
 
 // project and session create what the pages need, through the store.
 func (c *ownerClient) project(name string) *store.Project {

@@ -193,9 +193,9 @@ func (s *Server) presenceView(c echo.Context, x *store.Session, p *store.Project
 	}
 	for _, a := range agents {
 		fmt.Fprintf(h, "%d\x00%q\x00%q\x00%q\x00%s\x00%q\x00%q\x00%q\x00", a.ConnectionID, a.Handle, a.DisplayName, a.ClientName,
-			a.Presence, str(a.Repo), str(a.Branch), str(a.Task))
-		if a.StatusAt != nil {
-			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.StatusAt.UnixMicro(), views.Ago(now, *a.StatusAt), views.IsStale(now, a.StatusAt))
+			a.Presence, str(a.Status.Repo), str(a.Status.Branch), str(a.Status.Task))
+		if a.Status.UpdatedAt != nil {
+			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.Status.UpdatedAt.UnixMicro(), views.Ago(now, *a.Status.UpdatedAt), views.IsStale(now, a.Status.UpdatedAt))
 		}
 	}
 	return views.PresenceView{SessionID: x.ID, Project: *p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}, nil

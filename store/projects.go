@@ -145,18 +145,18 @@ type SeatedAgent struct {
 	DisplayName string
 	SenderSlug  string
 	Presence    string
-	Repo        *string
-	Branch      *string
-	Task        *string
-	// StatusAt is when the status was last set; nil when it never was.
-	StatusAt *time.Time
+	// Status is what the agent says it is on (self-reported); its UpdatedAt
+	// is nil when it never set one.
+	Status Status
 }
 
 // Claimed reports whether the agent has claimed a profile.
 func (a *SeatedAgent) Claimed() bool { return a.Handle != "" }
 
 // HasStatus reports whether any status field is set.
-func (a *SeatedAgent) HasStatus() bool { return a.Repo != nil || a.Branch != nil || a.Task != nil }
+func (a *SeatedAgent) HasStatus() bool {
+	return a.Status.Repo != nil || a.Status.Branch != nil || a.Status.Task != nil
+}
 
 // ListSeatedAgents returns the live connections seated in a project of the
 // workspace, claimed profiles first by handle, with presence and status.
@@ -178,7 +178,7 @@ func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int
 		var lastSeen *time.Time
 		var now time.Time
 		err := r.Scan(&a.ConnectionID, &a.ClientName, &a.Handle, &a.DisplayName, &a.SenderSlug, &lastSeen, &now,
-			&a.Repo, &a.Branch, &a.Task, &a.StatusAt)
+			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt)
 		a.Presence = PresenceTier(lastSeen, false, now)
 		return a, err
 	})

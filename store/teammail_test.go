@@ -44,8 +44,12 @@ func newMailFixture(t *testing.T) *mailFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustExec(t, st, `INSERT INTO agent_profiles (connection_id, workspace_id, handle, display_name) VALUES ($1, $2, 'ada', 'Ada')`, c.ID, o.WorkspaceID)
-	mustExec(t, st, `UPDATE connections SET sender_slug = 'ext-ada' WHERE id = $1`, c.ID)
+	if _, err := st.ClaimProfile(ctx, o.WorkspaceID, c.ID, "ada", "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Invite(ctx, o.WorkspaceID, x.ID, c.ID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
 	return &mailFixture{st: st, owner: o, sess: x, connID: c.ID}
 }
 
@@ -56,19 +60,15 @@ func mustExec(t *testing.T, st *store.Store, sql string, args ...any) {
 	}
 }
 
-// agentNote inserts an agent's note with its notification.
+// agentNote posts an agent's note as post_session_note does.
 func (f *mailFixture) agentNote(t *testing.T, subject string) int64 {
 	t.Helper()
-	var id int64
-	err := f.st.Pool().QueryRow(context.Background(), `
-		WITH n AS (INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body, idempotency_key)
-			VALUES ($1, $2, 'agent', $3, 'ext-ada', 'Ada', 'note', $4, 'b', $4) RETURNING id, session_id)
-		SELECT n.id FROM n, LATERAL (SELECT pg_notify($5, n.session_id || ':' || n.id)) x`,
-		f.owner.WorkspaceID, f.sess.ID, f.connID, subject, store.NotesChannel).Scan(&id)
+	n, _, err := f.st.PostAgentNote(context.Background(), store.AgentNote{WorkspaceID: f.owner.WorkspaceID, ConnectionID: f.connID,
+		SessionType: f.sess.Type, SessionID: f.sess.PublicID, Subject: subject, Body: "b", IdempotencyKey: subject})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return n.ID
 }
 
 func TestPostOwnerNote(t *testing.T) {
