@@ -96,7 +96,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.SessionView{Session: *x, Project: *p, Composer: views.Composer{SessionID: x.ID}}
+	v := views.SessionView{Session: *x, Project: *p, Composer: views.Composer{SessionID: x.ID}, Paged: before > 0}
 	if len(notes) > store.MailPageSize {
 		notes, v.HasOlder = notes[:store.MailPageSize], true
 	}
