@@ -68,11 +68,8 @@ func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after
 	if err != nil || len(notes) == 0 {
 		return nil, err
 	}
-	lastRead, err := s.store.LastReadNote(ctx, o.ID, sessionID)
+	lastRead, err := s.store.MarkMailRead(ctx, o.ID, sessionID, notes[0].ID)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.store.MarkMailRead(ctx, o.ID, sessionID, notes[0].ID); err != nil {
 		return nil, err
 	}
 	return mailRows(o, notes, lastRead), nil
@@ -103,11 +100,8 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if len(notes) > 0 {
 		v.Newest, v.Before = notes[0].ID, notes[len(notes)-1].ID
 	}
-	lastRead, err := s.store.LastReadNote(ctx, o.ID, x.ID)
+	lastRead, err := s.store.MarkMailRead(ctx, o.ID, x.ID, v.Newest)
 	if err != nil {
-		return err
-	}
-	if err := s.store.MarkMailRead(ctx, o.ID, x.ID, v.Newest); err != nil {
 		return err
 	}
 	v.Rows = mailRows(o, notes, lastRead)
@@ -128,13 +122,13 @@ func (s *Server) mailPoll(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	after := int64Param(c.QueryParam("after"))
-	if latest, ok := s.hub.Latest(o.WorkspaceID, id); ok && latest <= after {
-		return noContent(c)
-	}
 	ctx := c.Request().Context()
-	latest, err := s.hub.Track(ctx, o.WorkspaceID, id)
-	if err != nil {
-		return err
+	latest, sure := s.hub.Latest(o.WorkspaceID, id)
+	if !sure {
+		// Also the workspace check: another workspace's session is a 404.
+		if latest, err = s.hub.Track(ctx, o.WorkspaceID, id); err != nil {
+			return err
+		}
 	}
 	if latest <= after {
 		return noContent(c)

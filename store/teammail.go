@@ -95,19 +95,20 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 }
 
 // MarkMailRead records that the owner has seen the session's notes up to
-// noteID. The mark only moves forward.
-func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) error {
-	if noteID <= 0 {
-		return nil
-	}
-	_, err := s.pool.Exec(ctx, `
-		INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id) VALUES ($1, $2, $3)
-		ON CONFLICT (owner_id, session_id) DO UPDATE
-		SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id)`, ownerID, sessionID, noteID)
+// noteID and returns the previous mark, in one statement. The mark only
+// moves forward.
+func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
+	err = s.pool.QueryRow(ctx, `
+		WITH old AS (SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2),
+		up AS (
+			INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id) SELECT $1, $2, $3::bigint WHERE $3::bigint > 0
+			ON CONFLICT (owner_id, session_id) DO UPDATE
+			SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id))
+		SELECT coalesce((SELECT last_read_note_id FROM old), 0)`, ownerID, sessionID, noteID).Scan(&previous)
 	if err != nil {
-		return fmt.Errorf("store: mark mail read: %w", err)
+		return 0, fmt.Errorf("store: mark mail read: %w", err)
 	}
-	return nil
+	return previous, nil
 }
 
 // OwnerNote is the input of PostOwnerNote: a note an owner writes in the web

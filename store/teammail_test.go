@@ -172,10 +172,12 @@ func TestMailListsAndReadMarks(t *testing.T) {
 	if other, _ := f.st.SessionMailAfter(ctx, f.owner.WorkspaceID+1, f.sess.ID, 0); len(other) != 0 {
 		t.Fatal("another workspace read the mail")
 	}
-	if err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[2]); err != nil {
-		t.Fatal(err)
+	if prev, err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[2]); err != nil || prev != 0 {
+		t.Fatal(prev, err)
 	}
-	_ = f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[0]) // never moves back
+	if prev, _ := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, ids[0]); prev != ids[2] { // never moves back
+		t.Fatalf("previous mark %d, want %d", prev, ids[2])
+	}
 	if got, _ := f.st.LastReadNote(ctx, f.owner.ID, f.sess.ID); got != ids[2] {
 		t.Fatalf("last read %d, want %d", got, ids[2])
 	}
