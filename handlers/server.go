@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/sessions"
 
+	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -33,6 +35,7 @@ type Server struct {
 	cookies *sessions.CookieStore
 	mcp     http.Handler
 	mcpMeta http.Handler
+	oauth   *oauth.Server
 }
 
 // Deps are the collaborators New wires together.
@@ -40,6 +43,8 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
+	// Now is the clock of the OAuth server (time.Now when nil); tests move it.
+	Now func() time.Time
 }
 
 // New builds the handlers and everything they share (the MCP server is built here, once).
@@ -57,6 +62,7 @@ func New(d Deps) *Server {
 		SameSite: http.SameSiteLaxMode,
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs}
+	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now})
 	s.initMCP()
 	return s
 }
