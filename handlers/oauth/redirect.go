@@ -27,6 +27,9 @@ func MatchRedirectURI(registered []string, requested string) bool {
 
 // loopbackMatch compares two http loopback URIs ignoring the port.
 func loopbackMatch(registered, requested string) bool {
+	if strings.Contains(registered, "#") || strings.Contains(requested, "#") {
+		return false
+	}
 	a, err := url.Parse(registered)
 	if err != nil {
 		return false
