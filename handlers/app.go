@@ -25,9 +25,9 @@ func (s *Server) Echo() *echo.Echo {
 		var mw []echo.MiddlewareFunc
 		switch r.access {
 		case "web":
-			mw = []echo.MiddlewareFunc{s.loadSession, s.checkCSRF}
+			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
 		case "owner":
-			mw = []echo.MiddlewareFunc{s.loadSession, s.checkCSRF, s.requireOwner}
+			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
 		}
 		e.Add(r.method, r.path, r.handler, mw...).Name = r.name
 	}

@@ -1,4 +1,4 @@
-package handlers_test
+package handlers
 
 import (
 	"context"
@@ -16,12 +16,11 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-const password = "correct horse battery"
+const sitePassword = "correct horse battery"
 
 // site is the real router on a test server, with a signed-in owner's browser.
 type site struct {
@@ -43,15 +42,15 @@ func newSite(t *testing.T) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := handlers.New(handlers.Deps{
+	h := New(Deps{
 		Store:  st,
-		Config: handlers.Config{BaseURL: "http://" + ln.Addr().String(), SessionHashKey: key[:64], SessionBlockKey: key[64:]},
+		Config: Config{BaseURL: "http://" + ln.Addr().String(), SessionHashKey: key[:64], SessionBlockKey: key[64:]},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	o, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: password, WorkspaceName: "Home"})
+	o, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: sitePassword, WorkspaceName: "Home"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +60,7 @@ func newSite(t *testing.T) *site {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 	_, d := s.get("/login")
-	resp := s.post("/login", url.Values{"_csrf": {csrf(d)}, "email": {o.Email}, "password": {password}, "next": {"/"}})
+	resp := s.post("/login", url.Values{"_csrf": {csrf(d)}, "email": {o.Email}, "password": {sitePassword}, "next": {"/"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", resp.StatusCode)
 	}
@@ -184,7 +183,7 @@ func TestConnectionsPage(t *testing.T) {
 		}
 	})
 	t.Run("another workspace's connection is not found", func(t *testing.T) {
-		other, err := s.st.CreateOwner(ctx, store.NewOwner{Email: "eve@example.com", DisplayName: "Eve", Password: password, WorkspaceName: "Elsewhere"})
+		other, err := s.st.CreateOwner(ctx, store.NewOwner{Email: "eve@example.com", DisplayName: "Eve", Password: sitePassword, WorkspaceName: "Elsewhere"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,94 @@
-package handlers_test
+package handlers
 
 import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
+
+// testApp is the real router on a fresh database behind a real HTTP server.
+type testApp struct {
+	t     *testing.T
+	store *store.Store
+	srv   *httptest.Server
+	h     *Server
+}
+
+func newTestApp(t *testing.T) *testApp {
+	t.Helper()
+	st := storetest.New(t)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	h := New(Deps{
+		Store:  st,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Config: Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
+	})
+	srv.Config.Handler = h.Handler()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return &testApp{t: t, store: st, srv: srv, h: h}
+}
+
+// client is a browser-like HTTP client with a cookie jar that does not follow redirects.
+type client struct {
+	t    *testing.T
+	app  *testApp
+	http *http.Client
+}
+
+func (a *testApp) client() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: a.t, app: a, http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+func (c *client) do(req *http.Request) (*http.Response, string) {
+	c.t.Helper()
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func (c *client) get(path string) (*http.Response, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, c.app.srv.URL+path, nil)
+	return c.do(req)
+}
+
+var csrfInput = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// csrf fetches a page and returns the CSRF token of its forms.
+func (c *client) csrf(path string) string {
+	c.t.Helper()
+	_, body := c.get(path)
+	m := csrfInput.FindStringSubmatch(body)
+	if m == nil {
+		c.t.Fatalf("no CSRF token on %s", path)
+	}
+	return m[1]
+}
+
+// post submits a form (add "_csrf" yourself, or not, to test refusal).
+func (c *client) post(path string, form url.Values) (*http.Response, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.app.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.do(req)
+}

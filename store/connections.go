@@ -190,9 +190,9 @@ func (s *Store) MintAccessToken(ctx context.Context, connectionID int64, resourc
 	var expires time.Time
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO access_tokens (token_hash, connection_id, resource, scopes, expires_at)
-		SELECT $1, c.id, $3, ARRAY(SELECT unnest($4::text[]) INTERSECT SELECT unnest(c.scopes) ORDER BY 1), now() + $5::interval
+		SELECT $1, c.id, $3, ARRAY(SELECT unnest($4::text[]) INTERSECT SELECT unnest(c.scopes) ORDER BY 1), now() + make_interval(secs => $5)
 		FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
-		RETURNING expires_at`, hash, connectionID, resource, scopes, ttl.String()).Scan(&expires)
+		RETURNING expires_at`, hash, connectionID, resource, scopes, ttl.Seconds()).Scan(&expires)
 	if err != nil {
 		return "", time.Time{}, wrap("mint access token", err)
 	}

@@ -237,8 +237,8 @@ func (s *Store) RecentLoginFailures(ctx context.Context, email, remoteAddr strin
 	var n int
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FROM login_failures
-		WHERE created_at > now() - $3::interval AND (email = $1 OR remote_addr = $2)`,
-		NormalizeEmail(email), remoteAddr, window.String()).Scan(&n)
+		WHERE created_at > now() - make_interval(secs => $3) AND (email = $1 OR remote_addr = $2)`,
+		NormalizeEmail(email), remoteAddr, window.Seconds()).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: recent login failures: %w", err)
 	}

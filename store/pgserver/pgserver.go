@@ -51,6 +51,9 @@ type Server struct {
 	log    *slog.Logger
 }
 
+// searchGlob is where Debian's postgresql packages put their binaries.
+var searchGlob = "/usr/lib/postgresql/*/bin"
+
 // superuser is the role initdb creates; connections over the private socket trust it.
 const superuser = "osfoundry"
 
@@ -64,14 +67,14 @@ func FindBinDir() (string, error) {
 		}
 		looked = append(looked, d+" (OSFOUNDRY_PG_BIN)")
 	}
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	matches, _ := filepath.Glob(searchGlob)
 	sort.Slice(matches, func(i, j int) bool { return versionOf(matches[i]) > versionOf(matches[j]) })
 	for _, d := range matches {
 		if hasBinaries(d) {
 			return d, nil
 		}
 	}
-	looked = append(looked, "/usr/lib/postgresql/*/bin")
+	looked = append(looked, searchGlob)
 	if p, err := exec.LookPath("initdb"); err == nil {
 		d := filepath.Dir(p)
 		if hasBinaries(d) {
@@ -170,6 +173,12 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		log.Info("initialised private PostgreSQL cluster", "dir", dir, "took", time.Since(start).Round(time.Millisecond))
 	}
 
+	// A cluster already running on this folder (another osfoundry process, such
+	// as `osfoundry token create` beside `make run`) is used, not restarted.
+	if running := attach(ctx, dir, opt.Database, log); running != nil {
+		return running, nil
+	}
+
 	args := []string{"-D", dir, "-k", dir, "-c", "listen_addresses=", "-c", "unix_socket_permissions=0700",
 		"-c", "max_connections=200", "-c", "shared_buffers=128MB"}
 	if opt.Ephemeral {
@@ -213,6 +222,27 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	log.Info("private PostgreSQL ready", "socket_dir", dir, "database", opt.Database, "log", logPath)
 	return s, nil
+}
+
+// attach returns a Server for a cluster that already answers on dir's socket.
+func attach(ctx context.Context, dir, database string, log *slog.Logger) *Server {
+	if _, err := os.Stat(filepath.Join(dir, "postmaster.pid")); err != nil {
+		return nil
+	}
+	base := fmt.Sprintf("host=%s port=5432 user=%s sslmode=disable", dir, superuser)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(cctx, base+" dbname=postgres")
+	if err != nil {
+		return nil
+	}
+	c.Close(ctx)
+	s := &Server{DataDir: dir, BaseDSN: base, DSN: base + " dbname=" + database, log: log}
+	if err := s.CreateDatabase(ctx, database, ""); err != nil {
+		return nil
+	}
+	log.Info("using the private PostgreSQL already running in the data folder", "dir", dir)
+	return s
 }
 
 func (s *Server) waitReady(ctx context.Context, logPath string) error {
@@ -265,7 +295,7 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 
 // Stop shuts postgres down with a fast shutdown and waits up to 30 s for it.
 func (s *Server) Stop() {
-	if s == nil || s.cmd.Process == nil {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
 	select {
@@ -286,6 +316,9 @@ func (s *Server) Stop() {
 
 // Kill stops postgres immediately (used by tests that simulate an outage).
 func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
 	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 	<-s.exited
 }

@@ -1,0 +1,85 @@
+# osFoundry — the front door. `make help` lists the targets.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/osfoundry
+PG_BIN_GLOB := /usr/lib/postgresql/*/bin/initdb
+CHROMIUM ?= /usr/bin/chromium
+E2E_PORT ?= 18931
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build bin/osfoundry
+	$(GO) build -o $(BIN) ./cmd/osfoundry
+
+.PHONY: run
+run: pg-deps build ## start the server on http://localhost:8080 with its own private PostgreSQL
+	./$(BIN) serve
+
+.PHONY: generate
+generate: ## regenerate templ output (views/*_templ.go)
+	$(GO) tool templ generate
+
+.PHONY: deps
+deps: pg-deps browser-deps node-deps ## install everything the tests need (apt packages only when missing)
+	$(GO) mod download
+
+.PHONY: pg-deps
+pg-deps:
+	@if ! ls $(PG_BIN_GLOB) >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then \
+		echo "PostgreSQL server binaries missing: installing postgresql"; \
+		$(call apt_install,postgresql); \
+	fi
+
+.PHONY: browser-deps
+browser-deps:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		echo "Chromium missing: installing chromium"; \
+		$(call apt_install,chromium); \
+	fi
+
+.PHONY: node-deps
+node-deps:
+	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \
+	fi
+
+# apt_install installs Debian packages, as root or through sudo.
+define apt_install
+	SUDO=""; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1)
+endef
+
+.PHONY: test
+test: deps go-test e2e ## install what is missing, then run every test (Go and browser)
+
+.PHONY: go-test
+go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
+	$(GO) test -race -count=1 ./...
+
+.PHONY: e2e
+e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
+	E2E_PORT=$(E2E_PORT) npx playwright test
+
+.PHONY: lint
+lint: ## gofmt, go vet, and fail if regenerating templ output changes anything
+	@test -z "$$(gofmt -l . | grep -v node_modules)" || (echo "gofmt needed:"; gofmt -l . | grep -v node_modules; exit 1)
+	$(GO) vet ./...
+	$(GO) tool templ generate
+	@git diff --exit-code -- views || (echo "templ output is stale: run make generate and commit"; exit 1)
+
+.PHONY: bench
+bench: pg-deps ## run the load benchmark and print the table
+	$(GO) run ./cmd/osfoundry-bench
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for a while
+	@echo "no fuzz targets yet"
+
+.PHONY: clean
+clean: ## remove build output (keeps the data folder)
+	rm -rf bin test-results playwright-report

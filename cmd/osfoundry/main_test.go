@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+func TestOwnerAndTokenCommands(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	t.Setenv("DATABASE_URL", dsn)
+	t.Setenv("OSFOUNDRY_LOG_LEVEL", "error")
+
+	// The password comes from standard input when it is not a terminal.
+	r, w, _ := os.Pipe()
+	w.WriteString("a long enough password\n")
+	w.Close()
+	oldStdin := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = oldStdin }()
+	if err := run([]string{"owner", "create", "--email", "Op@Example.com", "--name", "Operator"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o, err := st.Authenticate(context.Background(), "op@example.com", "a long enough password")
+	if err != nil {
+		t.Fatalf("created owner cannot sign in: %v", err)
+	}
+	if _, err := st.CreateProject(context.Background(), o.WorkspaceID, "Site"); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := run([]string{"owner", "create", "--email", "x@example.com"}); err == nil || !strings.Contains(err.Error(), "--name") {
+		t.Fatalf("missing --name: %v", err)
+	}
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "read", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "admin"}); err == nil || !strings.Contains(err.Error(), "scope") {
+		t.Fatalf("bad scope: %v", err)
+	}
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--project", "Nope"}); err == nil || !strings.Contains(err.Error(), "Nope") {
+		t.Fatalf("unknown project: %v", err)
+	}
+	if err := run([]string{"frobnicate"}); err == nil {
+		t.Fatal("unknown command accepted")
+	}
+	if err := run([]string{"--help"}); err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+}

@@ -1,0 +1,201 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+func TestFirstRunSetupSignInSignOut(t *testing.T) {
+	app := newTestApp(t)
+	c := app.client()
+
+	res, _ := c.get("/")
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/setup" {
+		t.Fatalf("fresh install: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, _ = c.get("/login")
+	if res.Header.Get("Location") != "/setup" {
+		t.Fatalf("login on fresh install should go to setup, got %q", res.Header.Get("Location"))
+	}
+
+	token := c.csrf("/setup")
+	// Without the CSRF token the form is refused and nothing is created.
+	res, _ = c.post("/setup", url.Values{"email": {"a@example.com"}, "display_name": {"A"}, "password": {"long enough password"}})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("setup without CSRF: %d", res.StatusCode)
+	}
+	if has, _ := app.store.HasOwner(context.Background()); has {
+		t.Fatal("owner created without CSRF token")
+	}
+	// A short password re-renders the form with the message by the field.
+	res, body := c.post("/setup", url.Values{"_csrf": {token}, "email": {"a@example.com"}, "display_name": {"A"}, "password": {"short"}})
+	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(doc.Find(`[data-testid="error-password"]`).Text(), "10 characters") {
+		t.Fatalf("short password: %d %q", res.StatusCode, doc.Find(`[data-testid="error-password"]`).Text())
+	}
+	if v, _ := doc.Find("#email").Attr("value"); v != "a@example.com" {
+		t.Fatalf("form lost the email: %q", v)
+	}
+	res, _ = c.post("/setup", url.Values{"_csrf": {token}, "email": {"A@Example.com"}, "display_name": {"Ada <b>"}, "password": {"long enough password"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		t.Fatalf("setup: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, body = c.get("/")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "Ada &lt;b&gt;") || strings.Contains(body, "Ada <b>") {
+		t.Fatalf("home after setup: %d, name escaped: %v", res.StatusCode, strings.Contains(body, "Ada &lt;b&gt;"))
+	}
+	if res.Header.Get("Vary") != "HX-Request" {
+		t.Fatalf("Vary = %q", res.Header.Get("Vary"))
+	}
+	// Setup is closed now, also for a second visitor.
+	other := app.client()
+	res, _ = other.get("/setup")
+	if res.Header.Get("Location") != "/login" {
+		t.Fatalf("setup after first owner: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	tok2 := other.csrf("/login")
+	res, _ = other.post("/setup", url.Values{"_csrf": {tok2}, "email": {"b@example.com"}, "display_name": {"B"}, "password": {"long enough password"}})
+	if res.Header.Get("Location") != "/login" {
+		t.Fatalf("second setup post: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+
+	// Sign out needs the CSRF token too.
+	res, _ = c.post("/logout", url.Values{})
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("logout without CSRF: %d", res.StatusCode)
+	}
+	res, _ = c.post("/logout", url.Values{"_csrf": {c.csrf("/")}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", res.StatusCode)
+	}
+	res, _ = c.get("/?tab=x")
+	if loc := res.Header.Get("Location"); loc != "/login?next="+url.QueryEscape("/?tab=x") {
+		t.Fatalf("signed out: %q", loc)
+	}
+	// Sign in comes back to where the owner was going.
+	res, _ = c.post("/login", url.Values{"_csrf": {c.csrf("/login")}, "email": {"a@EXAMPLE.com"}, "password": {"long enough password"}, "next": {"/?tab=x"}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/?tab=x" {
+		t.Fatalf("login: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestLoginRefusalsAndThrottle(t *testing.T) {
+	app := newTestApp(t)
+	if _, err := app.store.CreateFirstOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, next := range []string{"https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"} {
+		c := app.client()
+		token := c.csrf("/login")
+		res, _ := c.post("/login", url.Values{"_csrf": {token}, "email": {"a@example.com"}, "password": {"long enough password"}, "next": {next}})
+		if res.Header.Get("Location") != "/" {
+			t.Errorf("next=%q redirected to %q, want /", next, res.Header.Get("Location"))
+		}
+	}
+	c := app.client()
+	token := c.csrf("/login")
+	for i := range loginMaxFailures {
+		res, body := c.post("/login", url.Values{"_csrf": {token}, "email": {"a@example.com"}, "password": {"wrong password"}})
+		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "do not match") {
+			t.Fatalf("attempt %d: %d", i, res.StatusCode)
+		}
+	}
+	res, body := c.post("/login", url.Values{"_csrf": {token}, "email": {"a@example.com"}, "password": {"long enough password"}})
+	if res.StatusCode != http.StatusTooManyRequests || !strings.Contains(body, "Too many") {
+		t.Fatalf("after %d failures the right password must wait: %d", loginMaxFailures, res.StatusCode)
+	}
+}
+
+func TestTamperedCookieIsIgnored(t *testing.T) {
+	app := newTestApp(t)
+	if _, err := app.store.CreateFirstOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
+		t.Fatal(err)
+	}
+	c := app.client()
+	res, _ := c.post("/login", url.Values{"_csrf": {c.csrf("/login")}, "email": {"a@example.com"}, "password": {"long enough password"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatal(res.StatusCode)
+	}
+	u, _ := url.Parse(app.srv.URL)
+	cookies := c.http.Jar.Cookies(u)
+	if len(cookies) != 1 {
+		t.Fatalf("cookies: %v", cookies)
+	}
+	v := []byte(cookies[0].Value)
+	v[len(v)/2] ^= 1
+	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/", nil)
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: string(v)})
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
+		t.Fatalf("tampered cookie: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+}
+
+func TestHealthStaticAndErrors(t *testing.T) {
+	app := newTestApp(t)
+	c := app.client()
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/nope": 404} {
+		res, _ := c.get(path)
+		if res.StatusCode != want {
+			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
+		}
+	}
+	res, body := c.get("/nope")
+	if !strings.Contains(body, `data-testid="error-page"`) {
+		t.Fatalf("404 page: %s", body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/nope", nil)
+	req.Header.Set("HX-Request", "true")
+	res, body = c.do(req)
+	if res.StatusCode != 404 || strings.Contains(body, "<html") || !strings.Contains(body, "error-fragment") {
+		t.Fatalf("htmx 404 must be a fragment: %d %s", res.StatusCode, body)
+	}
+	_, page := c.get("/setup")
+	m := strings.Index(page, "/static/")
+	if m < 0 {
+		t.Fatal("no static link")
+	}
+	link := page[m : m+strings.IndexByte(page[m:], '"')]
+	res, _ = c.get(link)
+	if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
+		t.Fatalf("%s: %d %q", link, res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	res, _ = c.get("/static/stale/app.css")
+	if res.StatusCode != 200 || res.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("stale hash: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+}
+
+func TestBadTextAndBigBodiesAreRefused(t *testing.T) {
+	app := newTestApp(t)
+	c := app.client()
+	token := c.csrf("/setup")
+	for name, form := range map[string]url.Values{
+		"email":        {"_csrf": {token}, "email": {"a\x00@example.com"}, "display_name": {"A"}, "password": {"long enough password"}},
+		"display_name": {"_csrf": {token}, "email": {"a@example.com"}, "display_name": {"A\xff\xfe"}, "password": {"long enough password"}},
+	} {
+		res, body := c.post("/setup", form)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, name) {
+			t.Errorf("%s: %d, body names field: %v", name, res.StatusCode, strings.Contains(body, name))
+		}
+	}
+	if has, _ := app.store.HasOwner(context.Background()); has {
+		t.Fatal("an owner was created from bad input")
+	}
+	big := url.Values{"_csrf": {token}, "email": {strings.Repeat("a", 2<<20)}}
+	res, _ := c.post("/setup", big)
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("2 MiB body: %d, want 413", res.StatusCode)
+	}
+}

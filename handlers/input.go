@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+)
+
+// checkFormText refuses a form whose fields (or query parameters) hold
+// invalid UTF-8 or NUL bytes, naming the first such field, before any handler
+// or the database sees them.
+func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		params, err := c.FormParams()
+		if err != nil && c.Request().Method == http.MethodPost {
+			return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		}
+		if field := badTextField(params); field != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The field %q contains invalid characters (invalid UTF-8 or a NUL byte).", field))
+		}
+		if field := badTextField(c.QueryParams()); field != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The parameter %q contains invalid characters (invalid UTF-8 or a NUL byte).", field))
+		}
+		return next(c)
+	}
+}
+
+func badTextField(values map[string][]string) string {
+	for name, vs := range values {
+		if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+			return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?")
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return name
+			}
+		}
+	}
+	return ""
+}

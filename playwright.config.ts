@@ -1,0 +1,39 @@
+import { defineConfig } from '@playwright/test';
+
+// One server for the whole run, on its own private PostgreSQL in a fresh data
+// folder; specs share it and run one at a time, in file-name order.
+const port = Number(process.env.E2E_PORT || 18931);
+export const baseURL = `http://127.0.0.1:${port}`;
+export const dataDir = process.env.E2E_DATA_DIR || `/tmp/osfoundry-e2e-${port}`;
+
+export default defineConfig({
+  testDir: './e2e',
+  outputDir: './test-results',
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list'], ['html', { open: 'never', outputFolder: 'playwright-report' }]],
+  use: {
+    baseURL,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: [
+        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      ],
+    },
+  },
+  webServer: {
+    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn`,
+    url: `${baseURL}/readyz`,
+    timeout: 60_000,
+    reuseExistingServer: false,
+    stdout: 'ignore',
+    stderr: 'pipe',
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 15_000 },
+  },
+});
