@@ -138,7 +138,11 @@ func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values) (*Auth
 	if err != nil {
 		return fail("invalid_scope", err.Error())
 	}
-	ar.Scopes = scopes
+	// Read is the baseline of every connection: a client that asks for write
+	// alone (the MCP SDKs ask for the scope of the tool that was refused) gets
+	// read as well, so its next read call is not refused (RFC 6749 §3.3 lets
+	// the server grant other scopes than requested; the token response says which).
+	ar.Scopes, _ = store.ValidateScopes(append(scopes, store.ScopeRead))
 	return ar, nil
 }
 

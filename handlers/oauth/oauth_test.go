@@ -476,6 +476,18 @@ func TestPartialApprovalAndReuse(t *testing.T) {
 	if len(conns) != 1 || !slices.Equal(conns[0].Projects, []string{"Alpha", "Beta"}) {
 		t.Fatalf("connections %+v", conns)
 	}
+	// A client asking for write alone (as MCP SDKs do after a refused write
+	// call) is offered read too, so its read calls work.
+	q := e.authParams(clientID, redirect, challenge)
+	q.Set("scope", store.ScopeWrite)
+	_, d = e.consent(q)
+	if d.Find(`[data-testid="consent-scope-Read"]`).Length() != 1 || d.Find(`[data-testid="consent-scope-Write"] input`).Length() != 1 {
+		t.Fatal("write-only request does not offer read and write")
+	}
+	loc = e.decide(d, "approve", []string{store.ScopeRead, store.ScopeWrite}, nil)
+	if _, tok3 := e.exchange(clientID, loc.Query().Get("code"), verifier, redirect); tok3["scope"] != "osfoundry:read osfoundry:write" {
+		t.Fatalf("write-only request granted %v", tok3["scope"])
+	}
 	// No scope ticked re-renders the page with a message.
 	_, d = e.consent(e.authParams(clientID, "http://127.0.0.1:5000/cb", challenge))
 	d.Find(`input[name="grant"][type="checkbox"]`).Remove()
