@@ -105,8 +105,9 @@ export class TestProvider {
   verifier = '';
   /** How many times the SDK sent the user to authorize. */
   redirects = 0;
-  /** The code from the last approval. */
+  /** The code from the last approval, and the whole callback query (code, state, iss). */
   code = '';
+  callback = new URLSearchParams();
 
   constructor(private browser: CookieBrowser, readonly clientName: string) {}
 
@@ -147,6 +148,17 @@ export class TestProvider {
     const error = back.searchParams.get('error');
     if (error) throw new Error(`authorization refused: ${error}: ${back.searchParams.get('error_description')}`);
     this.code = back.searchParams.get('code') ?? '';
+    this.callback = back.searchParams;
+  }
+
+  discovery: any;
+
+  saveDiscoveryState(state: any) {
+    this.discovery = state;
+  }
+
+  discoveryState() {
+    return this.discovery;
   }
 
   saveCodeVerifier(v: string) {
@@ -160,5 +172,6 @@ export class TestProvider {
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
     if (scope === 'all' || scope === 'tokens') this.tokenSet = undefined;
     if (scope === 'all' || scope === 'client') this.clientInfo = undefined;
+    if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
   }
 }
