@@ -104,13 +104,14 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 // redirected to the client's redirect URI, whatever its scheme.
 func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, projects []store.Project, selected map[int64]bool, msg string) error {
 	f := views.ConsentForm{
-		ClientName:   ar.ClientName(),
-		ClientID:     ar.Client.ClientID,
-		RedirectHost: ar.RedirectHost(),
-		RedirectURI:  ar.RedirectURI,
-		Projects:     projects,
-		Selected:     selected,
-		Error:        msg,
+		ClientName:       ar.ClientName(),
+		ClientID:         ar.Client.ClientID,
+		MetadataDocument: ar.Client.IsMetadataDocument,
+		RedirectHost:     ar.RedirectHost(),
+		RedirectURI:      ar.RedirectURI,
+		Projects:         projects,
+		Selected:         selected,
+		Error:            msg,
 	}
 	if f.Selected == nil {
 		f.Selected = map[int64]bool{}

@@ -269,6 +269,18 @@ func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time
 		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh)); err != nil {
 		return err
 	}
+	// Expired rows of this grant go while we are here (bounded by the
+	// connection's own rows). Spent codes and refresh tokens are kept for a day
+	// past expiry so that a replay is still recognised and revokes the grant.
+	for _, q := range []string{
+		`DELETE FROM access_tokens WHERE connection_id = $1 AND expires_at < $2`,
+		`DELETE FROM refresh_tokens WHERE connection_id = $1 AND expires_at < $2::timestamptz - interval '1 day'`,
+		`DELETE FROM oauth_codes WHERE connection_id = $1 AND expires_at < $2::timestamptz - interval '1 day'`,
+	} {
+		if _, err := tx.Exec(ctx, q, p.ConnectionID, now); err != nil {
+			return err
+		}
+	}
 	return tx.QueryRow(ctx, `SELECT expires_at, scopes FROM access_tokens WHERE token_hash = $1`, HashToken(p.AccessToken)).
 		Scan(&p.AccessExpiresAt, &p.Scopes)
 }

@@ -73,7 +73,7 @@ func newEnv(t *testing.T) *env {
 	h := handlers.New(handlers.Deps{
 		Store:  st,
 		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:]},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
 		Now:    ck.Now,
 	})
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
@@ -296,4 +296,19 @@ func (e *env) fullGrant() (string, map[string]any) {
 		e.t.Fatalf("exchange: %d %v", resp.StatusCode, tok)
 	}
 	return clientID, tok
+}
+
+// testLogOutput sends the server's log to the test log when -v is given.
+func testLogOutput(t *testing.T) io.Writer {
+	if testing.Verbose() {
+		return tWriter{t}
+	}
+	return io.Discard
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

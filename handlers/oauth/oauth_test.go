@@ -586,7 +586,8 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	redirect := "http://localhost:61000/callback"
 	q := e.authParams(docURL, redirect, challenge)
 	resp, d := e.consent(q)
-	if resp.StatusCode != 200 || d.Find(`[data-testid="consent-client-name"]`).Text() != "Claude Code" {
+	if resp.StatusCode != 200 || d.Find(`[data-testid="consent-client-name"]`).Text() != "Claude Code" ||
+		!strings.Contains(d.Find(`[data-testid="consent-client-id"]`).Text(), docURL) {
 		t.Fatalf("consent for a metadata document client: %d %s", resp.StatusCode, d.Find("main").Text())
 	}
 	loc := e.decide(d, "approve", []string{store.ScopeRead, store.ScopeWrite}, nil)
@@ -615,5 +616,70 @@ func TestRegistrationRateLimit(t *testing.T) {
 	resp, out := e.jsonPost("/register", map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb"}, "token_endpoint_auth_method": "none"})
 	if resp.StatusCode != http.StatusTooManyRequests || out["error"] != "invalid_client_metadata" {
 		t.Fatalf("got %d %v", resp.StatusCode, out)
+	}
+}
+
+// TestParallelRefreshesShareOnePair: clients whose sessions share one refresh
+// token race to refresh it; every one of them gets the same new pair.
+func TestParallelRefreshesShareOnePair(t *testing.T) {
+	e := newEnv(t)
+	clientID, tok := e.fullGrant()
+	rt := tok["refresh_token"].(string)
+	const n = 6
+	results := make(chan map[string]any, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			_, out := e.refresh(clientID, rt)
+			results <- out
+		}()
+	}
+	var first map[string]any
+	for i := 0; i < n; i++ {
+		out := <-results
+		if out["access_token"] == nil {
+			t.Fatalf("a parallel refresh failed: %v", out)
+		}
+		if first == nil {
+			first = out
+		} else if out["access_token"] != first["access_token"] || out["refresh_token"] != first["refresh_token"] {
+			t.Fatalf("parallel refreshes got different pairs: %v %v", first, out)
+		}
+	}
+	if _, ok := e.verify(first["access_token"].(string)); !ok {
+		t.Fatal("shared access token not accepted")
+	}
+}
+
+func TestPublicClientMayUseBasicWithoutSecret(t *testing.T) {
+	e := newEnv(t)
+	clientID, tok := e.fullGrant()
+	f := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}
+	if resp, out := e.formPost("/token", f, clientID, ""); resp.StatusCode != 200 {
+		t.Fatalf("basic with empty password: %d %v", resp.StatusCode, out)
+	}
+	if resp, out := e.formPost("/token", f, clientID, "guess"); resp.StatusCode != 401 || out["error"] != "invalid_client" {
+		t.Fatalf("public client with a secret: %d %v", resp.StatusCode, out)
+	}
+}
+
+func TestExpiredTokensArePurgedOnIssue(t *testing.T) {
+	e := newEnv(t)
+	clientID, tok := e.fullGrant()
+	count := func() int {
+		var n int
+		if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM access_tokens WHERE token_hash = $1`, store.HashToken(tok["access_token"].(string))).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if count() != 1 {
+		t.Fatal("access token not stored")
+	}
+	e.clock.Advance(store.AccessTokenTTL + time.Minute)
+	if resp, out := e.refresh(clientID, tok["refresh_token"].(string)); resp.StatusCode != 200 {
+		t.Fatalf("refresh: %d %v", resp.StatusCode, out)
+	}
+	if count() != 0 {
+		t.Fatal("expired access token kept")
 	}
 }

@@ -90,7 +90,9 @@ func (s *Server) authenticateClient(c echo.Context, f url.Values) (*store.OAuthC
 		return nil, oauthError(http.StatusInternalServerError, "server_error", "the server could not check the client; try again")
 	}
 	if cl.IsPublic() {
-		if secret != "" || basic {
+		// Some public clients send HTTP Basic with an empty password; a
+		// secret is never accepted from a client registered without one.
+		if secret != "" {
 			return nil, invalid
 		}
 		return cl, nil
