@@ -71,9 +71,9 @@ func (s *Server) createStaticToken(c echo.Context) error {
 	if len(form.Errors) > 0 {
 		return s.renderConnections(c, http.StatusUnprocessableEntity, form, nil)
 	}
-	conn, err := s.store.CreateConnection(ctx, store.NewConnection{
+	conn, token, expires, err := s.store.CreateTokenConnection(ctx, store.NewConnection{
 		WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ClientName: form.ClientName, Scopes: params["scope"], ProjectIDs: projectIDs,
-	})
+	}, s.oauth.Resource(), store.StaticTokenTTL)
 	var fe *store.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -83,10 +83,6 @@ func (s *Server) createStaticToken(c echo.Context) error {
 		form.Errors["project"] = "one of the chosen projects no longer exists"
 		return s.renderConnections(c, http.StatusUnprocessableEntity, form, nil)
 	case err != nil:
-		return err
-	}
-	token, expires, err := s.store.MintAccessToken(ctx, conn.ID, s.oauth.Resource(), conn.Scopes, store.StaticTokenTTL)
-	if err != nil {
 		return err
 	}
 	s.log.Info("static token created", "connection_id", conn.ID, "owner_id", o.ID, "scopes", conn.Scopes)

@@ -305,11 +305,7 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 		}
 		projectIDs = append(projectIDs, id)
 	}
-	c, err := s.CreateConnection(ctx, NewConnection{WorkspaceID: wsID, OwnerID: ownerID, ClientName: r.ClientName, Scopes: r.Scopes, ProjectIDs: projectIDs})
-	if err != nil {
-		return nil, err
-	}
-	tok, exp, err := s.MintAccessToken(ctx, c.ID, r.Resource, c.Scopes, StaticTokenTTL)
+	c, tok, exp, err := s.CreateTokenConnection(ctx, NewConnection{WorkspaceID: wsID, OwnerID: ownerID, ClientName: r.ClientName, Scopes: r.Scopes, ProjectIDs: projectIDs}, r.Resource, StaticTokenTTL)
 	if err != nil {
 		return nil, err
 	}
@@ -358,4 +354,20 @@ func (s *Store) ListConnections(ctx context.Context, workspaceID int64) ([]Conne
 		return nil, fmt.Errorf("store: list connections: %w", err)
 	}
 	return out, nil
+}
+
+// CreateTokenConnection creates a connection (by workspace, owner and
+// project ids) and mints its first access token for resource, without
+// OAuth. CreateStaticToken builds on it for the CLI; tests use it directly.
+// The token is returned once.
+func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, resource string, ttl time.Duration) (*Connection, string, time.Time, error) {
+	c, err := s.CreateConnection(ctx, n)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	token, expires, err := s.MintAccessToken(ctx, c.ID, resource, c.Scopes, ttl)
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	return c, token, expires, nil
 }

@@ -39,3 +39,43 @@ func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, n
 	}
 	return seq, nil
 }
+
+// MaxEventPage is the largest page poll_resource_events returns.
+const MaxEventPage = 100
+
+// PollEvents returns up to limit events of a session the connection is
+// invited to with a sequence greater than afterSeq, ascending, and the
+// sequence to pass back next time (the last one returned, or afterSeq when
+// there is nothing new). ErrNotFound: no such session in the workspace;
+// ErrForbidden: not invited.
+func (s *Store) PollEvents(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, afterSeq int64, limit int) ([]ResourceEvent, int64, error) {
+	if limit < 1 || limit > MaxEventPage {
+		return nil, 0, &FieldError{"limit", "use 1 to 100"}
+	}
+	if afterSeq < 0 {
+		return nil, 0, &FieldError{"after_sequence", "use 0 or more"}
+	}
+	sess, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
+	if err != nil {
+		return nil, 0, wrap("poll events", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT sequence, kind, note_id, payload, created_at FROM resource_events
+		WHERE session_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`, sess.ID, afterSeq, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: poll events: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ResourceEvent, error) {
+		var e ResourceEvent
+		err := r.Scan(&e.Sequence, &e.Kind, &e.NoteID, &e.Payload, &e.CreatedAt)
+		return e, err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: poll events: %w", err)
+	}
+	next := afterSeq
+	if len(out) > 0 {
+		next = out[len(out)-1].Sequence
+	}
+	return out, next, nil
+}

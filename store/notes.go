@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -86,6 +88,132 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotesChannel,
 		strconv.FormatInt(out.SessionID, 10)+":"+strconv.FormatInt(out.ID, 10)); err != nil {
 		return nil, fmt.Errorf("notify: %w", err)
+	}
+	return out, nil
+}
+
+// AgentNote is the input of PostAgentNote: a note from a connection's agent
+// to the whole session, addressed by the (type, public id) agents use.
+type AgentNote struct {
+	WorkspaceID    int64
+	ConnectionID   int64
+	SessionType    string
+	SessionID      string
+	Subject        string
+	Body           string
+	IdempotencyKey string
+}
+
+// MaxIdempotencyKeyLen bounds an agent's idempotency key.
+const MaxIdempotencyKeyLen = 200
+
+// Validate checks the lengths of an agent note.
+func (a AgentNote) Validate() error {
+	switch {
+	case utf8.RuneCountInString(a.Subject) > MaxSubjectLen:
+		return &FieldError{"subject", "use at most 200 characters"}
+	case utf8.RuneCountInString(a.Body) > MaxBodyLen:
+		return &FieldError{"body", "use at most 10000 characters"}
+	case a.IdempotencyKey == "" || utf8.RuneCountInString(a.IdempotencyKey) > MaxIdempotencyKeyLen:
+		return &FieldError{"idempotency_key", "use 1 to 200 characters"}
+	}
+	return nil
+}
+
+// ErrKeyReused means an idempotency key was sent again with a different
+// session, subject or body; nothing was written.
+var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different note; send the same session, subject and body to retry, or use a new key for a new note"}
+
+// PostAgentNote adds a note from the connection's agent to the whole session,
+// with its resource event and change notification, in one transaction. The
+// connection must be invited (ErrForbidden), the session must exist in its
+// workspace (ErrNotFound), and the agent must have claimed a profile
+// (ErrNoProfile). One row exists per (connection, idempotency key), enforced
+// by a unique constraint: posting the same key again returns the first note
+// with duplicate true, also when retries race; the same key with a different
+// session, subject or body gives ErrKeyReused and writes nothing.
+func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, duplicate bool, err error) {
+	if err := in.Validate(); err != nil {
+		return nil, false, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		sess, err := sessionForAgent(ctx, tx, in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID)
+		if err != nil {
+			return err
+		}
+		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sess.ID, SenderKind: "agent", SenderConnectionID: &in.ConnectionID,
+			MessageType: MessageNote, Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
+		var slug *string
+		err = tx.QueryRow(ctx, `
+			SELECT p.display_name, c.sender_slug FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
+			WHERE p.workspace_id = $1 AND p.connection_id = $2`, in.WorkspaceID, in.ConnectionID).Scan(&n.SenderName, &slug)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && slug == nil) {
+			return ErrNoProfile
+		}
+		if err != nil {
+			return err
+		}
+		n.SenderSlug = *slug
+		note, err = insertNote(ctx, tx, n)
+		if err != nil || note != nil {
+			return err
+		}
+		// The key was used before (possibly by a retry committed a moment
+		// ago): this statement sees the committed first note.
+		first, err := scanNote(tx.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
+			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
+		if err != nil {
+			return fmt.Errorf("load first note: %w", err)
+		}
+		if first.SessionID != sess.ID || first.Subject != in.Subject || first.Body != in.Body {
+			return ErrKeyReused
+		}
+		note, duplicate = first, true
+		return nil
+	})
+	if errors.Is(err, ErrKeyReused) {
+		return nil, false, ErrKeyReused
+	}
+	if err != nil {
+		return nil, false, wrap("post note", err)
+	}
+	return note, duplicate, nil
+}
+
+// MaxMailPage is the largest page read_session_mail returns.
+const MaxMailPage = 20
+
+// ReadAgentMail returns a page of the Team mail the connection may read in a
+// session it is invited to: notes to its sender slug, notes to the whole
+// session, and the notes it posted; never analysis notes. Newest first; with
+// beforeID > 0 only notes with a smaller id. It returns limit+1 rows at most
+// so that the caller can tell whether an older page exists.
+func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, error) {
+	if limit < 1 || limit > MaxMailPage {
+		return nil, &FieldError{"limit", "use 1 to 20"}
+	}
+	sess, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
+	if err != nil {
+		return nil, wrap("read mail", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+noteColumns+` FROM notes n
+		WHERE n.session_id = $1 AND n.message_type <> 'analysis'
+			AND (n.recipient_slug IS NULL
+				OR n.recipient_slug = (SELECT sender_slug FROM connections WHERE id = $2)
+				OR n.sender_connection_id = $2)
+			AND ($3 = 0 OR n.id < $3)
+		ORDER BY n.id DESC
+		LIMIT $4`, sess.ID, connectionID, beforeID, limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("store: read mail: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
+		n, err := scanNote(r)
+		return *n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read mail: %w", err)
 	}
 	return out, nil
 }

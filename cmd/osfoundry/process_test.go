@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/osfoundry/osfoundry/store/pgserver"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// These tests run the real osfoundry binary as separate processes.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// binary builds osfoundry once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "osfbin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "osfoundry")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// replica is one running server process.
+type replica struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	URL  string
+	logs *syncBuffer
+	// done is closed when the process has exited; err is its exit error.
+	done chan struct{}
+	err  error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+const testSessionKey = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startReplica starts osfoundry against dsn on a free loopback port. baseURL
+// may be empty (then it is the replica's own address).
+func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
+	t.Helper()
+	addr := freePort(t)
+	if baseURL == "" {
+		baseURL = "http://" + addr
+	}
+	args := append([]string{"serve", "--addr", addr, "--base-url", baseURL, "--data-dir", t.TempDir(), "--log-level", "info"}, extra...)
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "OSFOUNDRY_SESSION_KEY="+testSessionKey)
+	r := &replica{t: t, cmd: cmd, URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout = r.logs
+	cmd.Stderr = r.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.err = cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-r.done
+		}
+		if t.Failed() {
+			t.Logf("replica %s log:\n%s", r.URL, r.logs.String())
+		}
+	})
+	return r
+}
+
+// waitReady polls /readyz (at most 600 times, 50 ms apart).
+func (r *replica) waitReady() {
+	r.t.Helper()
+	for range 600 {
+		select {
+		case <-r.done:
+			r.t.Fatalf("replica exited during start: %v\n%s", r.err, r.logs.String())
+		default:
+		}
+		res, err := http.Get(r.URL + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatalf("replica %s not ready\n%s", r.URL, r.logs.String())
+}
+
+func countRows(t *testing.T, dsn, query string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestReplicasStartingTogetherMigrateOnce(t *testing.T) {
+	dsn := storetest.NewEmptyDatabase(t)
+	a := startReplica(t, dsn, "")
+	b := startReplica(t, dsn, "")
+	a.waitReady()
+	b.waitReady()
+	all := countRows(t, dsn, `SELECT count(*) FROM schema_migrations`)
+	if all == 0 {
+		t.Fatal("no migrations recorded")
+	}
+	applied := strings.Count(a.logs.String(), "migrations applied") + strings.Count(b.logs.String(), "migrations applied")
+	if applied != 1 {
+		t.Fatalf("%d replicas applied migrations, want exactly 1", applied)
+	}
+}
+
+func TestGracefulShutdownDrainsInFlightRequest(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	r := startReplica(t, dsn, "", "--shutdown-timeout", "10s")
+	r.waitReady()
+
+	// Send the headers and half of a body, then SIGTERM, then the rest: the
+	// request must still get its answer before the process exits.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := "email=a%40example.com&password=xxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		strings.TrimPrefix(r.URL, "http://"), len(body), body[:10])
+	time.Sleep(200 * time.Millisecond) // let the server start reading the request
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-r.done:
+		t.Fatalf("server exited with a request in flight: %v", r.err)
+	default:
+	}
+	io.WriteString(conn, body[10:])
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("in-flight request lost: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode == 0 {
+		t.Fatal("no status")
+	}
+	select {
+	case <-r.done:
+		if r.err != nil {
+			t.Fatalf("exit after drain: %v", r.err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not exit after draining")
+	}
+	if !strings.Contains(r.logs.String(), "shutting down") {
+		t.Fatal("no shutdown log line")
+	}
+}
+
+func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
+	if _, err := pgserver.FindBinDir(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	root, err := os.MkdirTemp("", "osfout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	os.Chmod(root, 0o711)
+	opts := pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}
+	pg, err := pgserver.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { pg.Stop() }()
+	r := startReplica(t, pg.DSN, "")
+	r.waitReady()
+
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	status := func(path string) (int, string) {
+		res, err := noFollow.Get(r.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, _ := status("/login"); code != http.StatusSeeOther {
+		t.Fatalf("/login before outage: %d", code)
+	}
+
+	pg.Stop()
+	if code, _ := status("/readyz"); code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz during outage: %d", code)
+	}
+	code, body := status("/login")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "database is unavailable") {
+		t.Fatalf("/login during outage: %d %q", code, body)
+	}
+	if code, _ := status("/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz during outage: %d", code)
+	}
+
+	pg, err = pgserver.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady()
+	if code, _ := status("/login"); code != http.StatusSeeOther {
+		t.Fatalf("/login after recovery: %d", code)
+	}
+	select {
+	case <-r.done:
+		t.Fatalf("server exited during the outage: %v", r.err)
+	default:
+	}
+	if strings.Contains(r.logs.String(), "panic") {
+		t.Fatal("panic in log")
+	}
+}

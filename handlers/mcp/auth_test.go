@@ -1,0 +1,294 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/handlers/mcp"
+	"github.com/osfoundry/osfoundry/store"
+)
+
+type refusalBody struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int    `json:"id"`
+	Result  *struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Meta       map[string][]string `json:"_meta"`
+		ResultType string              `json:"resultType"`
+	} `json:"result"`
+	Error json.RawMessage `json:"error"`
+}
+
+// TestRefusals asserts the double refusal of SPEC §3 for each way a call
+// can lack a valid token: status, every WWW-Authenticate field, and the
+// JSON-RPC isError result carrying the same header.
+func TestRefusals(t *testing.T) {
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	valid := e.agent(ws, owner, store.AllScopes)
+	expired := e.agent(ws, owner, store.AllScopes)
+	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE connection_id = $1`, expired.conn.ID); err != nil {
+		t.Fatal(err)
+	}
+	revoked := e.agent(ws, owner, store.AllScopes)
+	if err := e.st.RevokeConnection(e.ctx, ws, revoked.conn.ID); err != nil {
+		t.Fatal(err)
+	}
+	otherResource, _, err := e.st.MintAccessToken(e.ctx, valid.conn.ID, "http://other.example/mcp", store.AllScopes, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := e.agent(ws, owner, []string{store.ScopeRead})
+	metadata := e.base + "/.well-known/oauth-protected-resource/mcp"
+
+	cases := []struct {
+		name   string
+		token  string
+		tool   string
+		status int
+		header string
+		text   string
+	}{
+		{"no token", "", "set_status", 401,
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"no token, read tool", "", "list_agents", 401,
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"garbage token", "osf_at_garbage", "set_status", 401,
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"expired token", expired.token, "set_status", 401,
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"revoked connection", revoked.token, "set_status", 401,
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"token for another resource", otherResource, "list_agents", 401,
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+		{"read-only token on write tool", readOnly.token, "set_status", 403,
+			`Bearer error="insufficient_scope", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Insufficient scope: this tool needs osfoundry:write"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp, body := e.rpc(c.token, toolCall(7, c.tool, map[string]any{}))
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			}
+			if got := resp.Header.Values("WWW-Authenticate"); !slices.Equal(got, []string{c.header}) {
+				t.Fatalf("WWW-Authenticate\n got %q\nwant %q", got, c.header)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("Content-Type %q", ct)
+			}
+			var b refusalBody
+			if err := json.Unmarshal(body, &b); err != nil {
+				t.Fatalf("%v: %s", err, body)
+			}
+			if b.JSONRPC != "2.0" || b.ID != 7 || b.Error != nil || b.Result == nil {
+				t.Fatalf("want a JSON-RPC result for id 7, got %s", body)
+			}
+			r := b.Result
+			if !r.IsError || len(r.Content) != 1 || r.Content[0].Type != "text" || r.Content[0].Text != c.text {
+				t.Fatalf("result %s, want isError with text %q", body, c.text)
+			}
+			if got := r.Meta["mcp/www_authenticate"]; !slices.Equal(got, []string{c.header}) {
+				t.Fatalf("_meta[mcp/www_authenticate] = %q, want [%q]", got, c.header)
+			}
+		})
+	}
+
+	t.Run("valid token passes", func(t *testing.T) {
+		resp, body := e.rpc(valid.token, toolCall(1, "list_agents", map[string]any{}), "Mcp-Protocol-Version", "2025-11-25")
+		if resp.StatusCode != 200 || resp.Header.Get("WWW-Authenticate") != "" || strings.Contains(string(body), `"isError":true`) {
+			t.Fatalf("%d %v %s", resp.StatusCode, resp.Header, body)
+		}
+	})
+	t.Run("newer protocol refusal carries resultType", func(t *testing.T) {
+		body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"set_status","arguments":{},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+		resp, b := e.rpc("", body)
+		var rb refusalBody
+		if err := json.Unmarshal(b, &rb); err != nil || resp.StatusCode != 401 || rb.Result == nil || rb.Result.ResultType != "complete" {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+	})
+}
+
+// TestAnonymousMethods checks that initialize, tools/list, ping and
+// notifications answer without a token.
+func TestAnonymousMethods(t *testing.T) {
+	e := newEnv(t)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		resp, b := e.rpc("", body, "Mcp-Protocol-Version", "2025-11-25")
+		if resp.StatusCode >= 300 || resp.Header.Get("WWW-Authenticate") != "" || strings.Contains(string(b), `"error"`) {
+			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
+		}
+	}
+	// The go-sdk client (newest protocol, server/discover) lists tools anonymously.
+	cs := connectClient(t, e.mcpURL(), http.DefaultTransport)
+	res, err := cs.ListTools(e.ctx, nil)
+	if err != nil || len(res.Tools) != 8 {
+		t.Fatalf("anonymous ListTools: %v %d", err, len(res.Tools))
+	}
+}
+
+// TestHostAndOrigin checks the DNS-rebinding guard and CORS.
+func TestHostAndOrigin(t *testing.T) {
+	e := newEnv(t)
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	do := func(method, host, origin string) *http.Response {
+		req, _ := http.NewRequest(method, e.mcpURL(), strings.NewReader(list))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	for _, c := range []struct {
+		name, method, host, origin string
+		status                     int
+	}{
+		{"loopback host", "POST", "", "", 200},
+		{"localhost host", "POST", "localhost:1234", "", 200},
+		{"foreign host", "POST", "evil.example", "", 403},
+		{"foreign origin", "POST", "", "https://evil.example", 403},
+		{"public origin", "POST", "", e.base, 200},
+		{"loopback origin", "POST", "", "http://localhost:5173", 200},
+		{"preflight", "OPTIONS", "", "http://localhost:5173", 204},
+	} {
+		resp := do(c.method, c.host, c.origin)
+		if resp.StatusCode != c.status {
+			t.Errorf("%s: status %d, want %d", c.name, resp.StatusCode, c.status)
+		}
+		if c.origin != "" && c.status < 400 {
+			if resp.Header.Get("Access-Control-Allow-Origin") != c.origin || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+				t.Errorf("%s: CORS headers %v", c.name, resp.Header)
+			}
+		}
+	}
+}
+
+// TestProtectedResourceMetadata checks both RFC 9728 documents.
+func TestProtectedResourceMetadata(t *testing.T) {
+	e := newEnv(t)
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(e.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Resource               string   `json:"resource"`
+			AuthorizationServers   []string `json:"authorization_servers"`
+			ScopesSupported        []string `json:"scopes_supported"`
+			BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %v", path, resp.StatusCode, err)
+		}
+		if m.Resource != e.base+"/mcp" || !slices.Equal(m.AuthorizationServers, []string{e.base}) ||
+			!slices.Equal(m.ScopesSupported, []string{"osfoundry:read", "osfoundry:write"}) || !slices.Equal(m.BearerMethodsSupported, []string{"header"}) {
+			t.Fatalf("%s: %+v", path, m)
+		}
+	}
+}
+
+// TestPresenceWrittenAtMostEvery30s checks that an authenticated call marks
+// the connection seen and a second call right after does not write again.
+func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	a := e.agent(ws, owner, store.AllScopes)
+	seen := func() *time.Time {
+		c, err := e.st.GetConnection(e.ctx, ws, a.conn.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.LastSeenAt
+	}
+	if seen() != nil {
+		t.Fatal("seen before any call")
+	}
+	a.ok("list_agents", map[string]any{}, nil)
+	first := seen()
+	if first == nil {
+		t.Fatal("not marked seen")
+	}
+	a.ok("list_agents", map[string]any{}, nil)
+	if second := seen(); !second.Equal(*first) {
+		t.Fatalf("last_seen_at rewritten within 30 s: %v then %v", first, second)
+	}
+	// Older than 30 s: the next call writes again.
+	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE connections SET last_seen_at = now() - interval '31 seconds' WHERE id = $1`, a.conn.ID); err != nil {
+		t.Fatal(err)
+	}
+	stale := seen()
+	a.ok("list_agents", map[string]any{}, nil)
+	if third := seen(); !third.After(*stale) {
+		t.Fatalf("last_seen_at not refreshed after 31 s: %v then %v", stale, third)
+	}
+}
+
+// TestPublicHost: with a public base URL, its Host and Origin are accepted
+// besides loopback, and anything else is refused.
+func TestPublicHost(t *testing.T) {
+	e := newEnv(t)
+	h := mcp.New(mcp.Options{Store: e.st, BaseURL: "https://foundry.example"})
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	for _, c := range []struct {
+		host, origin string
+		status       int
+	}{
+		{"foundry.example", "", 200},
+		{"foundry.example", "https://foundry.example", 200},
+		{"foundry.example", "https://evil.example", 403},
+		{"evil.example", "", 403},
+		{"127.0.0.1:8080", "", 200},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "https://"+c.host+"/mcp", strings.NewReader(list))
+		req.Host = c.host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.status {
+			t.Errorf("Host %s Origin %s: %d, want %d", c.host, c.origin, rec.Code, c.status)
+		}
+	}
+}
+
+// TestDatabaseDownLeaksNothing: when the token cannot be checked, the answer
+// is a bare 500 without database detail.
+func TestDatabaseDownLeaksNothing(t *testing.T) {
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	a := e.agent(ws, owner, store.AllScopes)
+	e.st.Close()
+	resp, body := e.rpc(a.token, toolCall(1, "list_agents", map[string]any{}))
+	if resp.StatusCode != 500 || strings.TrimSpace(string(body)) != "internal error" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,282 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/handlers/mcp"
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// env is one test's world: a fresh database, the MCP handler mounted on a
+// real HTTP server with a plain ServeMux, and helpers to populate it.
+type env struct {
+	t    *testing.T
+	ctx  context.Context
+	st   *store.Store
+	h    *mcp.Handler
+	srv  *httptest.Server
+	base string
+	seq  atomic.Int64
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, ctx: context.Background(), st: storetest.New(t)}
+	mux := http.NewServeMux()
+	e.srv = httptest.NewServer(mux)
+	t.Cleanup(e.srv.Close)
+	e.base = e.srv.URL
+	e.h = mcp.New(mcp.Options{Store: e.st, BaseURL: e.base})
+	mux.Handle("/mcp", e.h)
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", e.h.ProtectedResourceMetadata())
+	mux.Handle("/.well-known/oauth-protected-resource", e.h.ProtectedResourceMetadata())
+	return e
+}
+
+func (e *env) mcpURL() string { return e.base + "/mcp" }
+
+// workspace creates a workspace with one owner (rows written directly: the
+// password hash is never checked here).
+func (e *env) workspace(name string) (wsID, ownerID int64) {
+	e.t.Helper()
+	pool := e.st.Pool()
+	if err := pool.QueryRow(e.ctx, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, name).Scan(&wsID); err != nil {
+		e.t.Fatal(err)
+	}
+	email := fmt.Sprintf("owner%d@example.com", e.seq.Add(1))
+	if err := pool.QueryRow(e.ctx, `INSERT INTO owners (workspace_id, email, display_name, password_hash)
+		VALUES ($1, $2, 'Owner', '$argon2id$test') RETURNING id`, wsID, email).Scan(&ownerID); err != nil {
+		e.t.Fatal(err)
+	}
+	return wsID, ownerID
+}
+
+func (e *env) project(wsID int64, name string) int64 {
+	e.t.Helper()
+	p, err := e.st.CreateProject(e.ctx, wsID, name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p.ID
+}
+
+func (e *env) session(wsID, projectID int64, typ string) *store.Session {
+	e.t.Helper()
+	s, err := e.st.CreateSession(e.ctx, store.NewSession{WorkspaceID: wsID, ProjectID: projectID, Type: typ, Title: "Session " + typ})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// agent is a connection with an access token for this server's /mcp.
+type agent struct {
+	e     *env
+	conn  *store.Connection
+	token string
+	cs    *mcpsdk.ClientSession
+}
+
+func (e *env) agent(wsID, ownerID int64, scopes []string, projects ...int64) *agent {
+	e.t.Helper()
+	c, token, _, err := e.st.CreateTokenConnection(e.ctx, store.NewConnection{
+		WorkspaceID: wsID, OwnerID: ownerID, ClientName: "test client", Scopes: scopes, ProjectIDs: projects,
+	}, e.mcpURL(), time.Hour)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &agent{e: e, conn: c, token: token}
+}
+
+func (a *agent) invite(s *store.Session, role string) {
+	a.e.t.Helper()
+	if err := a.e.st.Invite(a.e.ctx, s.WorkspaceID, s.ID, a.conn.ID, role); err != nil {
+		a.e.t.Fatal(err)
+	}
+}
+
+// bearer adds the token to every request of the go-sdk client.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// connect opens a go-sdk client session that sends the agent's token
+// through rt (http.DefaultTransport when nil).
+func (a *agent) connect(rt http.RoundTripper) *mcpsdk.ClientSession {
+	a.e.t.Helper()
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return connectClient(a.e.t, a.e.mcpURL(), bearer{a.token, rt})
+}
+
+func connectClient(t *testing.T, url string, rt http.RoundTripper) *mcpsdk.ClientSession {
+	t.Helper()
+	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "osfoundry-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// call calls a tool through the agent's client session (opened on first
+// use) and returns the result.
+func (a *agent) call(name string, args any) *mcpsdk.CallToolResult {
+	a.e.t.Helper()
+	if a.cs == nil {
+		a.cs = a.connect(nil)
+	}
+	res, err := a.cs.CallTool(a.e.ctx, &mcpsdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		a.e.t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// ok calls a tool, fails the test on an isError result, and decodes the
+// structured output into out (when non-nil).
+func (a *agent) ok(name string, args any, out any) {
+	a.e.t.Helper()
+	res := a.call(name, args)
+	if res.IsError {
+		a.e.t.Fatalf("%s(%s): isError %s", name, mustJSON(args), text(res))
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(mustJSON(res.StructuredContent)), out); err != nil {
+			a.e.t.Fatalf("%s: decode %s: %v", name, mustJSON(res.StructuredContent), err)
+		}
+	}
+}
+
+// refused calls a tool and returns the isError text, failing when the call
+// succeeded.
+func (a *agent) refused(name string, args any) string {
+	a.e.t.Helper()
+	res := a.call(name, args)
+	if !res.IsError {
+		a.e.t.Fatalf("%s(%s): want isError, got %s", name, mustJSON(args), mustJSON(res.StructuredContent))
+	}
+	return text(res)
+}
+
+func text(res *mcpsdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcpsdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// rpc posts one raw JSON-RPC message to /mcp, as a plain HTTP client would.
+func (e *env) rpc(token string, body string, hdr ...string) (*http.Response, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.mcpURL(), bytes.NewBufferString(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp, b
+}
+
+// toolCall is the JSON-RPC body of a tools/call.
+func toolCall(id int, name string, args any) string {
+	return mustJSON(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// ownerNote writes a note from an owner directly (the web app's path is not
+// part of this package): to is a sender slug, or nil for the whole session.
+func (e *env) ownerNote(s *store.Session, ownerID int64, to *string, messageType, subject string) int64 {
+	e.t.Helper()
+	var id int64
+	err := e.st.Pool().QueryRow(e.ctx, `
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, recipient_slug, message_type, subject, body)
+		VALUES ($1, $2, 'owner', $3, 'owner', 'Owner', $4, $5, $6, 'body') RETURNING id`,
+		s.WorkspaceID, s.ID, ownerID, to, messageType, subject).Scan(&id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// claim claims a profile for the agent and returns its sender slug.
+func (a *agent) claim(handle string) string {
+	a.e.t.Helper()
+	var p struct {
+		SenderSlug string `json:"sender_slug"`
+	}
+	a.ok("claim_connected_profile", map[string]any{"handle": handle, "display_name": strings.ToUpper(handle)}, &p)
+	return p.SenderSlug
+}
+
+func ref(s *store.Session) map[string]any {
+	return map[string]any{"session_type": s.Type, "session_id": s.PublicID}
+}
+
+func with(m map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// jsonInto decodes a structured tool result into out.
+func jsonInto(v any, out any) error {
+	return json.Unmarshal([]byte(mustJSON(v)), out)
+}

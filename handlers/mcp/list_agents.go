@@ -1,0 +1,52 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+const noArgsSchema = `{"type":"object","properties":{},"additionalProperties":false}`
+
+type agentOut struct {
+	Handle      string `json:"handle"`
+	DisplayName string `json:"display_name"`
+	Presence    string `json:"presence"`
+	// The status, present only where the caller shares a project with the agent.
+	*statusOut
+}
+
+type agentsOut struct {
+	Agents []agentOut `json:"agents"`
+}
+
+func (h *Handler) addListAgents() {
+	addTool(h, store.ScopeRead, &mcpsdk.Tool{
+		Name: "list_agents",
+		Description: "List the agents of your workspace by handle: display_name and presence (active: last call ≤2 min ago, " +
+			"idle ≤30 min, away ≤24 h, else offline). repo, branch, task and updated_at (self-reported) appear only " +
+			"for agents seated in a project with you.",
+		InputSchema: json.RawMessage(noArgsSchema),
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, h.listAgents)
+}
+
+func (h *Handler) listAgents(ctx context.Context, c *caller, _ map[string]any) (any, error) {
+	agents, err := h.store.ListAgents(ctx, c.WorkspaceID, c.ConnectionID)
+	if err != nil {
+		return nil, err
+	}
+	out := agentsOut{Agents: make([]agentOut, 0, len(agents))}
+	for _, a := range agents {
+		o := agentOut{Handle: a.Handle, DisplayName: a.DisplayName, Presence: a.Presence}
+		if a.SharesProject {
+			s := toStatusOut(a.Status)
+			o.statusOut = &s
+		}
+		out.Agents = append(out.Agents, o)
+	}
+	return out, nil
+}

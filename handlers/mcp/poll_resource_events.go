@@ -1,0 +1,62 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+const pollResourceEventsSchema = `{"type":"object","properties":{` +
+	`"resource_type":{"enum":["agent_session","team_session","loop_session"]},` +
+	`"resource_id":{"type":"string"},` +
+	`"after_sequence":{"type":"integer","minimum":0},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":100,"default":50}},` +
+	`"required":["resource_type","resource_id","after_sequence"],"additionalProperties":false}`
+
+type pollArgs struct {
+	ResourceType  string `json:"resource_type"`
+	ResourceID    string `json:"resource_id"`
+	AfterSequence int64  `json:"after_sequence"`
+	Limit         int    `json:"limit"`
+}
+
+type eventOut struct {
+	Sequence  int64           `json:"sequence"`
+	Kind      string          `json:"kind"`
+	NoteID    *int64          `json:"note_id,omitempty"`
+	Payload   json.RawMessage `json:"payload"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+func (h *Handler) addPollResourceEvents() {
+	addTool(h, store.ScopeRead, &mcpsdk.Tool{
+		Name: "poll_resource_events",
+		Description: "Read what happened in a session you are invited to (note_posted, participant_invited/updated/removed, " +
+			"session_updated) after after_sequence, oldest first, at most limit (default 50). Pass next_sequence back as " +
+			"after_sequence next time; start from 0 or read_session_state's last_sequence.",
+		InputSchema: json.RawMessage(pollResourceEventsSchema),
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, h.pollResourceEvents)
+}
+
+func (h *Handler) pollResourceEvents(ctx context.Context, c *caller, in pollArgs) (any, error) {
+	if in.Limit == 0 {
+		in.Limit = 50
+	}
+	events, next, err := h.store.PollEvents(ctx, c.WorkspaceID, c.ConnectionID, in.ResourceType, in.ResourceID, in.AfterSequence, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		Events       []eventOut `json:"events"`
+		NextSequence int64      `json:"next_sequence"`
+	}{Events: make([]eventOut, 0, len(events)), NextSequence: next}
+	for _, e := range events {
+		out.Events = append(out.Events, eventOut{Sequence: e.Sequence, Kind: e.Kind, NoteID: e.NoteID, Payload: e.Payload, CreatedAt: e.CreatedAt})
+	}
+	return out, nil
+}

@@ -1,0 +1,57 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// The schema SPEC §3 fixes, sent verbatim; the 1–200 length of
+// idempotency_key is checked by the store.
+const postSessionNoteSchema = `{"type":"object","properties":{` +
+	`"session_type":{"enum":["agent_session","team_session","loop_session"]},` +
+	`"session_id":{"type":"string"},"subject":{"type":"string","maxLength":200},` +
+	`"body":{"type":"string","maxLength":10000},"idempotency_key":{"type":"string"}},` +
+	`"required":["session_type","session_id","subject","body","idempotency_key"],` +
+	`"additionalProperties":false}`
+
+type postNoteArgs struct {
+	SessionType    string `json:"session_type"`
+	SessionID      string `json:"session_id"`
+	Subject        string `json:"subject"`
+	Body           string `json:"body"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+type postNoteOut struct {
+	ID         int64  `json:"id"`
+	SenderSlug string `json:"sender_slug"`
+	Duplicate  bool   `json:"duplicate"`
+}
+
+func (h *Handler) addPostSessionNote() {
+	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
+		Name: "post_session_note",
+		Description: "Post a note to a session's Team mail, read by its owners and participants (labelled outside assistant). " +
+			"Only in sessions you are invited to; claim a profile first. Post what a person must read (started, a question, " +
+			"PR opened, done); progress goes in set_status. Retrying with the same idempotency_key (1-200 chars) returns the " +
+			"first note with duplicate: true. Returns id, sender_slug, duplicate.",
+		InputSchema: json.RawMessage(postSessionNoteSchema),
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+	}, h.postSessionNote)
+}
+
+func (h *Handler) postSessionNote(ctx context.Context, c *caller, in postNoteArgs) (any, error) {
+	n, dup, err := h.store.PostAgentNote(ctx, store.AgentNote{
+		WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
+		SessionType: in.SessionType, SessionID: in.SessionID,
+		Subject: in.Subject, Body: in.Body, IdempotencyKey: in.IdempotencyKey,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return postNoteOut{ID: n.ID, SenderSlug: n.SenderSlug, Duplicate: dup}, nil
+}

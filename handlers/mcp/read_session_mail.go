@@ -1,0 +1,83 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+const readSessionMailSchema = `{"type":"object","properties":{` +
+	`"session_type":{"enum":["agent_session","team_session","loop_session"]},` +
+	`"session_id":{"type":"string"},` +
+	`"before_id":{"type":"integer","minimum":1},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":20,"default":10}},` +
+	`"required":["session_type","session_id"],"additionalProperties":false}`
+
+type readMailArgs struct {
+	SessionType string `json:"session_type"`
+	SessionID   string `json:"session_id"`
+	BeforeID    int64  `json:"before_id"`
+	Limit       int    `json:"limit"`
+}
+
+type noteOut struct {
+	ID          int64     `json:"id"`
+	From        string    `json:"from"`
+	FromName    string    `json:"from_name"`
+	FromKind    string    `json:"from_kind"` // "owner" or "outside assistant"
+	To          *string   `json:"to"`        // null: the whole session
+	MessageType string    `json:"message_type"`
+	Subject     string    `json:"subject"`
+	Body        string    `json:"body"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+type mailOut struct {
+	Notes []noteOut `json:"notes"`
+	// NextBeforeID is the before_id of the next older page; absent on the last page.
+	NextBeforeID *int64 `json:"next_before_id,omitempty"`
+}
+
+func (h *Handler) addReadSessionMail() {
+	addTool(h, store.ScopeRead, &mcpsdk.Tool{
+		Name: "read_session_mail",
+		Description: "Read Team mail of a session you are invited to: notes to your sender slug, notes to the whole " +
+			"session, and notes you posted. Newest first, at most limit (default 10). For older notes pass " +
+			"before_id = next_before_id. To catch up, read from the top until a page holds an id you have seen.",
+		InputSchema: json.RawMessage(readSessionMailSchema),
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+	}, h.readSessionMail)
+}
+
+func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArgs) (any, error) {
+	if in.Limit == 0 {
+		in.Limit = 10
+	}
+	notes, err := h.store.ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := mailOut{Notes: make([]noteOut, 0, len(notes))}
+	if len(notes) > in.Limit {
+		notes = notes[:in.Limit]
+		next := notes[len(notes)-1].ID
+		out.NextBeforeID = &next
+	}
+	for _, n := range notes {
+		out.Notes = append(out.Notes, toNoteOut(n))
+	}
+	return out, nil
+}
+
+func toNoteOut(n store.Note) noteOut {
+	kind := "owner"
+	if n.SenderKind == "agent" {
+		kind = "outside assistant"
+	}
+	return noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: kind, To: n.RecipientSlug,
+		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt}
+}

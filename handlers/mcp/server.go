@@ -1,0 +1,238 @@
+// Package mcp serves the MCP endpoint agents sign in to: eight tools over
+// Streamable HTTP (stateless, so any replica answers any request), the bearer
+// token check in front of them, and the protected-resource metadata that
+// tells clients where to get a token.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Options configures the MCP handler.
+type Options struct {
+	Store *store.Store
+	// BaseURL is the public origin of the app, e.g. http://localhost:8080, no
+	// trailing slash. The MCP resource is BaseURL + "/mcp".
+	BaseURL string
+	Logger  *slog.Logger
+}
+
+// Handler serves /mcp and the protected-resource metadata.
+type Handler struct {
+	store       *store.Store
+	log         *slog.Logger
+	issuer      string // origin of BaseURL, no trailing slash
+	resource    string // <base>/mcp: the audience every token must be bound to
+	metadataURL string // <origin>/.well-known/oauth-protected-resource/mcp
+	publicHost  string // Host of BaseURL, with port when it has one
+	server      *mcpsdk.Server
+	sdk         http.Handler // the go-sdk handler, for anonymous methods
+	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
+	scopes      map[string]string
+}
+
+// New builds the MCP server once, with every tool registered.
+func New(opt Options) *Handler {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base := strings.TrimRight(opt.BaseURL, "/")
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		panic(fmt.Sprintf("mcp: BaseURL %q is not an absolute URL", opt.BaseURL))
+	}
+	issuer := u.Scheme + "://" + u.Host
+	h := &Handler{
+		store:       opt.Store,
+		log:         log,
+		issuer:      issuer,
+		resource:    base + "/mcp",
+		metadataURL: issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
+		publicHost:  u.Host,
+		scopes:      map[string]string{},
+	}
+	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
+		Instructions: "Report to the people who own your work. Call claim_connected_profile once, keep set_status current, " +
+			"post_session_note only for what a person must read, and read_session_mail for replies.",
+		Logger: log,
+	})
+	h.addClaimConnectedProfile()
+	h.addSetStatus()
+	h.addListAgents()
+	h.addListSessions()
+	h.addReadSessionState()
+	h.addReadSessionMail()
+	h.addPostSessionNote()
+	h.addPollResourceEvents()
+	h.server.AddReceivingMiddleware(h.securitySchemesMiddleware, tidyValidationErrors)
+
+	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       log,
+		// The Host/Origin allow-list in ServeHTTP replaces the SDK's
+		// loopback-only guard, which would refuse the configured public host.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        maxBodyBytes,
+	})
+	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
+	return h
+}
+
+// Server returns the MCP server, for tests and benchmarks.
+func (h *Handler) Server() *mcpsdk.Server { return h.server }
+
+// securityScheme is one entry of a tool's securitySchemes.
+type securityScheme struct {
+	Type   string   `json:"type"`
+	Scopes []string `json:"scopes"`
+}
+
+func schemesFor(scope string) []securityScheme {
+	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
+}
+
+// addTool registers a tool with the generic mcp.AddTool, so that arguments
+// are validated against the hand-written schema before fn runs. fn gets the
+// verified caller; its errors become isError results when an agent can act
+// on them (refusal, store validation and access errors) and an opaque
+// JSON-RPC internal error otherwise.
+func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
+	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
+	h.scopes[t.Name] = scope
+	mcpsdk.AddTool(h.server, t, func(ctx context.Context, req *mcpsdk.CallToolRequest, in In) (*mcpsdk.CallToolResult, any, error) {
+		c, err := callerFrom(req, scope)
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := fn(ctx, c, in)
+		if err != nil {
+			return nil, nil, h.toolError(ctx, t.Name, err)
+		}
+		return nil, out, nil
+	})
+}
+
+// caller is the verified identity a tool call acts as.
+type caller struct {
+	store.TokenInfo
+}
+
+// callerFrom returns the token info the auth wrapper verified, re-checking
+// the tool's scope.
+func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
+	if req.Extra == nil || req.Extra.TokenInfo == nil {
+		return nil, refusal("Authentication required")
+	}
+	ti, ok := req.Extra.TokenInfo.Extra[tokenInfoKey].(*store.TokenInfo)
+	if !ok {
+		return nil, refusal("Authentication required")
+	}
+	if !ti.HasScope(scope) {
+		return nil, refusalf("This connection lacks the %s scope; reconnect osFoundry and grant it.", scope)
+	}
+	return &caller{*ti}, nil
+}
+
+// refusal is a problem the agent can fix; its text goes back as an isError
+// tool result.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+func refusalf(format string, args ...any) refusal { return refusal(fmt.Sprintf(format, args...)) }
+
+// The refusals every tool shares, named so an agent can act on them.
+const (
+	msgClaimFirst  = "Claim a profile first: call claim_connected_profile with a handle and display_name."
+	msgNotInvited  = "not invited to this session: an owner must invite this connection before it can read or post there."
+	msgNoSession   = "session not found: no session with this session_type and session_id in your workspace (list_sessions shows yours)."
+	msgInternalErr = "internal error"
+)
+
+// toolError turns an error of a tool into what the agent sees. Store access
+// and validation errors become isError results naming the rule; anything
+// else is logged and answered with a JSON-RPC internal error that carries no
+// detail.
+func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
+	var r refusal
+	var fe *store.FieldError
+	switch {
+	case errors.As(err, &r):
+		return r
+	case errors.As(err, &fe):
+		return refusalf("%s: %s", fe.Field, fe.Message)
+	case errors.Is(err, store.ErrNoProfile):
+		return refusal(msgClaimFirst)
+	case errors.Is(err, store.ErrForbidden):
+		return refusal(msgNotInvited)
+	case errors.Is(err, store.ErrNotFound):
+		return refusal(msgNoSession)
+	}
+	if ctx.Err() != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
+	}
+	h.log.ErrorContext(ctx, "mcp tool failed", "tool", tool, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgInternalErr}
+}
+
+// listToolsResult is the SDK's tools/list result with a top-level
+// securitySchemes on each tool, which mcp.Tool has no field for.
+type listToolsResult struct {
+	*mcpsdk.ListToolsResult
+	Tools []toolWithSchemes `json:"tools"`
+}
+
+type toolWithSchemes struct {
+	*mcpsdk.Tool
+	SecuritySchemes []securityScheme `json:"securitySchemes"`
+}
+
+// securitySchemesMiddleware adds each tool's securitySchemes to tools/list.
+func (h *Handler) securitySchemesMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		res, err := next(ctx, method, req)
+		lr, ok := res.(*mcpsdk.ListToolsResult)
+		if method != "tools/list" || err != nil || !ok {
+			return res, err
+		}
+		out := &listToolsResult{ListToolsResult: lr, Tools: make([]toolWithSchemes, 0, len(lr.Tools))}
+		for _, t := range lr.Tools {
+			out.Tools = append(out.Tools, toolWithSchemes{Tool: t, SecuritySchemes: schemesFor(h.scopes[t.Name])})
+		}
+		return out, nil
+	}
+}
+
+// tidyValidationErrors rewrites the SDK's schema-violation results
+// ("validating \"arguments\": validating root: validating /properties/x: …")
+// into one sentence naming the field and the rule, without echoing long
+// argument values back.
+func tidyValidationErrors(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		res, err := next(ctx, method, req)
+		cr, ok := res.(*mcpsdk.CallToolResult)
+		if method != "tools/call" || err != nil || !ok || !cr.IsError || len(cr.Content) != 1 {
+			return res, err
+		}
+		if tc, ok := cr.Content[0].(*mcpsdk.TextContent); ok {
+			if msg, ok := tidyValidation(tc.Text); ok {
+				tc.Text = msg
+			}
+		}
+		return res, err
+	}
+}

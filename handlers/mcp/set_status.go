@@ -1,0 +1,61 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// The schema SPEC §3 fixes, sent verbatim.
+const setStatusSchema = `{"type":"object","properties":{` +
+	`"repo":{"type":["string","null"],"maxLength":300},` +
+	`"branch":{"type":["string","null"],"maxLength":200},` +
+	`"task":{"type":["string","null"],"maxLength":280}},"additionalProperties":false}`
+
+type statusOut struct {
+	Repo         *string    `json:"repo"`
+	Branch       *string    `json:"branch"`
+	Task         *string    `json:"task"`
+	UpdatedAt    *time.Time `json:"updated_at"`
+	SelfReported bool       `json:"self_reported"`
+}
+
+func toStatusOut(s store.Status) statusOut {
+	return statusOut{Repo: s.Repo, Branch: s.Branch, Task: s.Task, UpdatedAt: s.UpdatedAt, SelfReported: true}
+}
+
+func (h *Handler) addSetStatus() {
+	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
+		Name: "set_status",
+		Description: "Say what you are working on. Seen by agents seated in a project with you and by that project's owners, " +
+			"never workspace-wide. Partial update: an omitted field keeps its value, null clears it, {} changes nothing. " +
+			"Returns your whole status. Claim a profile first. Per-step progress belongs here, not in notes.",
+		InputSchema: json.RawMessage(setStatusSchema),
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, h.setStatus)
+}
+
+// setStatus takes raw fields so that an omitted field (keep) and null
+// (clear) stay distinguishable.
+func (h *Handler) setStatus(ctx context.Context, c *caller, in map[string]json.RawMessage) (any, error) {
+	var u store.StatusUpdate
+	for name, f := range map[string]*store.StatusField{"repo": &u.Repo, "branch": &u.Branch, "task": &u.Task} {
+		raw, ok := in[name]
+		if !ok {
+			continue
+		}
+		f.Set = true
+		if err := json.Unmarshal(raw, &f.Value); err != nil {
+			return nil, refusalf("%s: use a string or null", name)
+		}
+	}
+	st, err := h.store.SetStatus(ctx, c.WorkspaceID, c.ConnectionID, u)
+	if err != nil {
+		return nil, err
+	}
+	return toStatusOut(*st), nil
+}

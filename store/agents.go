@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AgentView is one agent as another agent of the workspace sees it. The
+// status fields are filled only when SharesProject is true.
+type AgentView struct {
+	ConnectionID  int64
+	Handle        string
+	DisplayName   string
+	SenderSlug    string
+	Presence      string
+	SharesProject bool
+	Status        Status
+}
+
+// ListAgents returns every agent (claimed profile of a live connection) of
+// the caller's workspace, by handle, with its presence tier. What an agent is
+// working on is returned only where the caller and the agent are seated in a
+// common project (or it is the caller itself); the query decides this, so the
+// status of other agents never leaves the database.
+func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID int64) ([]AgentView, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT p.connection_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), c.last_seen_at, now(),
+			v.shares,
+			CASE WHEN v.shares THEN st.repo END,
+			CASE WHEN v.shares THEN st.branch END,
+			CASE WHEN v.shares THEN st.task END,
+			CASE WHEN v.shares THEN st.updated_at END
+		FROM agent_profiles p
+		JOIN connections c ON c.id = p.connection_id AND c.revoked_at IS NULL
+		LEFT JOIN statuses st ON st.connection_id = p.connection_id
+		CROSS JOIN LATERAL (SELECT p.connection_id = $2 OR EXISTS (
+			SELECT 1 FROM project_seats mine JOIN project_seats theirs ON theirs.project_id = mine.project_id
+			WHERE mine.workspace_id = $1 AND mine.connection_id = $2 AND theirs.connection_id = p.connection_id)) AS v(shares)
+		WHERE p.workspace_id = $1
+		ORDER BY p.handle`, workspaceID, callerConnectionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list agents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AgentView, error) {
+		var a AgentView
+		var lastSeen *time.Time
+		var now time.Time
+		err := r.Scan(&a.ConnectionID, &a.Handle, &a.DisplayName, &a.SenderSlug, &lastSeen, &now, &a.SharesProject,
+			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt)
+		a.Presence = PresenceTier(lastSeen, false, now)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list agents: %w", err)
+	}
+	return out, nil
+}
+
+// InvitedSession is a session a connection is invited to, with its role.
+type InvitedSession struct {
+	Session
+	ProjectName string
+	Role        string
+}
+
+// ListInvitedSessions returns the sessions the connection is invited to,
+// newest first.
+func (s *Store) ListInvitedSessions(ctx context.Context, workspaceID, connectionID int64) ([]InvitedSession, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+sessionColumns+`, pr.name, i.role
+		FROM invitations i
+		JOIN sessions s ON s.id = i.session_id AND s.workspace_id = i.workspace_id
+		JOIN projects pr ON pr.id = s.project_id
+		WHERE i.workspace_id = $1 AND i.connection_id = $2
+		ORDER BY s.id DESC`, workspaceID, connectionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list invited sessions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (InvitedSession, error) {
+		var x InvitedSession
+		err := r.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq,
+			&x.CreatedAt, &x.UpdatedAt, &x.ProjectName, &x.Role)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list invited sessions: %w", err)
+	}
+	return out, nil
+}
+
+// sessionForAgent resolves the (type, public id) an agent names to a session
+// of its workspace it is invited to: ErrNotFound when no such session
+// exists, ErrForbidden when the connection is not invited.
+func sessionForAgent(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, workspaceID, connectionID int64, sessionType, publicID string) (*InvitedSession, error) {
+	x := &InvitedSession{}
+	var role *string
+	err := q.QueryRow(ctx, `
+		SELECT `+sessionColumns+`, pr.name, i.role
+		FROM sessions s
+		JOIN projects pr ON pr.id = s.project_id
+		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
+		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`,
+		workspaceID, sessionType, publicID, connectionID).
+		Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq,
+			&x.CreatedAt, &x.UpdatedAt, &x.ProjectName, &role)
+	if err != nil {
+		return nil, err
+	}
+	if role == nil {
+		return nil, ErrForbidden
+	}
+	x.Role = *role
+	return x, nil
+}
+
+// Participant is a connection invited to a session, as agents see it.
+type Participant struct {
+	Handle      *string
+	DisplayName *string
+	SenderSlug  *string
+	Role        string
+	Presence    string
+}
+
+// SessionState is what an invited agent may know about a session.
+type SessionState struct {
+	InvitedSession
+	Participants []Participant
+}
+
+// ReadSessionState returns a session the connection is invited to, its role
+// and the session's participants. ErrNotFound: no such session in the
+// workspace; ErrForbidden: not invited.
+func (s *Store) ReadSessionState(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string) (*SessionState, error) {
+	x, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
+	if err != nil {
+		return nil, wrap("read session state", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT p.handle, p.display_name, c.sender_slug, i.role, c.last_seen_at, c.revoked_at IS NOT NULL, now()
+		FROM invitations i
+		JOIN connections c ON c.id = i.connection_id
+		LEFT JOIN agent_profiles p ON p.connection_id = i.connection_id
+		WHERE i.workspace_id = $1 AND i.session_id = $2
+		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, x.ID)
+	if err != nil {
+		return nil, fmt.Errorf("store: read session state: %w", err)
+	}
+	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) {
+		var p Participant
+		var lastSeen *time.Time
+		var revoked bool
+		var now time.Time
+		err := r.Scan(&p.Handle, &p.DisplayName, &p.SenderSlug, &p.Role, &lastSeen, &revoked, &now)
+		p.Presence = PresenceTier(lastSeen, revoked, now)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read session state: %w", err)
+	}
+	return &SessionState{InvitedSession: *x, Participants: parts}, nil
+}

@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrNoProfile means the connection has not claimed an agent profile yet;
+// status and notes hang off the profile.
+var ErrNoProfile = errors.New("no profile claimed")
+
+// HandlePattern is the rule for an agent handle, the same in the tool schema
+// and the database.
+var HandlePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,30}$`)
+
+// MaxDisplayNameLen bounds an agent's display name.
+const MaxDisplayNameLen = 80
+
+// Profile is the agent identity a connection claims: a handle unique in the
+// workspace, a display name, and the connection's stable sender slug.
+type Profile struct {
+	ConnectionID int64
+	WorkspaceID  int64
+	Handle       string
+	DisplayName  string
+	// SenderSlug is assigned at the first claim and never changes afterwards,
+	// even when the handle does.
+	SenderSlug string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// ValidateProfile trims and checks a handle and display name.
+func ValidateProfile(handle, displayName string) (string, string, error) {
+	displayName = strings.TrimSpace(displayName)
+	if !HandlePattern.MatchString(handle) {
+		return "", "", &FieldError{"handle", "use 2 to 31 characters: lowercase letters, digits and '-', starting with a letter or digit"}
+	}
+	if displayName == "" || utf8.RuneCountInString(displayName) > MaxDisplayNameLen {
+		return "", "", &FieldError{"display_name", "use 1 to 80 characters"}
+	}
+	return handle, displayName, nil
+}
+
+// ClaimProfile creates or updates the profile of a connection. Claiming again
+// from the same connection updates the display name and may change the
+// handle. A handle held by another connection of the workspace gives
+// ErrConflict. The first claim also assigns the connection's sender slug
+// ("ext-<handle>", or a numbered variant when that is taken), which is never
+// changed afterwards.
+func (s *Store) ClaimProfile(ctx context.Context, workspaceID, connectionID int64, handle, displayName string) (*Profile, error) {
+	handle, displayName, err := ValidateProfile(handle, displayName)
+	if err != nil {
+		return nil, err
+	}
+	var p *Profile
+	// A concurrent claim may take the same fallback slug between our read and
+	// write; the unique constraint refuses one of them, which then retries.
+	for attempt := 0; ; attempt++ {
+		p, err = s.claimProfileOnce(ctx, workspaceID, connectionID, handle, displayName)
+		if isUniqueViolation(err, "connections_workspace_id_sender_slug_key") && attempt < 3 {
+			continue
+		}
+		break
+	}
+	if isUniqueViolation(err, "agent_profiles_workspace_id_handle_key") {
+		return nil, fmt.Errorf("store: claim profile: handle %q: %w", handle, ErrConflict)
+	}
+	if err != nil {
+		return nil, wrap("claim profile", err)
+	}
+	return p, nil
+}
+
+func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID int64, handle, displayName string) (*Profile, error) {
+	p := &Profile{ConnectionID: connectionID, WorkspaceID: workspaceID}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// Only a live connection of the workspace may claim.
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO agent_profiles AS p (connection_id, workspace_id, handle, display_name)
+			SELECT c.id, c.workspace_id, $3, $4 FROM connections c
+			WHERE c.workspace_id = $1 AND c.id = $2 AND c.revoked_at IS NULL
+			ON CONFLICT (connection_id) DO UPDATE
+				SET handle = EXCLUDED.handle, display_name = EXCLUDED.display_name, updated_at = now()
+			RETURNING p.handle, p.display_name, p.created_at, p.updated_at`,
+			workspaceID, connectionID, handle, displayName).Scan(&p.Handle, &p.DisplayName, &p.CreatedAt, &p.UpdatedAt); err != nil {
+			return err
+		}
+		// Assign the sender slug once: the first free one of ext-<handle>,
+		// ext-<handle>-2, ext-<handle>-3, …; keep it when already set.
+		return tx.QueryRow(ctx, `
+			UPDATE connections c SET sender_slug = coalesce(c.sender_slug, (
+				SELECT cand FROM (
+					SELECT 'ext-' || $3::text AS cand, 1 AS ord
+					UNION ALL SELECT 'ext-' || $3::text || '-' || g, g FROM generate_series(2, 1000) g
+				) x
+				WHERE NOT EXISTS (SELECT 1 FROM connections o WHERE o.workspace_id = $1 AND o.sender_slug = x.cand)
+				ORDER BY ord LIMIT 1))
+			WHERE c.workspace_id = $1 AND c.id = $2
+			RETURNING c.sender_slug`, workspaceID, connectionID, handle).Scan(&p.SenderSlug)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// GetProfile returns the profile claimed by a connection, or ErrNoProfile.
+func (s *Store) GetProfile(ctx context.Context, workspaceID, connectionID int64) (*Profile, error) {
+	p := &Profile{}
+	err := s.pool.QueryRow(ctx, `
+		SELECT p.connection_id, p.workspace_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), p.created_at, p.updated_at
+		FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
+		WHERE p.workspace_id = $1 AND p.connection_id = $2`, workspaceID, connectionID).
+		Scan(&p.ConnectionID, &p.WorkspaceID, &p.Handle, &p.DisplayName, &p.SenderSlug, &p.CreatedAt, &p.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store: get profile: %w", ErrNoProfile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get profile: %w", err)
+	}
+	return p, nil
+}
