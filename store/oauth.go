@@ -122,7 +122,8 @@ func (s *Store) RecentClientRegistrations(ctx context.Context, addr string, sinc
 // GrantConnection is what an owner's approval of an OAuth client produces: the
 // owner's live connection for that client, reused with the newly approved
 // scopes and any added projects (so the agent keeps its profile and sender
-// slug), or a new connection.
+// slug), or a new connection. Scopes the owner no longer grants are taken off
+// the connection's existing tokens too.
 func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connection, error) {
 	if n.ClientID == nil {
 		return nil, fmt.Errorf("store: grant connection: %w", &FieldError{"client_id", "an OAuth grant needs a client"})
@@ -143,6 +144,19 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 			Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug, &c.CreatedAt, &c.LastSeenAt, &c.RevokedAt)
 		if err != nil {
 			return err
+		}
+		// Tokens already issued keep no scope the owner has now withheld.
+		for _, q := range []string{
+			`DELETE FROM access_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
+			`DELETE FROM refresh_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
+			`UPDATE access_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
+			 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
+			`UPDATE refresh_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
+			 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
+		} {
+			if _, err := tx.Exec(ctx, q, c.ID, scopes); err != nil {
+				return err
+			}
 		}
 		for _, p := range n.ProjectIDs {
 			tag, err := tx.Exec(ctx, `
