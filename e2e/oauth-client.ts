@@ -80,12 +80,40 @@ export class CookieBrowser {
     return new URL(location);
   }
 
-  /** Revokes the newest connection of a client, as the owner does on the Connections page. */
-  async revokeConnection(clientName: string): Promise<void> {
+  /** The id of the newest live connection of a client, from the Connections page. */
+  async connectionId(clientName: string): Promise<string> {
     const page = await (await this.fetch('/connections')).text();
     const row = page.split('<tr').find((r) => r.includes('data-testid="connection"') && r.includes(clientName));
     const id = row?.match(/data-connection-id="(\d+)"/)?.[1];
     if (!id) throw new Error(`no connection of ${clientName} listed`);
+    return id;
+  }
+
+  /**
+   * Creates a project and a team session in it through the web app's forms
+   * and invites the client's connection as a contributor. Returns how agents
+   * address the session, or null when this build has no project pages.
+   */
+  async inviteToNewSession(clientName: string): Promise<{ session_type: string; session_id: string } | null> {
+    const csrf = hiddenInputs(await (await this.fetch('/connections')).text()).filter(([k]) => k === '_csrf');
+    let res = await this.postForm('/projects', [...csrf, ['name', `${clientName} project`]]);
+    if (res.status === 404 || res.status === 405) return null;
+    const project = res.headers.get('location');
+    if (res.status !== 303 || !project?.startsWith('/projects/')) throw new Error(`create project answered ${res.status}`);
+    res = await this.postForm(`${project}/sessions`, [...csrf, ['session_type', 'team_session'], ['title', 'OAuth end-to-end']]);
+    const session = res.headers.get('location');
+    if (res.status !== 303 || !session?.startsWith('/sessions/')) throw new Error(`create session answered ${res.status}`);
+    const page = await (await this.fetch(session)).text();
+    const publicId = page.match(/data-testid="session-public-id"[^>]*>([^<]+)</)?.[1];
+    if (!publicId) throw new Error('no session id on the session page');
+    res = await this.postForm(`${session}/invitations`, [...csrf, ['connection_id', await this.connectionId(clientName)], ['role', 'contributor']]);
+    if (res.status !== 303) throw new Error(`invite answered ${res.status}`);
+    return { session_type: 'team_session', session_id: publicId };
+  }
+
+  /** Revokes the newest connection of a client, as the owner does on the Connections page. */
+  async revokeConnection(clientName: string): Promise<void> {
+    const id = await this.connectionId(clientName);
     const confirm = await (await this.fetch(`/connections/${id}/revoke`)).text();
     const res = await this.postForm(`/connections/${id}/revoke`, hiddenInputs(confirm));
     if (res.status !== 303) throw new Error(`revoke answered ${res.status}`);

@@ -75,6 +75,19 @@ for (const c of clients) {
     expect(agents.isError, JSON.stringify(agents)).toBeFalsy();
     expect(JSON.stringify(agents)).toContain(handle);
 
+    // Invited to a session by the owner, the agent posts a note to its Team mail.
+    const session = await browser.inviteToNewSession(clientName);
+    if (session) {
+      const note = await client.callTool({
+        name: 'post_session_note',
+        arguments: { ...session, subject: 'Started', body: `Signed in with the ${c.version} SDK.`, idempotency_key: `e2e-${c.version}` },
+      });
+      expect(note.isError, JSON.stringify(note)).toBeFalsy();
+      expect(JSON.stringify(note)).toContain('"duplicate":false');
+    } else {
+      test.info().annotations.push({ type: 'skipped step', description: 'post_session_note: this build has no project pages to invite the agent' });
+    }
+
     // Force a refresh: the pair rotates, and the new access token works.
     const before = { ...provider.tokenSet };
     expect(await c.auth(provider, { serverUrl: mcpURL })).toBe('AUTHORIZED');
