@@ -42,7 +42,8 @@ test('consent: sign in, review, approve read-only, then revoke', async ({ page, 
   await expect(page.getByTestId('consent-redirect-host')).toHaveText('127.0.0.1:53999');
   await expect(page.getByTestId('consent-scope-Read')).toContainText('See the agents');
   await expectAccessible(page);
-  await page.screenshot({ path: 'docs/consent.png', fullPage: true });
+  // UPDATE_SCREENSHOTS=1 refreshes the picture docs/oauth.md shows.
+  await page.screenshot({ path: process.env.UPDATE_SCREENSHOTS ? 'docs/consent.png' : test.info().outputPath('consent.png'), fullPage: true });
 
   await page.getByRole('checkbox', { name: /Write/ }).uncheck();
   await page.getByRole('button', { name: 'Approve' }).click();
