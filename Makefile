@@ -78,7 +78,7 @@ bench: pg-deps ## run the load benchmark and print the table
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for a while
-	@echo "no fuzz targets yet"
+	$(GO) test -run '^$$' -fuzz FuzzMatchRedirectURI -fuzztime 30s ./handlers/oauth/
 
 .PHONY: clean
 clean: ## remove build output (keeps the data folder)

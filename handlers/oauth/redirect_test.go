@@ -1,6 +1,9 @@
 package oauth
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -170,5 +173,29 @@ func TestVerifyPKCE(t *testing.T) {
 	}
 	if VerifyPKCE("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") {
 		t.Fatal("plain verifier accepted")
+	}
+}
+
+func TestDocumentFetchRefusesPrivateAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, "http://example.com/client.json", http.StatusFound)
+			return
+		}
+		w.Write([]byte(`{}`)) //nolint:errcheck
+	}))
+	defer srv.Close()
+	// A server on a public base URL never fetches from loopback (nor any private range).
+	if _, err := safeHTTPClient(false).Get(srv.URL + "/client.json"); err == nil || !errors.Is(err, errBlockedAddress) {
+		t.Fatalf("loopback fetch from a public server: %v", err)
+	}
+	// A loopback server (tests) may, but is not redirected to plain http elsewhere.
+	resp, err := safeHTTPClient(true).Get(srv.URL + "/client.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := safeHTTPClient(true).Get(srv.URL + "/hop"); err == nil || !strings.Contains(err.Error(), "non-https") {
+		t.Fatalf("redirect to plain http: %v", err)
 	}
 }
