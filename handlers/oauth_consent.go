@@ -94,7 +94,11 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 		return err
 	}
 	if ae.Redirectable() {
-		return c.Redirect(http.StatusFound, s.oauth.ErrorRedirect(ae))
+		status := http.StatusFound
+		if c.Request().Method == http.MethodPost {
+			status = http.StatusSeeOther
+		}
+		return c.Redirect(status, s.oauth.ErrorRedirect(ae))
 	}
 	s.log.Info("authorization request refused", "error", ae.Code, "description", ae.Description)
 	return s.render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
