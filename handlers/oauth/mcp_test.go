@@ -28,7 +28,10 @@ func (e *env) mcpEndpoint() *mcpCaller {
 		e.t.Fatal(err)
 	}
 	h := mcp.New(mcp.Options{Store: e.st, BaseURL: e.base})
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h}}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.Handle("/.well-known/oauth-protected-resource/mcp", h.ProtectedResourceMetadata())
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
 	srv.Start()
 	e.t.Cleanup(srv.Close)
 	return &mcpCaller{t: e.t, url: srv.URL + "/mcp"}
@@ -110,4 +113,29 @@ func TestOAuthTokensOnTheMCPEndpoint(t *testing.T) {
 			t.Fatal(fmt.Sprint(resp.StatusCode, out))
 		}
 	})
+}
+
+// TestIssuerMatchesProtectedResourceMetadata: clients compare the issuer of
+// the authorization server with the one the resource names, character for character.
+func TestIssuerMatchesProtectedResourceMetadata(t *testing.T) {
+	e := newEnv(t)
+	m := e.mcpEndpoint()
+	get := func(url string) map[string]any {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var doc map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc
+	}
+	prm := get(strings.TrimSuffix(m.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp")
+	as := get(e.base + "/.well-known/oauth-authorization-server")
+	servers, _ := prm["authorization_servers"].([]any)
+	if len(servers) != 1 || servers[0] != as["issuer"] || prm["resource"] != e.resource() {
+		t.Fatalf("protected resource %v, authorization server issuer %v", prm, as["issuer"])
+	}
 }
