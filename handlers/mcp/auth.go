@@ -109,8 +109,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sent {
 		ti, err = h.store.UseAccessToken(r.Context(), token, h.resource)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if store.IsUnavailable(err) {
+				h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
+				w.Header().Set("Retry-After", "5")
+				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, msgUnavailable)
+				return
+			}
 			h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
-			http.Error(w, "internal error", http.StatusInternalServerError)
+			writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 			return
 		}
 	}
