@@ -55,7 +55,7 @@ define apt_install
 endef
 
 .PHONY: test
-test: deps go-test e2e ## install what is missing, then run every test (Go and browser)
+test: deps go-test fuzz-brief e2e ## install what is missing, then run every test (Go and browser)
 
 .PHONY: go-test
 go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
@@ -76,9 +76,24 @@ lint: ## gofmt, go vet, and fail if regenerating templ output changes anything
 bench: pg-deps ## run the load benchmark and print the table
 	$(GO) run ./cmd/osfoundry-bench
 
+# Fuzz targets as package:Function. `make test` runs each briefly; `make fuzz` longer.
+FUZZ_TARGETS := \
+	./handlers/mcp:FuzzAuthWrapper \
+	./handlers/mcp:FuzzToolArguments \
+	./handlers/oauth:FuzzMatchRedirectURI
+FUZZ_BRIEF ?= 5s
+FUZZ_TIME ?= 2m
+
+.PHONY: fuzz-brief
+fuzz-brief: ## run each fuzz target for $(FUZZ_BRIEF)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($(FUZZ_BRIEF))"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_BRIEF) "$${t%%:*}"; \
+	done
+
 .PHONY: fuzz
-fuzz: ## run each fuzz target for a while
-	$(GO) test -run '^$$' -fuzz FuzzMatchRedirectURI -fuzztime 30s ./handlers/oauth/
+fuzz: ## run each fuzz target for $(FUZZ_TIME)
+	$(MAKE) fuzz-brief FUZZ_BRIEF=$(FUZZ_TIME)
 
 .PHONY: clean
 clean: ## remove build output (keeps the data folder)

@@ -1,9 +1,12 @@
 package handlers
 
-import "net/http"
+import (
+	"github.com/osfoundry/osfoundry/handlers/mcp"
+)
 
-// initMCP builds the MCP endpoint. Until it is wired, /mcp answers 404.
+// initMCP builds the MCP endpoint and its protected-resource metadata once.
 func (s *Server) initMCP() {
-	s.mcp = http.NotFoundHandler()
-	s.mcpMeta = http.NotFoundHandler()
+	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log})
+	s.mcp = h
+	s.mcpMeta = h.ProtectedResourceMetadata()
 }

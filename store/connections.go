@@ -371,3 +371,25 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 	}
 	return c, token, expires, nil
 }
+
+// UseAccessToken verifies a token like VerifyAccessToken and, in the same
+// statement, marks its connection seen for presence (at most once per
+// PresenceWriteInterval): one round trip per authenticated call.
+func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
+	ti := &TokenInfo{}
+	err := s.pool.QueryRow(ctx, `
+		WITH t AS (
+			SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
+			FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+			WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
+		), seen AS (
+			UPDATE connections c SET last_seen_at = now()
+			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - interval '30 seconds')
+		)
+		SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM t`,
+		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+	if err != nil {
+		return nil, wrap("use access token", err)
+	}
+	return ti, nil
+}

@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -91,4 +94,22 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// IsUnavailable reports errors that mean the database cannot be reached right
+// now (connection refused or lost, shutting down): worth a retry, not a bug.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 57: operator intervention (admin_shutdown, cannot_connect_now, …); 08: connection exceptions.
+		return strings.HasPrefix(pgErr.Code, "57") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -51,6 +51,7 @@ type config struct {
 	sessionKey  string
 	logLevel    string
 	shutdown    time.Duration
+	pprofAddr   string
 }
 
 func envOr(name, def string) string {
@@ -68,6 +69,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("OSFOUNDRY_LOG_LEVEL", "info"), "debug, info, warn or error (OSFOUNDRY_LOG_LEVEL)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
 }
 
 func (c *config) finish() error {
@@ -312,6 +314,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if cfg.pprofAddr != "" {
+		if err := servePprof(cfg.pprofAddr, log); err != nil {
+			return err
+		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -67,6 +67,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.URL.Query().Has("access_token") {
+		writeRPCError(w, http.StatusBadRequest, -32600, "access_token in the URL is not accepted: send it in the Authorization header (Bearer)")
+		return
+	}
 	if r.Method != http.MethodPost {
 		h.sdk.ServeHTTP(w, r)
 		return
@@ -83,6 +87,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if jsonTooDeep(body, maxJSONDepth) {
+		writeRPCError(w, http.StatusBadRequest, -32600, fmt.Sprintf("request JSON is nested deeper than %d levels", maxJSONDepth))
+		return
+	}
 
 	calls, batch := peekCalls(body)
 	scope := ""
@@ -99,10 +107,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, sent := bearerToken(r)
 	var ti *store.TokenInfo
 	if sent {
-		ti, err = h.store.VerifyAccessToken(r.Context(), token, h.resource)
+		ti, err = h.store.UseAccessToken(r.Context(), token, h.resource)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if store.IsUnavailable(err) {
+				h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
+				w.Header().Set("Retry-After", "5")
+				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, msgUnavailable)
+				return
+			}
 			h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
-			http.Error(w, "internal error", http.StatusInternalServerError)
+			writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 			return
 		}
 	}
@@ -123,8 +137,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if err := h.store.MarkConnectionSeen(r.Context(), ti.ConnectionID); err != nil {
-		h.log.WarnContext(r.Context(), "mcp: mark connection seen", "err", err)
+	for _, c := range calls {
+		if field := badArgument(c.Params.Arguments); field != "" {
+			writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
+			return
+		}
 	}
 	ctx := context.WithValue(r.Context(), verifiedKey{}, ti)
 	h.authed.ServeHTTP(w, r.WithContext(ctx))
@@ -154,8 +171,9 @@ type call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name string         `json:"name"`
-		Meta map[string]any `json:"_meta"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
 	} `json:"params"`
 }
 

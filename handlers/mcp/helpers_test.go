@@ -23,7 +23,7 @@ import (
 // env is one test's world: a fresh database, the MCP handler mounted on a
 // real HTTP server with a plain ServeMux, and helpers to populate it.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	st   *store.Store
 	h    *mcp.Handler
@@ -32,7 +32,7 @@ type env struct {
 	seq  atomic.Int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), st: storetest.New(t)}
 	mux := http.NewServeMux()
@@ -130,7 +130,7 @@ func (a *agent) connect(rt http.RoundTripper) *mcpsdk.ClientSession {
 	return connectClient(a.e.t, a.e.mcpURL(), bearer{a.token, rt})
 }
 
-func connectClient(t *testing.T, url string, rt http.RoundTripper) *mcpsdk.ClientSession {
+func connectClient(t testing.TB, url string, rt http.RoundTripper) *mcpsdk.ClientSession {
 	t.Helper()
 	client := mcpsdk.NewClient(&mcpsdk.Implementation{Name: "osfoundry-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcpsdk.StreamableClientTransport{
