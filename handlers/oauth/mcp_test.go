@@ -4,38 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// mcpCaller serves the real MCP endpoint for this env's resource and calls
-// tools on it with raw JSON-RPC, as a client holding an OAuth token would.
+// mcpCaller calls tools on the app's /mcp with raw JSON-RPC, as a client
+// holding an OAuth token would.
 type mcpCaller struct {
 	t   *testing.T
 	url string
 }
 
-func (e *env) mcpEndpoint() *mcpCaller {
-	e.t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	h := mcp.New(mcp.Options{Store: e.st, BaseURL: e.base})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	mux.Handle("/.well-known/oauth-protected-resource/mcp", h.ProtectedResourceMetadata())
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
-	srv.Start()
-	e.t.Cleanup(srv.Close)
-	return &mcpCaller{t: e.t, url: srv.URL + "/mcp"}
-}
+func (e *env) mcpEndpoint() *mcpCaller { return &mcpCaller{t: e.t, url: e.resource()} }
 
 // call posts tools/call and returns the HTTP status, WWW-Authenticate and the JSON-RPC result.
 func (m *mcpCaller) call(token, tool string, args map[string]any) (int, string, map[string]any) {
@@ -133,6 +117,9 @@ func TestIssuerMatchesProtectedResourceMetadata(t *testing.T) {
 		return doc
 	}
 	prm := get(strings.TrimSuffix(m.url, "/mcp") + "/.well-known/oauth-protected-resource/mcp")
+	if prm2 := get(e.base + "/.well-known/oauth-protected-resource"); !reflect.DeepEqual(prm, prm2) {
+		t.Fatalf("the two protected resource documents differ: %v %v", prm, prm2)
+	}
 	as := get(e.base + "/.well-known/oauth-authorization-server")
 	servers, _ := prm["authorization_servers"].([]any)
 	if len(servers) != 1 || servers[0] != as["issuer"] || prm["resource"] != e.resource() {
