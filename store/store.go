@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,6 +31,9 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
+// DefaultMaxConns is the pool size unless the database URL sets pool_max_conns.
+const DefaultMaxConns = 24
+
 // Store is the application's data access layer over one PostgreSQL pool.
 type Store struct {
 	pool *pgxpool.Pool
@@ -40,6 +44,14 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	// pgx defaults to max(4, CPUs) connections, which makes writers queue
+	// behind each other's commits; pool_max_conns in the URL still wins.
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	for _, f := range tune {
 		f(cfg)

@@ -43,3 +43,24 @@ func BenchmarkReadSessionMail(b *testing.B) {
 	}
 	benchServe(b, fe, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_session_mail","arguments":{"session_type":"agent_session","session_id":"`+fe.sess.PublicID+`","limit":10}}}`, "Bearer "+fe.agent.token)
 }
+
+func BenchmarkReadSessionMailParallel(b *testing.B) {
+	fe := newFuzzEnv(b)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_session_mail","arguments":{"session_type":"agent_session","session_id":"` + fe.sess.PublicID + `","limit":10}}}`
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest(http.MethodPost, fe.e.mcpURL(), bytes.NewReader([]byte(body)))
+			req.Host = req.URL.Host
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+fe.agent.token)
+			rec := httptest.NewRecorder()
+			fe.e.h.ServeHTTP(rec, req)
+			if rec.Code != 200 {
+				b.Fatalf("%d", rec.Code)
+			}
+		}
+	})
+}
