@@ -22,6 +22,10 @@ type Config struct {
 	// SessionKeys are the cookie signing (64 bytes) and encryption (32 bytes) keys.
 	SessionHashKey  []byte
 	SessionBlockKey []byte
+	// TrustProxyHeaders takes the client address from X-Forwarded-For when the
+	// request comes from a loopback or private-network proxy; otherwise the
+	// TCP peer address is used, so throttles cannot be dodged with a header.
+	TrustProxyHeaders bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.

@@ -53,6 +53,7 @@ type config struct {
 	logLevel    string
 	shutdown    time.Duration
 	pprofAddr   string
+	trustProxy  bool
 }
 
 func envOr(name, def string) string {
@@ -70,6 +71,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("OSFOUNDRY_LOG_LEVEL", "info"), "debug, info, warn or error (OSFOUNDRY_LOG_LEVEL)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
 }
 
@@ -309,7 +311,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	h := handlers.New(handlers.Deps{
 		Store:  st,
 		Logger: log,
-		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey},
+		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
