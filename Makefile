@@ -79,7 +79,8 @@ bench: pg-deps ## run the load benchmark and print the table
 # Fuzz targets as package:Function. `make test` runs each briefly; `make fuzz` longer.
 FUZZ_TARGETS := \
 	./handlers/mcp:FuzzAuthWrapper \
-	./handlers/mcp:FuzzToolArguments
+	./handlers/mcp:FuzzToolArguments \
+	./handlers/oauth:FuzzMatchRedirectURI
 FUZZ_BRIEF ?= 5s
 FUZZ_TIME ?= 2m
 

@@ -19,6 +19,10 @@ func (s *Server) Echo() *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
+	e.IPExtractor = echo.ExtractIPDirect()
+	if s.cfg.TrustProxyHeaders {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
 	e.Pre(middleware.RequestID())
 	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders)
 	for _, r := range s.routes() {

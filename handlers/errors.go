@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/store"
@@ -40,8 +39,7 @@ func statusOf(err error) (int, string) {
 
 // isUnavailable reports errors that mean the database cannot be reached.
 func isUnavailable(err error) bool {
-	var ce *pgconn.ConnectError
-	return errors.As(err, &ce) || pgconn.SafeToRetry(err) || errors.Is(err, context.DeadlineExceeded)
+	return store.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // handleError is the one place errors become responses: it logs by status

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/static"
 )
 
@@ -38,6 +39,18 @@ func (s *Server) routes() []route {
 		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), "public"},
 
 		// OAuth authorization server.
+		{http.MethodGet, "/.well-known/oauth-authorization-server", "oauth-metadata", oauth.CORS(s.oauth.ServeMetadata), "public"},
+		{http.MethodOptions, "/.well-known/oauth-authorization-server", "oauth-metadata-preflight", oauth.CORS(oauth.Preflight), "public"},
+		{http.MethodGet, "/.well-known/openid-configuration", "openid-configuration", oauth.CORS(s.oauth.ServeMetadata), "public"},
+		{http.MethodOptions, "/.well-known/openid-configuration", "openid-configuration-preflight", oauth.CORS(oauth.Preflight), "public"},
+		{http.MethodPost, "/register", "oauth-register", oauth.CORS(s.oauth.Register), "public"},
+		{http.MethodOptions, "/register", "oauth-register-preflight", oauth.CORS(oauth.Preflight), "public"},
+		{http.MethodPost, "/token", "oauth-token", oauth.CORS(s.oauth.Token), "public"},
+		{http.MethodOptions, "/token", "oauth-token-preflight", oauth.CORS(oauth.Preflight), "public"},
+		{http.MethodPost, "/revoke", "oauth-revoke", oauth.CORS(s.oauth.Revoke), "public"},
+		{http.MethodOptions, "/revoke", "oauth-revoke-preflight", oauth.CORS(oauth.Preflight), "public"},
+		{http.MethodGet, "/authorize", "authorize", s.authorizeForm, "web"},
+		{http.MethodPost, "/authorize", "authorize-submit", s.authorizeSubmit, "web"},
 
 		// Owner accounts.
 		{http.MethodGet, "/setup", "setup", s.setupForm, "web"},
@@ -66,5 +79,9 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, "owner"},
 
 		// Connections.
+		{http.MethodGet, "/connections", "connections", s.connections, "owner"},
+		{http.MethodPost, "/connections/tokens", "connections-token", s.createStaticToken, "owner"},
+		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.confirmRevokeConnection, "owner"},
+		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.revokeConnection, "owner"},
 	}
 }

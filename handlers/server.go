@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gorilla/sessions"
 
+	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -20,6 +22,10 @@ type Config struct {
 	// SessionKeys are the cookie signing (64 bytes) and encryption (32 bytes) keys.
 	SessionHashKey  []byte
 	SessionBlockKey []byte
+	// TrustProxyHeaders takes the client address from X-Forwarded-For when the
+	// request comes from a loopback or private-network proxy; otherwise the
+	// TCP peer address is used, so throttles cannot be dodged with a header.
+	TrustProxyHeaders bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.
@@ -33,6 +39,7 @@ type Server struct {
 	cookies *sessions.CookieStore
 	mcp     http.Handler
 	mcpMeta http.Handler
+	oauth   *oauth.Server
 	// hub answers "anything new in this session?" without a query.
 	hub *store.NoteHub
 	// owners caches signed-in owners briefly, so that polls need no query.
@@ -44,6 +51,8 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
+	// Now is the clock of the OAuth server (time.Now when nil); tests move it.
+	Now func() time.Time
 	// Hub keeps the newest note id per session; the caller runs it. Without
 	// one (or while it is down) polls ask the database.
 	Hub *store.NoteHub
@@ -67,6 +76,7 @@ func New(d Deps) *Server {
 		d.Hub = d.Store.NewNoteHub(d.Logger)
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub}
+	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now})
 	s.initMCP()
 	return s
 }

@@ -312,6 +312,50 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
 }
 
+// ConnectionSummary is one row of the Connections page: a live connection with
+// its agent's claimed profile (if any) and the projects it is seated in.
+type ConnectionSummary struct {
+	Connection
+	// Handle and DisplayName are the claimed agent profile; nil before a claim.
+	Handle      *string
+	DisplayName *string
+	Projects    []string
+}
+
+// ListConnections returns the workspace's live (not revoked) connections,
+// newest first.
+func (s *Store) ListConnections(ctx context.Context, workspaceID int64) ([]ConnectionSummary, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, c.workspace_id, c.owner_id, c.client_id, c.client_name, c.scopes, c.sender_slug,
+			c.created_at, c.last_seen_at, c.revoked_at, p.handle, p.display_name,
+			ARRAY(SELECT pr.name FROM project_seats ps
+				JOIN projects pr ON pr.workspace_id = ps.workspace_id AND pr.id = ps.project_id
+				WHERE ps.workspace_id = c.workspace_id AND ps.connection_id = c.id
+				ORDER BY lower(pr.name), pr.id)
+		FROM connections c
+		LEFT JOIN agent_profiles p ON p.workspace_id = c.workspace_id AND p.connection_id = c.id
+		WHERE c.workspace_id = $1 AND c.revoked_at IS NULL
+		ORDER BY c.created_at DESC, c.id DESC`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list connections: %w", err)
+	}
+	defer rows.Close()
+	var out []ConnectionSummary
+	for rows.Next() {
+		var cs ConnectionSummary
+		c := &cs.Connection
+		if err := rows.Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug,
+			&c.CreatedAt, &c.LastSeenAt, &c.RevokedAt, &cs.Handle, &cs.DisplayName, &cs.Projects); err != nil {
+			return nil, fmt.Errorf("store: list connections: %w", err)
+		}
+		out = append(out, cs)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list connections: %w", err)
+	}
+	return out, nil
+}
+
 // CreateTokenConnection creates a connection (by workspace, owner and
 // project ids) and mints its first access token for resource, without
 // OAuth. CreateStaticToken builds on it for the CLI; tests use it directly.
@@ -326,4 +370,26 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 		return nil, "", time.Time{}, err
 	}
 	return c, token, expires, nil
+}
+
+// UseAccessToken verifies a token like VerifyAccessToken and, in the same
+// statement, marks its connection seen for presence (at most once per
+// PresenceWriteInterval): one round trip per authenticated call.
+func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
+	ti := &TokenInfo{}
+	err := s.pool.QueryRow(ctx, `
+		WITH t AS (
+			SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
+			FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+			WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
+		), seen AS (
+			UPDATE connections c SET last_seen_at = now()
+			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - interval '30 seconds')
+		)
+		SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM t`,
+		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+	if err != nil {
+		return nil, wrap("use access token", err)
+	}
+	return ti, nil
 }

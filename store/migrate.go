@@ -74,9 +74,24 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return nil, fmt.Errorf("store: migrate: schema table: %w", err)
 	}
-	var newest int
-	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&newest); err != nil {
-		return nil, fmt.Errorf("store: migrate: read version: %w", err)
+	rows, err := conn.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrate: read versions: %w", err)
+	}
+	done := map[int]bool{}
+	newest := 0
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: migrate: read versions: %w", err)
+		}
+		done[v] = true
+		newest = max(newest, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: migrate: read versions: %w", err)
 	}
 	known := 0
 	if len(all) > 0 {
@@ -85,9 +100,11 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	if newest > known {
 		return nil, fmt.Errorf("store: migrate: the database schema is at version %d but this osfoundry binary only knows up to %d; run a newer osfoundry against this database", newest, known)
 	}
+	// Every file not yet recorded is applied, in order, also one numbered
+	// below the newest applied (added on another branch of development).
 	var applied []int
 	for _, m := range all {
-		if m.Version <= newest {
+		if done[m.Version] {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

@@ -7,6 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +31,9 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
+// DefaultMaxConns is the pool size unless the database URL sets pool_max_conns.
+const DefaultMaxConns = 24
+
 // Store is the application's data access layer over one PostgreSQL pool.
 type Store struct {
 	pool *pgxpool.Pool
@@ -37,6 +44,14 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	// pgx defaults to max(4, CPUs) connections, which makes writers queue
+	// behind each other's commits; pool_max_conns in the URL still wins.
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
 	for _, f := range tune {
 		f(cfg)
@@ -91,4 +106,22 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
 	}
 	return fmt.Errorf("store: %s: %w", op, err)
+}
+
+// IsUnavailable reports errors that mean the database cannot be reached right
+// now (connection refused or lost, shutting down): worth a retry, not a bug.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// Class 57: operator intervention (admin_shutdown, cannot_connect_now, …); 08: connection exceptions.
+		return strings.HasPrefix(pgErr.Code, "57") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -49,6 +49,8 @@ type options struct {
 	levels      []int
 	duration    time.Duration
 	sessions    int
+	pprof       string
+	only        string
 }
 
 func main() {
@@ -67,6 +69,8 @@ func run() error {
 	flag.StringVar(&o.out, "json", "bench-results.json", "where to write the results as JSON")
 	flag.StringVar(&levels, "concurrency", "1,8,32", "comma-separated concurrency levels")
 	flag.IntVar(&o.sessions, "sessions", 8, "sessions the write load is spread over")
+	flag.StringVar(&o.pprof, "pprof-addr", "", "when starting its own server, have it serve pprof profiles here (loopback)")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text")
 	flag.Parse()
 	switch o.mode {
 	case "short":
@@ -113,7 +117,7 @@ func run() error {
 			return err
 		}
 		o.url = "http://" + addr
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn")
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn", "--pprof-addr", o.pprof)
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+pg.DSN)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -146,6 +150,9 @@ func run() error {
 		report.add(r, serverPID)
 	}
 	for _, sc := range scenarios(fx) {
+		if o.only != "" && !strings.Contains(sc.name, o.only) {
+			continue
+		}
 		if sc.name == pollScenario {
 			// The write steps added notes: reload the page for a current cursor.
 			if err := fx.loadPollURL(); err != nil {

@@ -92,11 +92,22 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// startReplica starts osfoundry against dsn on a free loopback port. baseURL
-// may be empty (then it is the replica's own address).
+// startReplica starts osfoundry against dsn on a free loopback port (or the
+// one given as "--addr", ADDR in extra). baseURL may be empty (then it is the
+// replica's own address).
 func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
 	t.Helper()
-	addr := freePort(t)
+	addr := ""
+	for i := 0; i+1 < len(extra); i++ {
+		if extra[i] == "--addr" {
+			addr = extra[i+1]
+			extra = append(extra[:i:i], extra[i+2:]...)
+			break
+		}
+	}
+	if addr == "" {
+		addr = freePort(t)
+	}
 	if baseURL == "" {
 		baseURL = "http://" + addr
 	}

@@ -107,10 +107,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token, sent := bearerToken(r)
 	var ti *store.TokenInfo
 	if sent {
-		ti, err = h.store.VerifyAccessToken(r.Context(), token, h.resource)
+		ti, err = h.store.UseAccessToken(r.Context(), token, h.resource)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if store.IsUnavailable(err) {
+				h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
+				w.Header().Set("Retry-After", "5")
+				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, msgUnavailable)
+				return
+			}
 			h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
-			http.Error(w, "internal error", http.StatusInternalServerError)
+			writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 			return
 		}
 	}
@@ -136,9 +142,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
 			return
 		}
-	}
-	if err := h.store.MarkConnectionSeen(r.Context(), ti.ConnectionID); err != nil {
-		h.log.WarnContext(r.Context(), "mcp: mark connection seen", "err", err)
 	}
 	ctx := context.WithValue(r.Context(), verifiedKey{}, ti)
 	h.authed.ServeHTTP(w, r.WithContext(ctx))

@@ -281,14 +281,14 @@ func TestPublicHost(t *testing.T) {
 }
 
 // TestDatabaseDownLeaksNothing: when the token cannot be checked, the answer
-// is a bare 500 without database detail.
+// is a 500 JSON-RPC error without database detail.
 func TestDatabaseDownLeaksNothing(t *testing.T) {
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)
 	e.st.Close()
 	resp, body := e.rpc(a.token, toolCall(1, "list_agents", map[string]any{}))
-	if resp.StatusCode != 500 || strings.TrimSpace(string(body)) != "internal error" {
+	if resp.StatusCode != 500 || !strings.Contains(string(body), `"message":"internal error"`) || strings.Contains(string(body), "pool") {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 }

@@ -161,6 +161,7 @@ const (
 	msgNotInvited  = "not invited to this session: an owner must invite this connection before it can read or post there."
 	msgNoSession   = "session not found: no session with this session_type and session_id in your workspace (list_sessions shows yours)."
 	msgInternalErr = "internal error"
+	msgUnavailable = "osFoundry cannot reach its database right now; retry in a few seconds"
 )
 
 // toolError turns an error of a tool into what the agent sees. Store access
@@ -184,6 +185,10 @@ func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	}
 	if ctx.Err() != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
+	}
+	if store.IsUnavailable(err) {
+		h.log.WarnContext(ctx, "mcp tool failed: database unavailable", "tool", tool, "err", err)
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgUnavailable}
 	}
 	h.log.ErrorContext(ctx, "mcp tool failed", "tool", tool, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgInternalErr}

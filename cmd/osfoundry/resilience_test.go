@@ -1,0 +1,346 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/pgserver"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// world is a workspace with a project, a session and invited agents, written
+// straight into the database the replicas use.
+type world struct {
+	st      *store.Store
+	owner   *store.Owner
+	session *store.Session
+	tokens  []string
+}
+
+func newWorld(t *testing.T, dsn, baseURL string, agents int) *world {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{st: st}
+	w.owner, err = st.CreateOwner(ctx, store.NewOwner{Email: fmt.Sprintf("o%d@example.com", time.Now().UnixNano()), DisplayName: "O", Password: "long enough password", WorkspaceName: fmt.Sprint(time.Now().UnixNano())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProject(ctx, w.owner.WorkspaceID, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.session, err = st.CreateSession(ctx, store.NewSession{WorkspaceID: w.owner.WorkspaceID, ProjectID: p.ID, Type: "team_session", Title: "S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range agents {
+		c, tok, _, err := st.CreateTokenConnection(ctx, store.NewConnection{WorkspaceID: w.owner.WorkspaceID, OwnerID: w.owner.ID, ClientName: "c", Scopes: store.AllScopes, ProjectIDs: []int64{p.ID}}, baseURL+"/mcp", time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.ClaimProfile(ctx, w.owner.WorkspaceID, c.ID, fmt.Sprintf("agent-%d", i), "Agent"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Invite(ctx, w.owner.WorkspaceID, w.session.ID, c.ID, store.RoleContributor); err != nil {
+			t.Fatal(err)
+		}
+		w.tokens = append(w.tokens, tok)
+	}
+	return w
+}
+
+// toolReply is what the raw client makes of an answer.
+type toolReply struct {
+	status  int
+	isError bool
+	rpcErr  string
+	data    map[string]any
+	text    string
+}
+
+var rpcSeq atomic.Int64
+
+// callTool posts one JSON-RPC tools/call with a short timeout.
+func callTool(base, token, name string, args any) (*toolReply, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcSeq.Add(1), "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	c := &http.Client{Timeout: 10 * time.Second}
+	res, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	var msg struct {
+		Result struct {
+			IsError           bool             `json:"isError"`
+			StructuredContent map[string]any   `json:"structuredContent"`
+			Content           []map[string]any `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	r := &toolReply{status: res.StatusCode}
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return r, fmt.Errorf("HTTP %d, undecodable body %q", res.StatusCode, b)
+	}
+	if msg.Error != nil {
+		r.rpcErr = msg.Error.Message
+	}
+	r.isError = msg.Result.IsError
+	r.data = msg.Result.StructuredContent
+	if len(msg.Result.Content) > 0 {
+		r.text, _ = msg.Result.Content[0]["text"].(string)
+	}
+	if r.data == nil && r.text != "" {
+		_ = json.Unmarshal([]byte(r.text), &r.data)
+	}
+	return r, nil
+}
+
+func (w *world) note(subject, body, key string) map[string]any {
+	return map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID, "subject": subject, "body": body, "idempotency_key": key}
+}
+
+// roundRobin is a reverse proxy spreading requests over the replicas in turn.
+func roundRobin(t *testing.T, backends ...*replica) *httptest.Server {
+	var n atomic.Int64
+	targets := make([]*url.URL, len(backends))
+	for i, b := range backends {
+		targets[i], _ = url.Parse(b.URL)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(targets[int(n.Add(1))%len(targets)])
+		r.Out.Host = r.In.Host
+	}}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestReplicasShareOneIdempotencyKey(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	addrProxy := freePort(t)
+	base := "http://" + addrProxy
+	a := startReplica(t, dsn, base)
+	b := startReplica(t, dsn, base)
+	a.waitReady()
+	b.waitReady()
+	w := newWorld(t, dsn, base, 1)
+	proxy := roundRobin(t, a, b)
+
+	var wg sync.WaitGroup
+	ids := make([]float64, 20)
+	errs := make([]error, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := callTool(proxy.URL, w.tokens[0], "post_session_note", w.note("Same", "Same body", "one-key"))
+			if err == nil && (r.isError || r.rpcErr != "") {
+				err = fmt.Errorf("refused: %s %s", r.text, r.rpcErr)
+			}
+			if err == nil {
+				ids[i], _ = r.data["id"].(float64)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("retry %d: %v", i, err)
+		}
+		if ids[i] == 0 || ids[i] != ids[0] {
+			t.Fatalf("retry %d got note %v, retry 0 got %v", i, ids[i], ids[0])
+		}
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM notes WHERE idempotency_key = 'one-key'`); n != 1 {
+		t.Fatalf("%d rows for one key over two replicas, want 1", n)
+	}
+	if !strings.Contains(a.logs.String(), "POST") && !strings.Contains(b.logs.String(), "POST") {
+		t.Log("request lines not logged at this level")
+	}
+}
+
+func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	addr := freePort(t)
+	base := "http://" + addr
+	start := func() *replica {
+		r := startReplica(t, dsn, base, "--addr", addr)
+		r.waitReady()
+		return r
+	}
+	r := start()
+	w := newWorld(t, dsn, base, 8)
+
+	const perClient = 30
+	type ack struct {
+		id  float64
+		key string
+	}
+	var mu sync.Mutex
+	acked := map[string]float64{}
+	var total atomic.Int64
+	keyOf := func(c, i int) (subject, body, key string) {
+		subject, body = fmt.Sprintf("Note %d-%d", c, i), fmt.Sprintf("Body of note %d from client %d", i, c)
+		sum := sha256.Sum256([]byte(subject + "\x00" + body))
+		return subject, body, hex.EncodeToString(sum[:16])
+	}
+	killed := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	for c := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perClient {
+				subject, body, key := keyOf(c, i)
+				res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
+				if err == nil && res.status == 200 && !res.isError && res.rpcErr == "" {
+					mu.Lock()
+					acked[key], _ = res.data["id"].(float64)
+					mu.Unlock()
+					if total.Add(1) >= 60 {
+						once.Do(func() {
+							_ = r.cmd.Process.Signal(syscall.SIGKILL)
+							close(killed)
+						})
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-killed:
+	default:
+		t.Fatal("the server was never killed")
+	}
+	<-r.done
+	ackedBefore := len(acked)
+	r = start()
+
+	// Every client now (re)sends every note: retries of acknowledged notes must
+	// come back as duplicates with the same id; the rest are stored once.
+	duplicates := 0
+	for c := range 8 {
+		for i := range perClient {
+			subject, body, key := keyOf(c, i)
+			res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
+			if err != nil || res.isError || res.rpcErr != "" {
+				t.Fatalf("retry after restart: %v %+v", err, res)
+			}
+			id, _ := res.data["id"].(float64)
+			if first, ok := acked[key]; ok {
+				if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
+					t.Fatalf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+				}
+				duplicates++
+			}
+		}
+	}
+	if duplicates != ackedBefore {
+		t.Fatalf("duplicates %d, acknowledged before the kill %d", duplicates, ackedBefore)
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM notes WHERE session_id = $1`, w.session.ID); n != 8*perClient {
+		t.Fatalf("%d notes stored, want exactly %d", n, 8*perClient)
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM resource_events WHERE session_id = $1 AND kind = 'note_posted'`, w.session.ID); n != 8*perClient {
+		t.Fatalf("%d note events, want %d (one per note)", n, 8*perClient)
+	}
+	t.Logf("acknowledged before kill -9: %d of %d; all %d stored exactly once after restart", ackedBefore, 8*perClient, 8*perClient)
+}
+
+func TestToolCallsDuringDatabaseOutage(t *testing.T) {
+	if _, err := pgserver.FindBinDir(); err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	root, err := os.MkdirTemp("", "osftool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	os.Chmod(root, 0o711)
+	opts := pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}
+	pg, err := pgserver.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { pg.Stop() }()
+	addr := freePort(t)
+	base := "http://" + addr
+	r := startReplica(t, pg.DSN, base, "--addr", addr)
+	r.waitReady()
+	w := newWorld(t, pg.DSN, base, 1)
+	before, err := callTool(base, w.tokens[0], "post_session_note", w.note("Before", "Before the outage", "before"))
+	if err != nil || before.isError {
+		t.Fatalf("before: %v %+v", err, before)
+	}
+	w.st.Close()
+
+	pg.Stop()
+	for _, tool := range []string{"list_agents", "post_session_note", "read_session_mail"} {
+		res, err := callTool(base, w.tokens[0], tool, w.note("During", "During", "during"))
+		if err != nil {
+			t.Fatalf("%s during outage: %v", tool, err)
+		}
+		if res.status != http.StatusServiceUnavailable || !strings.Contains(res.rpcErr, "database") {
+			t.Fatalf("%s during outage: HTTP %d %+v, want 503 with a clear JSON-RPC error", tool, res.status, res)
+		}
+	}
+	pg, err = pgserver.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.waitReady()
+	var after *toolReply
+	for range 100 { // the pool reconnects on demand; bounded retries
+		after, err = callTool(base, w.tokens[0], "read_session_mail", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID})
+		if err == nil && after.status == 200 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil || after.isError || !strings.Contains(after.text, "Before the outage") {
+		t.Fatalf("after recovery: %v %+v", err, after)
+	}
+	if strings.Contains(r.logs.String(), "panic") {
+		t.Fatal("panic in the server log")
+	}
+}

@@ -1,0 +1,342 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+const sitePassword = "correct horse battery"
+
+// site is the real router on a test server, with a signed-in owner's browser.
+type site struct {
+	t       *testing.T
+	srv     *httptest.Server
+	st      *store.Store
+	owner   *store.Owner
+	browser *http.Client
+}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	st := storetest.New(t)
+	key := make([]byte, 96)
+	for i := range key {
+		key[i] = byte(i + 7)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Deps{
+		Store:  st,
+		Config: Config{BaseURL: "http://" + ln.Addr().String(), SessionHashKey: key[:64], SessionBlockKey: key[64:]},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	o, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: sitePassword, WorkspaceName: "Home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	s := &site{t: t, srv: srv, st: st, owner: o, browser: &http.Client{
+		Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	_, d := s.get("/login")
+	resp := s.post("/login", url.Values{"_csrf": {csrf(d)}, "email": {o.Email}, "password": {sitePassword}, "next": {"/"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", resp.StatusCode)
+	}
+	return s
+}
+
+func (s *site) get(path string) (*http.Response, *goquery.Document) {
+	s.t.Helper()
+	resp, err := s.browser.Get(s.srv.URL + path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	d, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp, d
+}
+
+func (s *site) post(path string, f url.Values) *http.Response {
+	s.t.Helper()
+	resp, err := s.browser.PostForm(s.srv.URL+path, f)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func (s *site) postDoc(path string, f url.Values) (*http.Response, *goquery.Document) {
+	s.t.Helper()
+	resp, err := s.browser.PostForm(s.srv.URL+path, f)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	d, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp, d
+}
+
+func csrf(d *goquery.Document) string {
+	v, _ := d.Find(`input[name="_csrf"]`).First().Attr("value")
+	return v
+}
+
+func (s *site) csrf() string {
+	_, d := s.get("/connections")
+	return csrf(d)
+}
+
+func TestConnectionsPage(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	pr, _ := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha")
+	id := "client-1"
+	if err := s.st.CreateOAuthClient(ctx, &store.OAuthClient{ClientID: id, ClientName: "Claude Code", RedirectURIs: []string{"http://localhost/cb"}, TokenEndpointAuthMethod: "none"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.st.CreateConnection(ctx, store.NewConnection{WorkspaceID: s.owner.WorkspaceID, OwnerID: s.owner.ID, ClientID: &id, ClientName: "Claude Code", Scopes: []string{store.ScopeRead}, ProjectIDs: []int64{pr.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.st.Pool().Exec(ctx, `INSERT INTO agent_profiles (connection_id, workspace_id, handle, display_name) VALUES ($1, $2, 'alice-claude', 'Alice''s Claude')`, c.ID, s.owner.WorkspaceID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.MarkConnectionSeen(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	resp, d := s.get("/connections")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	row := d.Find(`[data-testid="connection"]`)
+	if row.Length() != 1 {
+		t.Fatalf("%d connection rows", row.Length())
+	}
+	for hook, want := range map[string]string{
+		"connection-client":   "Claude Code",
+		"connection-scopes":   "Read",
+		"connection-handle":   "alice-claude",
+		"connection-projects": "Alpha",
+		"connection-presence": "active",
+	} {
+		if got := strings.TrimSpace(row.Find(`[data-testid="` + hook + `"]`).Text()); !strings.Contains(got, want) {
+			t.Errorf("%s = %q, want %q", hook, got, want)
+		}
+	}
+	if !row.Find(`[data-testid="connection-presence"]`).HasClass("active") {
+		t.Error("presence lacks its colour class")
+	}
+
+	t.Run("signed out goes to sign in", func(t *testing.T) {
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Get(s.srv.URL + "/connections")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?next=%2Fconnections" {
+			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+	t.Run("revoke asks first", func(t *testing.T) {
+		resp, d := s.get(fmt.Sprintf("/connections/%d/revoke", c.ID))
+		if resp.StatusCode != 200 || d.Find(`[data-testid="confirm-revoke"]`).Length() != 1 {
+			t.Fatalf("confirm page: %d", resp.StatusCode)
+		}
+	})
+	t.Run("revoke without CSRF is refused", func(t *testing.T) {
+		resp := s.post(fmt.Sprintf("/connections/%d/revoke", c.ID), url.Values{})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if got, _ := s.st.GetConnection(ctx, s.owner.WorkspaceID, c.ID); got.RevokedAt != nil {
+			t.Fatal("revoked without CSRF")
+		}
+	})
+	t.Run("another workspace's connection is not found", func(t *testing.T) {
+		other, err := s.st.CreateOwner(ctx, store.NewOwner{Email: "eve@example.com", DisplayName: "Eve", Password: sitePassword, WorkspaceName: "Elsewhere"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		oc, err := s.st.CreateConnection(ctx, store.NewConnection{WorkspaceID: other.WorkspaceID, OwnerID: other.ID, ClientName: "Eve's agent", Scopes: []string{store.ScopeRead}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, _ := s.get(fmt.Sprintf("/connections/%d/revoke", oc.ID)); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("confirm page for a foreign connection: %d", resp.StatusCode)
+		}
+		if resp := s.post(fmt.Sprintf("/connections/%d/revoke", oc.ID), url.Values{"_csrf": {s.csrf()}}); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("revoke of a foreign connection: %d", resp.StatusCode)
+		}
+		if got, _ := s.st.GetConnection(ctx, other.WorkspaceID, oc.ID); got.RevokedAt != nil {
+			t.Fatal("foreign connection revoked")
+		}
+		_, d := s.get("/connections")
+		if strings.Contains(d.Text(), "Eve's agent") {
+			t.Fatal("another workspace's connection listed")
+		}
+	})
+	t.Run("revoke ends the grant and clears status", func(t *testing.T) {
+		if _, err := s.st.Pool().Exec(ctx, `INSERT INTO statuses (connection_id, repo, task) VALUES ($1, 'osfoundry', 'testing')`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		tok, _, err := s.st.MintAccessToken(ctx, c.ID, s.srv.URL+"/mcp", c.Scopes, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := s.post(fmt.Sprintf("/connections/%d/revoke", c.ID), url.Values{"_csrf": {s.csrf()}})
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/connections" {
+			t.Fatalf("revoke: %d", resp.StatusCode)
+		}
+		if _, err := s.st.VerifyAccessToken(ctx, tok, s.srv.URL+"/mcp"); err == nil {
+			t.Fatal("token still valid")
+		}
+		var n int
+		_ = s.st.Pool().QueryRow(ctx, `SELECT count(*) FROM statuses WHERE connection_id = $1`, c.ID).Scan(&n)
+		if n != 0 {
+			t.Fatal("status not cleared")
+		}
+		_, d := s.get("/connections")
+		if d.Find(`[data-testid="connection"]`).Length() != 0 || d.Find(`[data-testid="no-connections"]`).Length() != 1 {
+			t.Fatal("revoked connection still listed")
+		}
+		if resp, _ := s.get(fmt.Sprintf("/connections/%d/revoke", c.ID)); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("revoked connection's confirm page: %d", resp.StatusCode)
+		}
+	})
+}
+
+func TestStaticTokenForm(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	pr, _ := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha")
+
+	t.Run("without CSRF", func(t *testing.T) {
+		if resp := s.post("/connections/tokens", url.Values{"client_name": {"x"}, "scope": {store.ScopeRead}}); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
+	t.Run("validation", func(t *testing.T) {
+		resp, d := s.postDoc("/connections/tokens", url.Values{"_csrf": {s.csrf()}, "client_name": {""}})
+		if resp.StatusCode != http.StatusUnprocessableEntity || d.Find(`[data-testid="error-client_name"]`).Length() != 1 {
+			t.Fatalf("empty name: %d", resp.StatusCode)
+		}
+		resp, d = s.postDoc("/connections/tokens", url.Values{"_csrf": {s.csrf()}, "client_name": {"Zed"}})
+		if resp.StatusCode != http.StatusUnprocessableEntity || d.Find(`[data-testid="error-scope"]`).Length() != 1 {
+			t.Fatalf("no scope: %d", resp.StatusCode)
+		}
+	})
+	t.Run("token shown once and accepted for the resource", func(t *testing.T) {
+		resp, d := s.postDoc("/connections/tokens", url.Values{"_csrf": {s.csrf()}, "client_name": {"Zed editor"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(pr.ID)}})
+		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		tok, _ := d.Find(`[data-testid="new-token-value"]`).Attr("value")
+		ti, err := s.st.VerifyAccessToken(ctx, tok, s.srv.URL+"/mcp")
+		if err != nil {
+			t.Fatalf("minted token not accepted: %v", err)
+		}
+		if ti.HasScope(store.ScopeWrite) {
+			t.Fatal("write granted without being chosen")
+		}
+		row := d.Find(`[data-testid="connection"]`)
+		if row.Length() != 1 || !strings.Contains(row.Text(), "Zed editor") || !strings.Contains(row.Find(`[data-testid="connection-projects"]`).Text(), "Alpha") {
+			t.Fatalf("connection not listed: %q", row.Text())
+		}
+		_, d = s.get("/connections")
+		if d.Find(`[data-testid="new-token"]`).Length() != 0 || strings.Contains(d.Text(), tok) {
+			t.Fatal("token shown again")
+		}
+	})
+}
+
+func TestConsentPage(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	if _, err := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.CreateOAuthClient(ctx, &store.OAuthClient{ClientID: "c1", ClientName: "Cursor <script>", RedirectURIs: []string{"cursor://anysphere.cursor-retrieval/oauth/cb"}, TokenEndpointAuthMethod: "none"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{
+		"client_id": {"c1"}, "redirect_uri": {"cursor://anysphere.cursor-retrieval/oauth/cb"}, "response_type": {"code"},
+		"state": {"s1"}, "code_challenge": {strings.Repeat("a", 43)}, "code_challenge_method": {"S256"},
+		"resource": {s.srv.URL + "/mcp"}, "scope": {"osfoundry:read osfoundry:write"},
+	}
+	resp, d := s.get("/authorize?" + q.Encode())
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if h := d.Find("h1").First().Text(); h != "Connect osFoundry" {
+		t.Errorf("heading %q", h)
+	}
+	if got := d.Find(`[data-testid="consent-client-name"]`).Text(); got != "Cursor <script>" {
+		t.Errorf("client name %q", got)
+	}
+	if d.Find(`[data-testid="consent-unverified"]`).Length() != 1 {
+		t.Error("client not marked unverified")
+	}
+	if got := d.Find(`[data-testid="consent-redirect-host"]`).Text(); got != "cursor://anysphere.cursor-retrieval" {
+		t.Errorf("redirect host %q", got)
+	}
+	if d.Find(`[data-testid="consent-scope-Read"]`).Length() != 1 || d.Find(`[data-testid="consent-scope-Write"] input[type=checkbox]`).Length() != 1 {
+		t.Error("scopes not shown in words, or write cannot be unticked")
+	}
+	if d.Find(`[data-testid="consent-project"]`).Length() != 1 {
+		t.Error("projects not offered")
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "cursor:") {
+		t.Errorf("CSP does not let the form go to the client's scheme: %q", csp)
+	}
+	t.Run("CSRF refused", func(t *testing.T) {
+		f := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead}}
+		for k, v := range q {
+			f[k] = v
+		}
+		resp := s.post("/authorize", f)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
+	t.Run("approve redirects to the custom scheme", func(t *testing.T) {
+		f := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead, store.ScopeWrite}, "_csrf": {csrf(d)}}
+		for k, v := range q {
+			f[k] = v
+		}
+		resp := s.post("/authorize", f)
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || loc.Scheme != "cursor" || loc.Query().Get("code") == "" || loc.Query().Get("state") != "s1" || loc.Query().Get("iss") != s.srv.URL {
+			t.Fatalf("%d %s", resp.StatusCode, loc)
+		}
+	})
+}

@@ -1,0 +1,216 @@
+// Package oauth is osFoundry's built-in OAuth 2.1 authorization server for MCP
+// clients: the RFC 8414 metadata, dynamic client registration (RFC 7591),
+// client ID metadata documents, the checks behind /authorize (whose consent
+// page lives in package handlers), the token endpoint with PKCE, resource
+// binding (RFC 8707) and refresh-token rotation, and revocation (RFC 7009).
+package oauth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Lifetimes and limits of the authorization server.
+const (
+	// CodeTTL is how long an authorization code may be redeemed.
+	CodeTTL = 60 * time.Second
+	// RefreshGrace is how long an exchanged refresh token keeps returning its successor pair.
+	RefreshGrace = 60 * time.Second
+	// RefreshTokenTTL is the life of a refresh token; each rotation starts a new one.
+	RefreshTokenTTL = 90 * 24 * time.Hour
+	// maxRegistrationBytes caps a registration request or metadata document.
+	maxRegistrationBytes = 64 << 10
+	// defaultRegistrationsPerHour limits dynamic registrations per address.
+	defaultRegistrationsPerHour = 30
+	// metadataDocumentTTL is how long a fetched client ID metadata document is trusted.
+	metadataDocumentTTL = time.Hour
+)
+
+// Options are the dependencies of the authorization server.
+type Options struct {
+	Store *store.Store
+	// BaseURL is the public origin, like http://localhost:8080.
+	BaseURL string
+	Logger  *slog.Logger
+	// Now is the clock (time.Now when nil); tests move it instead of sleeping.
+	Now func() time.Time
+	// HTTPClient fetches client ID metadata documents; nil builds one that
+	// refuses private addresses (loopback allowed only when BaseURL is loopback).
+	HTTPClient *http.Client
+	// RegistrationsPerHour limits dynamic registrations per address (default 30).
+	RegistrationsPerHour int
+}
+
+// Server is the authorization server. Build it with New.
+type Server struct {
+	store        *store.Store
+	base         string
+	issuer       string
+	log          *slog.Logger
+	now          func() time.Time
+	fetch        *http.Client
+	allowLocal   bool
+	regsPerHour  int
+	secretMu     sync.Mutex
+	derivationSK []byte
+}
+
+// New builds the authorization server for the deployment at o.BaseURL.
+func New(o Options) *Server {
+	s := &Server{
+		store:       o.Store,
+		base:        strings.TrimRight(o.BaseURL, "/"),
+		log:         o.Logger,
+		now:         o.Now,
+		fetch:       o.HTTPClient,
+		regsPerHour: o.RegistrationsPerHour,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.regsPerHour <= 0 {
+		s.regsPerHour = defaultRegistrationsPerHour
+	}
+	s.issuer = s.base
+	if u, err := url.Parse(s.base); err == nil && u.Host != "" {
+		s.issuer = u.Scheme + "://" + u.Host
+		s.allowLocal = isLoopbackHost(u.Hostname())
+	}
+	if s.fetch == nil {
+		s.fetch = safeHTTPClient(s.allowLocal)
+	}
+	return s
+}
+
+// Issuer is the authorization server's identifier: the origin, with no path
+// and no trailing slash, as both metadata documents state it.
+func (s *Server) Issuer() string { return s.issuer }
+
+// Resource is the protected resource tokens are bound to: <base>/mcp.
+func (s *Server) Resource() string { return s.base + "/mcp" }
+
+// matchResource reports whether a client's resource parameter names this
+// server's MCP endpoint, tolerating a trailing slash (the TypeScript SDK sends
+// new URL(resource).href).
+func (s *Server) matchResource(r string) bool {
+	return r == s.Resource() || r == s.Resource()+"/"
+}
+
+// lifetimes are the lives of issued tokens.
+func lifetimes() store.TokenLifetimes {
+	return store.TokenLifetimes{Access: store.AccessTokenTTL, Refresh: RefreshTokenTTL}
+}
+
+// derivationKey returns the shared secret that derives successor token pairs,
+// loaded from the database once per process (every replica reads the same).
+func (s *Server) derivationKey(ctx context.Context) ([]byte, error) {
+	s.secretMu.Lock()
+	defer s.secretMu.Unlock()
+	if s.derivationSK != nil {
+		return s.derivationSK, nil
+	}
+	k, err := s.store.ServerSecret(ctx, store.RefreshDerivationSecret)
+	if err != nil {
+		return nil, err
+	}
+	s.derivationSK = k
+	return k, nil
+}
+
+// successor derives the token pair that replaces refresh token rt. Deriving
+// it (instead of drawing it at random) lets every replica answer a repeated
+// exchange within the grace window with the same pair while storing only
+// hashes. Without the key the output is unpredictable.
+func successor(key []byte) func(rt string) (access, refresh string) {
+	return func(rt string) (string, string) {
+		mac := func(label string) string {
+			h := hmac.New(sha256.New, key)
+			h.Write([]byte(label))
+			h.Write([]byte{0})
+			h.Write([]byte(rt))
+			return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+		}
+		return store.AccessTokenPrefix + mac("access"), store.RefreshTokenPrefix + mac("refresh")
+	}
+}
+
+// isLoopbackHost reports whether host is localhost or a loopback IP literal.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// CORS opens an endpoint to browser-based clients (MCP Inspector): any origin,
+// no credentials, and answers preflight requests itself.
+func CORS(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Add("Vary", "Origin")
+		if c.Request().Method == http.MethodOptions {
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")
+			h.Set("Access-Control-Max-Age", "86400")
+			return c.NoContent(http.StatusNoContent)
+		}
+		return next(c)
+	}
+}
+
+// Preflight answers an OPTIONS request; use it wrapped in CORS.
+func Preflight(c echo.Context) error { return c.NoContent(http.StatusNoContent) }
+
+// Error is an OAuth error response (RFC 6749 §5.2, RFC 7591 §3.2.2).
+type Error struct {
+	Status      int    `json:"-"`
+	Code        string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Description }
+
+func oauthError(status int, code, desc string) *Error {
+	return &Error{Status: status, Code: code, Description: desc}
+}
+
+// writeJSON sends an OAuth JSON response, never cached.
+func writeJSON(c echo.Context, status int, v any) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	return c.JSON(status, v)
+}
+
+// writeError sends e as JSON; an invalid_client after HTTP Basic gets the challenge.
+func writeError(c echo.Context, e *Error) error {
+	if e.Status == http.StatusUnauthorized {
+		c.Response().Header().Set("WWW-Authenticate", `Basic realm="osfoundry"`)
+	}
+	return writeJSON(c, e.Status, e)
+}
+
+// serverError logs an infrastructure failure and answers with OAuth JSON.
+func (s *Server) serverError(c echo.Context, err error) error {
+	s.log.Error("oauth endpoint failed", "path", c.Request().URL.Path, "err", err)
+	c.Response().Header().Set("Retry-After", "5")
+	return writeJSON(c, http.StatusServiceUnavailable, oauthError(http.StatusServiceUnavailable, "temporarily_unavailable", "the server could not complete the request; try again"))
+}
