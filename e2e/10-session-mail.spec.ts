@@ -3,13 +3,28 @@
 // replies at the agent's sender slug and the agent reads the reply.
 import { test, expect, type Page } from '@playwright/test';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { signIn, mintToken, callTool, toolJSON, expectAccessible } from './helpers';
+import * as sdkAuth from '@modelcontextprotocol/sdk/client/auth.js';
+import { baseURL, signIn, callTool, toolJSON, expectAccessible } from './helpers';
+import { CookieBrowser, TestProvider } from './oauth-client';
 
 const project = 'Storefront E2E';
 let sessionPath = '';
 let publicId = '';
 let token = '';
 let slug = '';
+
+/**
+ * Connects an agent the way a real MCP client does: discovery, dynamic
+ * registration, the owner's sign-in and consent, code exchange. Returns the
+ * access token.
+ */
+async function connectAgent(clientName: string): Promise<string> {
+  const provider = new TestProvider(new CookieBrowser(), clientName);
+  const serverUrl = new URL(`${baseURL}/mcp`);
+  expect(await sdkAuth.auth(provider as any, { serverUrl })).toBe('REDIRECT');
+  expect(await sdkAuth.auth(provider as any, { serverUrl, authorizationCode: provider.code })).toBe('AUTHORIZED');
+  return provider.tokenSet.access_token;
+}
 
 /** Calls a tool and fails on an isError result. */
 async function tool(name: string, args: Record<string, unknown> = {}): Promise<any> {
@@ -50,14 +65,19 @@ test('an agent posts, the owner sees it live, replies, and the agent reads the r
   sessionPath = new URL(page.url()).pathname;
   publicId = (await page.getByTestId('session-public-id').textContent())!.trim();
 
-  // An agent connects (seated in the project), claims a profile, sets its status.
-  ({ token } = mintToken({ client: 'E2E Claude Code', projects: [project] }));
+  // An agent connects over OAuth, claims a profile, sets its status.
+  token = await connectAgent('E2E Claude Code');
   const claimed = await tool('claim_connected_profile', { handle: 'e2e-claude', display_name: 'E2E Claude' });
   slug = claimed.sender_slug;
   expect(slug).toMatch(/^ext-/);
   await tool('set_status', { repo: 'github.com/acme/storefront', branch: 'feat/checkout', task: 'Wiring the address form' });
 
-  // The owner invites it from the Participants tab.
+  // The owner seats it in the project by handle, then invites it to the session.
+  await page.getByTestId('crumb-project').click();
+  await page.getByLabel('Seat an agent by handle').fill('e2e-claude');
+  await page.getByRole('button', { name: 'Seat agent' }).click();
+  await expect(page.getByTestId('seated-agent')).toContainText('@e2e-claude');
+  await page.getByTestId('session-link').click();
   await page.getByTestId('tab-participants').click();
   await page.getByLabel('Agent or connection').selectOption({ label: 'E2E Claude (@e2e-claude)' });
   await page.getByLabel('Role').selectOption('contributor');
