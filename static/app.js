@@ -83,7 +83,7 @@
     }
   });
 
-  // Failed htmx requests say why, in the page's alert area.
+  // Failed htmx requests say why, in the page's alert area, until one succeeds.
   document.addEventListener("htmx:responseError", function (e) {
     var box = document.getElementById("htmx-error");
     if (!box) return;
@@ -98,7 +98,7 @@
   });
   document.addEventListener("htmx:afterRequest", function (e) {
     var box = document.getElementById("htmx-error");
-    if (box && e.detail.successful && !box.hidden && !e.detail.elt.hasAttribute("data-poll")) box.hidden = true;
+    if (box && e.detail.successful && !box.hidden) box.hidden = true;
   });
 
   // Relative times ("3 min ago") stay true while the page is open.
