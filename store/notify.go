@@ -132,6 +132,9 @@ func (h *NoteHub) setDown() {
 // apply notifications until the connection fails or ctx ends.
 func (h *NoteHub) listen(ctx context.Context) error {
 	cfg := h.store.pool.Config().ConnConfig.Copy()
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
 	cfg.RuntimeParams["application_name"] = HubApplicationName
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
