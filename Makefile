@@ -80,7 +80,8 @@ bench: pg-deps ## run the load benchmark and print the table
 FUZZ_TARGETS := \
 	./handlers/mcp:FuzzAuthWrapper \
 	./handlers/mcp:FuzzToolArguments \
-	./handlers/oauth:FuzzMatchRedirectURI
+	./handlers/oauth:FuzzMatchRedirectURI \
+	./handlers/oauth:FuzzOAuthParameters
 FUZZ_BRIEF ?= 5s
 FUZZ_TIME ?= 2m
 

@@ -45,15 +45,16 @@ Flags (each has an environment fallback):
 
 // config is the server's configuration, from flags with env fallbacks.
 type config struct {
-	addr        string
-	baseURL     string
-	dataDir     string
-	databaseURL string
-	sessionKey  string
-	logLevel    string
-	shutdown    time.Duration
-	pprofAddr   string
-	trustProxy  bool
+	addr          string
+	baseURL       string
+	dataDir       string
+	databaseURL   string
+	sessionKey    string
+	logLevel      string
+	shutdown      time.Duration
+	pprofAddr     string
+	trustProxy    bool
+	headerTimeout time.Duration
 }
 
 func envOr(name, def string) string {
@@ -71,6 +72,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("OSFOUNDRY_LOG_LEVEL", "info"), "debug, info, warn or error (OSFOUNDRY_LOG_LEVEL)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
 }
@@ -327,7 +329,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	srv := &http.Server{
 		Handler:           h.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.headerTimeout,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,

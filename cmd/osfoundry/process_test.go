@@ -297,3 +297,25 @@ func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
 		t.Fatal("panic in log")
 	}
 }
+
+func TestSlowHeadersAreCutOff(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	r := startReplica(t, dsn, "", "--header-timeout", "500ms")
+	r.waitReady()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(r.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Headers trickle in and never finish: the server must hang up.
+	io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 512)
+	n, err := conn.Read(buf)
+	if err == nil && n > 0 && !strings.Contains(string(buf[:n]), "408") {
+		t.Fatalf("server answered an unfinished request: %q", buf[:n])
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the connection was still open after 10 s with a 500 ms header timeout")
+	}
+}

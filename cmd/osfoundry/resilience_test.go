@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -135,20 +136,32 @@ func (w *world) note(subject, body, key string) map[string]any {
 	return map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID, "subject": subject, "body": body, "idempotency_key": key}
 }
 
-// roundRobin is a reverse proxy spreading requests over the replicas in turn.
-func roundRobin(t *testing.T, backends ...*replica) *httptest.Server {
+// listenRoundRobin serves a round-robin proxy over the replicas on addr (the
+// replicas' public base URL).
+func listenRoundRobin(t *testing.T, addr string, backends ...*replica) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(roundRobinHandler(backends...))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func roundRobinHandler(backends ...*replica) http.Handler {
 	var n atomic.Int64
 	targets := make([]*url.URL, len(backends))
 	for i, b := range backends {
 		targets[i], _ = url.Parse(b.URL)
 	}
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(targets[int(n.Add(1))%len(targets)])
 		r.Out.Host = r.In.Host
 	}}
-	srv := httptest.NewServer(proxy)
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 func TestReplicasShareOneIdempotencyKey(t *testing.T) {
@@ -160,7 +173,7 @@ func TestReplicasShareOneIdempotencyKey(t *testing.T) {
 	a.waitReady()
 	b.waitReady()
 	w := newWorld(t, dsn, base, 1)
-	proxy := roundRobin(t, a, b)
+	proxy := listenRoundRobin(t, addrProxy, a, b)
 
 	var wg sync.WaitGroup
 	ids := make([]float64, 20)

@@ -120,6 +120,9 @@ func (s *Server) Register(c echo.Context) error {
 		}
 		return writeError(c, oauthError(http.StatusBadRequest, "invalid_client_metadata", "the body must be a JSON object of client metadata"))
 	}
+	if field := nulField(body); field != "" {
+		return writeError(c, oauthError(http.StatusBadRequest, "invalid_client_metadata", field+": contains a NUL character"))
+	}
 	m.ClientID = ""
 	// RFC 7591 defaults to client_secret_basic when no method is named.
 	if e := m.validate(store.AuthMethodBasic); e != nil {
