@@ -234,7 +234,7 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*store.Sto
 		dsn = pg.DSN
 		stopPG = pg.Stop
 	}
-	st, err := store.Open(ctx, dsn)
+	st, err := store.Open(ctx, dsn, store.CountQueries)
 	if err != nil {
 		stopPG()
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"expvar"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,7 +10,8 @@ import (
 	"time"
 )
 
-// servePprof serves Go's profiles on a separate listener, which must be on
+// servePprof serves Go's profiles and expvar counters (db_queries: statements
+// sent to PostgreSQL) on a separate listener, which must be on
 // loopback: profiles reveal internals and are never part of the public app.
 func servePprof(addr string, log *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
@@ -25,6 +27,7 @@ func servePprof(addr string, log *slog.Logger) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/debug/vars", expvar.Handler())
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("--pprof-addr: %w", err)
