@@ -200,28 +200,79 @@ func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int
 	if limit < 1 || limit > MaxMailPage {
 		return nil, &FieldError{"limit", "use 1 to 20"}
 	}
-	sess, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
-	if err != nil {
-		return nil, wrap("read mail", err)
-	}
+	// One statement: the session and the caller's invitation (an empty result
+	// means no such session, a NULL role means not invited), and the page of
+	// mail on the same row(s) — a single round trip on the hottest read.
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+noteColumns+` FROM notes n
-		WHERE n.session_id = $1 AND n.message_type <> 'analysis'
-			AND (n.recipient_slug IS NULL
-				OR n.recipient_slug = (SELECT sender_slug FROM connections WHERE id = $2)
-				OR n.sender_connection_id = $2)
-			AND ($3 = 0 OR n.id < $3)
-		ORDER BY n.id DESC
-		LIMIT $4`, sess.ID, connectionID, beforeID, limit+1)
+		WITH target AS (
+			SELECT s.id, i.role
+			FROM sessions s
+			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
+		)
+		SELECT target.role, `+noteColumns+`
+		FROM target
+		LEFT JOIN LATERAL (
+			SELECT * FROM notes n
+			WHERE target.role IS NOT NULL AND n.session_id = target.id AND n.message_type <> 'analysis'
+				AND (n.recipient_slug IS NULL
+					OR n.recipient_slug = (SELECT sender_slug FROM connections WHERE id = $2)
+					OR n.sender_connection_id = $2)
+				AND ($5 = 0 OR n.id < $5)
+			ORDER BY n.id DESC
+			LIMIT $6
+		) n ON true
+		ORDER BY n.id DESC`, workspaceID, connectionID, sessionType, publicID, beforeID, limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("store: read mail: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
-		n, err := scanNote(r)
-		return *n, err
-	})
-	if err != nil {
+	defer rows.Close()
+	found := false
+	var out []Note
+	for rows.Next() {
+		found = true
+		var role *string
+		var n nullableNote
+		if err := rows.Scan(append([]any{&role}, n.targets()...)...); err != nil {
+			return nil, fmt.Errorf("store: read mail: %w", err)
+		}
+		if role == nil {
+			return nil, fmt.Errorf("store: read mail: %w", ErrForbidden)
+		}
+		if n.ID != nil {
+			out = append(out, n.note())
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read mail: %w", err)
+	}
+	if !found {
+		return nil, fmt.Errorf("store: read mail: %w", ErrNotFound)
 	}
 	return out, nil
+}
+
+// nullableNote scans the note columns of an outer join, where a row may
+// carry no note.
+type nullableNote struct {
+	ID, WorkspaceID, SessionID        *int64
+	SenderKind                        *string
+	SenderOwnerID, SenderConnectionID *int64
+	SenderSlug, SenderName            *string
+	RecipientSlug                     *string
+	MessageType, Subject, Body        *string
+	IdempotencyKey                    *string
+	CreatedAt                         *time.Time
+}
+
+func (n *nullableNote) targets() []any {
+	return []any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
+		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}
+}
+
+func (n *nullableNote) note() Note {
+	return Note{ID: *n.ID, WorkspaceID: *n.WorkspaceID, SessionID: *n.SessionID, SenderKind: *n.SenderKind,
+		SenderOwnerID: n.SenderOwnerID, SenderConnectionID: n.SenderConnectionID, SenderSlug: *n.SenderSlug,
+		SenderName: *n.SenderName, RecipientSlug: n.RecipientSlug, MessageType: *n.MessageType, Subject: *n.Subject,
+		Body: *n.Body, IdempotencyKey: n.IdempotencyKey, CreatedAt: *n.CreatedAt}
 }
