@@ -33,6 +33,8 @@ type sweepWorld struct {
 	x        *store.Session
 	ag       agent // A's agent, seated in p and invited to x
 	note     int64 // ag's note in x
+	bobP     *store.Project
+	bobX     *store.Session
 	bobAg    agent // B's agent
 	stranger agent // A's connection, neither seated nor invited
 	readOnly string
@@ -69,7 +71,8 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	app.exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
 	w.note = app.agentNote(w.ag, w.x.ID, secretSubject, secretBody)
-	w.bob.project("Bob project")
+	w.bobP = w.bob.project("Bob project")
+	w.bobX = w.bob.session(w.bobP, "Bob session")
 	w.bobAg = app.agent("bob@example.com", "Bob project", "bee-agent", "Bee")
 	w.stranger = app.agent("alice@example.com", "", "stranger-agent", "Stranger")
 	ro, err := app.store.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: "alice@example.com", ClientName: "Read only",
@@ -111,6 +114,21 @@ func (w *sweepWorld) path(r route) string {
 	}
 	p = strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
 	return strings.Replace(p, "*", "0/app.css", 1)
+}
+
+// bobPath fills a route's parameters with bob's own project, session and
+// agent, except :conn, which names A's agent: ids of two workspaces mixed.
+func (w *sweepWorld) bobPath(r route) string {
+	p := r.path
+	switch {
+	case strings.HasPrefix(p, "/projects/:id"):
+		p = strings.Replace(p, ":id", fmt.Sprint(w.bobP.ID), 1)
+	case strings.HasPrefix(p, "/sessions/:id"):
+		p = strings.Replace(p, ":id", fmt.Sprint(w.bobX.ID), 1)
+	case strings.HasPrefix(p, "/connections/:id"):
+		p = strings.Replace(p, ":id", fmt.Sprint(w.bobAg.connID), 1)
+	}
+	return strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
 }
 
 // digest fingerprints the rows of the database: of workspace ws only when ws
@@ -369,6 +387,32 @@ func TestSweepRoutes(t *testing.T) {
 		}
 	})
 
+	// Bob's own project and session, with A's agent, note or project named
+	// inside: never a 403 or a 500, never A's data, never a change in A.
+	t.Run("own ids mixed with another workspace's", func(t *testing.T) {
+		for _, r := range routes {
+			row, ok := table[r.method+" "+r.path]
+			if !ok || r.access != "owner" || !strings.Contains(r.path, ":id") || r.path == "/connections/:id/revoke" {
+				continue
+			}
+			path := w.bobPath(r) + row.query
+			beforeA := w.app.digest(aliceWS)
+			res := w.request(w.bob.http, r.method, path, row.form, w.bob.csrf, true)
+			what := fmt.Sprintf("bob %s %s", r.method, path)
+			if res.status >= 500 || res.status == http.StatusForbidden {
+				t.Errorf("%s: %s", what, res)
+			}
+			if strings.Contains(r.path, ":conn") && res.status != http.StatusNotFound {
+				t.Errorf("%s: %s, want 404 for A's connection", what, res)
+			}
+			noSecrets(t, what, res.body, secretsOfA)
+			if w.app.digest(aliceWS) != beforeA {
+				t.Errorf("%s changed workspace A", what)
+			}
+		}
+	})
+
+	// Bob signs out at the end of this one.
 	t.Run("owner of another workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
@@ -487,15 +531,23 @@ type mcpAnswer struct {
 	isError bool
 	text    string
 	meta    []string // _meta["mcp/www_authenticate"]
+	// rpcError is the message of a JSON-RPC error answer.
+	rpcError string
 }
 
 // mcpCall posts one tools/call to /mcp with token (none when empty).
-func (w *sweepWorld) mcpCall(token, tool string, args map[string]any) mcpAnswer {
-	t := w.app.t
+func (w *sweepWorld) mcpCall(t *testing.T, token, tool string, args map[string]any) mcpAnswer {
+	t.Helper()
+	return w.mcpCallAt(t, "/mcp", token, tool, args)
+}
+
+// mcpCallAt is mcpCall to another path (such as /mcp with a query).
+// The answer of a JSON-RPC error carries it in rpcError.
+func (w *sweepWorld) mcpCallAt(t *testing.T, path, token, tool string, args map[string]any) mcpAnswer {
 	t.Helper()
 	msg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": tool, "arguments": args}})
-	req, _ := http.NewRequest(http.MethodPost, w.app.srv.URL+"/mcp", bytes.NewReader(msg))
+	req, _ := http.NewRequest(http.MethodPost, w.app.srv.URL+path, bytes.NewReader(msg))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
@@ -516,10 +568,16 @@ func (w *sweepWorld) mcpCall(token, tool string, args map[string]any) mcpAnswer 
 			} `json:"content"`
 			Meta map[string][]string `json:"_meta"`
 		} `json:"result"`
-		Error json.RawMessage `json:"error"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	if err := json.Unmarshal(b, &out); err != nil || out.Result == nil {
-		t.Fatalf("%s: not a JSON-RPC result (status %d): %s", tool, res.StatusCode, b)
+	if err := json.Unmarshal(b, &out); err != nil || out.Result == nil && out.Error == nil {
+		t.Fatalf("%s: not a JSON-RPC answer (status %d): %s", tool, res.StatusCode, b)
+	}
+	if out.Error != nil {
+		a.rpcError = out.Error.Message
+		return a
 	}
 	a.isError = out.Result.IsError
 	for _, c := range out.Result.Content {
@@ -662,7 +720,7 @@ func TestSweepTools(t *testing.T) {
 			defer reclaim()
 			check := func(who string, a mcpAnswer, secrets []string) {
 				t.Helper()
-				if a.status >= 500 {
+				if a.status >= 500 || a.rpcError != "" {
 					t.Errorf("%s: status %d: %s", who, a.status, a.body)
 				}
 				noSecrets(t, who+" "+name, a.body, secrets)
@@ -670,14 +728,14 @@ func TestSweepTools(t *testing.T) {
 
 			// An agent of another workspace.
 			before := guarded()
-			a := w.mcpCall(w.bobAg.token, name, row.args)
+			a := w.mcpCall(t, w.bobAg.token, name, row.args)
 			secrets := secretsOfA
 			if name == "claim_connected_profile" {
 				secrets = strangerSecrets // it claims A's handle in B: its own arguments come back
 			}
 			check("other workspace", a, secrets)
 			if row.session {
-				missing := w.mcpCall(w.bobAg.token, name, mapWith(row.args, "session_id", "no-such-session", "resource_id", "no-such-session"))
+				missing := w.mcpCall(t, w.bobAg.token, name, mapWith(row.args, "session_id", "no-such-session", "resource_id", "no-such-session"))
 				if !a.isError || !strings.HasPrefix(a.text, "session not found") || a.text != missing.text {
 					t.Errorf("other workspace: %v %q, want the refusal a missing session gets (%q)", a.isError, a.text, missing.text)
 				}
@@ -690,7 +748,7 @@ func TestSweepTools(t *testing.T) {
 
 			// A connection of A's workspace that is neither seated nor invited.
 			before = guarded()
-			a = w.mcpCall(w.stranger.token, name, row.args)
+			a = w.mcpCall(t, w.stranger.token, name, row.args)
 			check("uninvited", a, strangerSecrets)
 			switch {
 			case row.session && (!a.isError || !strings.HasPrefix(a.text, "not invited to this session")):
@@ -706,7 +764,7 @@ func TestSweepTools(t *testing.T) {
 
 			// A read-only token (of a connection invited to the session).
 			before = guarded()
-			a = w.mcpCall(w.readOnly, name, row.args)
+			a = w.mcpCall(t, w.readOnly, name, row.args)
 			check("read-only", a, nil)
 			if scope == store.ScopeWrite {
 				if a.status != http.StatusForbidden || !strings.Contains(a.header, `error="insufficient_scope"`) ||
@@ -722,7 +780,7 @@ func TestSweepTools(t *testing.T) {
 
 			// No token: refused two ways at once.
 			before = guarded()
-			a = w.mcpCall("", name, row.args)
+			a = w.mcpCall(t, "", name, row.args)
 			check("no token", a, secretsOfA)
 			if a.status != http.StatusUnauthorized || !strings.HasPrefix(a.header, "Bearer ") || !strings.Contains(a.header, metadata) ||
 				!strings.Contains(a.header, `scope="`+scope+`"`) || !a.isError || a.text != "Authentication required" ||
@@ -733,9 +791,20 @@ func TestSweepTools(t *testing.T) {
 				t.Errorf("no token: the call changed the database")
 			}
 
+			// A valid token in the query string instead of the header.
+			before = guarded()
+			a = w.mcpCallAt(t, "/mcp?access_token="+url.QueryEscape(w.ag.token), "", name, row.args)
+			noSecrets(t, "token in the query "+name, a.body, secretsOfA)
+			if a.status != http.StatusBadRequest || !strings.Contains(a.rpcError, "Authorization header") {
+				t.Errorf("token in the query string: status %d, error %q: %s", a.status, a.rpcError, a.body)
+			}
+			if guarded() != before {
+				t.Errorf("token in the query string: the call changed the database")
+			}
+
 			// The control: A's own invited agent gets an answer, with A's
 			// names in it where the tool reads the session.
-			a = w.mcpCall(w.ag.token, name, row.args)
+			a = w.mcpCall(t, w.ag.token, name, row.args)
 			if a.status != http.StatusOK || a.isError {
 				t.Errorf("A's own agent: status %d: %s", a.status, a.body)
 			}
