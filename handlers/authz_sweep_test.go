@@ -71,6 +71,9 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	app.exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
 	w.note = app.agentNote(w.ag, w.x.ID, secretSubject, secretBody)
+	// Alice has the session open: the note hub tracks it, so polls of it
+	// take the fast path that asks no database.
+	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.x.ID)), http.StatusOK)
 	w.bobP = w.bob.project("Bob project")
 	w.bobX = w.bob.session(w.bobP, "Bob session")
 	w.bobAg = app.agent("bob@example.com", "Bob project", "bee-agent", "Bee")
