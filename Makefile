@@ -81,7 +81,8 @@ FUZZ_TARGETS := \
 	./handlers/mcp:FuzzAuthWrapper \
 	./handlers/mcp:FuzzToolArguments \
 	./handlers/oauth:FuzzMatchRedirectURI \
-	./handlers/oauth:FuzzOAuthParameters
+	./handlers/oauth:FuzzOAuthParameters \
+	./views:FuzzMailRow
 FUZZ_BRIEF ?= 5s
 FUZZ_TIME ?= 2m
 

@@ -166,6 +166,8 @@ type agent struct {
 	slug        string
 	handle      string
 	name        string
+	// token is the connection's bearer token for /mcp.
+	token string
 }
 
 func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
@@ -191,7 +193,7 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	if err := a.store.MarkConnectionSeen(ctx, tok.ConnectionID); err != nil {
 		a.t.Fatal(err)
 	}
-	return agent{connID: tok.ConnectionID, workspaceID: ws, slug: p.SenderSlug, handle: handle, name: displayName}
+	return agent{connID: tok.ConnectionID, workspaceID: ws, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
 }
 
 func (a *testApp) exec(sql string, args ...any) {
