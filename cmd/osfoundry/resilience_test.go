@@ -320,12 +320,52 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 	base := "http://" + addr
 	r := startReplica(t, pg.DSN, base, "--addr", addr)
 	r.waitReady()
-	w := newWorld(t, pg.DSN, base, 1)
+	w := newWorld(t, pg.DSN, base, 5)
 	before, err := callTool(base, w.tokens[0], "post_session_note", w.note("Before", "Before the outage", "before"))
 	if err != nil || before.isError {
 		t.Fatalf("before: %v %+v", err, before)
 	}
 	w.st.Close()
+
+	// Load across the outage: 4 clients post notes with content-derived keys
+	// (at most 400 calls each), retrying each note until it is acknowledged.
+	stopLoad := make(chan struct{})
+	type outcome struct{ ok, unavailable, other int }
+	results := make([]outcome, 4)
+	acked := make([]map[string]float64, 4)
+	var loadWG sync.WaitGroup
+	for c := range 4 {
+		acked[c] = map[string]float64{}
+		loadWG.Add(1)
+		go func() {
+			defer loadWG.Done()
+			i := 0
+			for range 400 {
+				select {
+				case <-stopLoad:
+					return
+				default:
+				}
+				key := fmt.Sprintf("load-%d-%d", c, i)
+				res, err := callTool(base, w.tokens[1+c], "post_session_note", w.note("Load "+key, "Body "+key, key))
+				switch {
+				case err == nil && res.status == 200 && !res.isError && res.rpcErr == "":
+					acked[c][key], _ = res.data["id"].(float64)
+					results[c].ok++
+					i++
+				case err == nil && res.status == http.StatusServiceUnavailable && strings.Contains(res.rpcErr, "database"):
+					results[c].unavailable++
+				case err == nil && res.rpcErr != "" && !strings.Contains(res.rpcErr, "panic"):
+					results[c].unavailable++ // a call already past the token check when the database went away
+				default:
+					results[c].other++
+					t.Errorf("client %d: unexpected answer during the outage: %v %+v", c, err, res)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
 
 	pg.Stop()
 	for _, tool := range []string{"list_agents", "post_session_note", "read_session_mail"} {
@@ -337,11 +377,42 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 			t.Fatalf("%s during outage: HTTP %d %+v, want 503 with a clear JSON-RPC error", tool, res.status, res)
 		}
 	}
+	time.Sleep(2 * time.Second) // a few seconds without a database, under load
 	pg, err = pgserver.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.waitReady()
+	time.Sleep(500 * time.Millisecond) // the load goes on against the recovered database
+	close(stopLoad)
+	loadWG.Wait()
+	total := outcome{}
+	for c := range 4 {
+		total.ok += results[c].ok
+		total.unavailable += results[c].unavailable
+		total.other += results[c].other
+	}
+	if total.unavailable == 0 || total.ok == 0 {
+		t.Fatalf("the load never met the outage or never succeeded: %+v", total)
+	}
+	st2, err := store.Open(ctx, pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	for c := range 4 {
+		for key, id := range acked[c] {
+			var n int
+			var stored float64
+			if err := st2.Pool().QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM notes WHERE idempotency_key = $1`, key).Scan(&n, &stored); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 || stored != id {
+				t.Fatalf("acknowledged note %s (id %v): %d rows, id %v", key, id, n, stored)
+			}
+		}
+	}
+	t.Logf("under load across the outage: %d acknowledged (all stored once), %d clear refusals, %d other", total.ok, total.unavailable, total.other)
 	var after *toolReply
 	for range 100 { // the pool reconnects on demand; bounded retries
 		after, err = callTool(base, w.tokens[0], "read_session_mail", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID})
@@ -350,8 +421,12 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err != nil || after.isError || !strings.Contains(after.text, "Before the outage") {
+	if err != nil || after.isError || !strings.Contains(after.text, `"notes"`) {
 		t.Fatalf("after recovery: %v %+v", err, after)
+	}
+	var kept int
+	if err := st2.Pool().QueryRow(ctx, `SELECT count(*) FROM notes WHERE idempotency_key = 'before' AND body = 'Before the outage'`).Scan(&kept); err != nil || kept != 1 {
+		t.Fatalf("the note acknowledged before the outage: %d rows, %v", kept, err)
 	}
 	if strings.Contains(r.logs.String(), "panic") {
 		t.Fatal("panic in the server log")
