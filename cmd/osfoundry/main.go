@@ -40,7 +40,7 @@ Usage:
                                                  mint a bearer token for a client without OAuth (shown once)
   osfoundry migrate [flags]                      apply database migrations and exit
 
-Flags (each has an environment fallback):
+Flags (the environment variable named in brackets is used when the flag is not given):
 `
 
 // config is the server's configuration, from flags with env fallbacks.
