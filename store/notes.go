@@ -219,7 +219,9 @@ func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int
 					OR n.recipient_slug = (SELECT sender_slug FROM connections WHERE id = $2)
 					OR n.sender_connection_id = $2)
 				AND ($5 = 0 OR n.id < $5)
-			ORDER BY n.id DESC
+			-- Ordered as notes_session_idx (session_id, id DESC) is, so even a
+			-- generic plan walks that index instead of the whole table by id.
+			ORDER BY n.session_id, n.id DESC
 			LIMIT $6
 		) n ON true
 		ORDER BY n.id DESC`, workspaceID, connectionID, sessionType, publicID, beforeID, limit+1)

@@ -17,6 +17,10 @@ const MailPageSize = 50
 // maxMailAfter bounds the rows one poll returns; a page far behind reloads.
 const maxMailAfter = 200
 
+// Queries of one session's notes order by (session_id, id DESC), the order of
+// notes_session_idx, so that every plan, generic ones included, reads that
+// index rather than walking all notes by id.
+
 // ListSessionMail returns a page of a session's Team mail as its owners see
 // it (analysis notes included), newest first. With beforeID > 0 only notes
 // with a smaller id. It returns at most limit+1 rows so that the caller can
@@ -25,7 +29,7 @@ func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, bef
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n
 		WHERE n.workspace_id = $1 AND n.session_id = $2 AND ($3 = 0 OR n.id < $3)
-		ORDER BY n.id DESC LIMIT $4`, workspaceID, sessionID, beforeID, limit+1)
+		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, beforeID, limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("store: list session mail: %w", err)
 	}
@@ -40,7 +44,7 @@ func (s *Store) SessionMailAfter(ctx context.Context, workspaceID, sessionID, af
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n
 		WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id > $3
-		ORDER BY n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
+		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
 	if err != nil {
 		return nil, fmt.Errorf("store: session mail after: %w", err)
 	}
@@ -192,7 +196,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 			WHERE n.session_id = $1 AND n.sender_owner_id = $2 AND n.message_type = $3
 				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
 				AND n.created_at > now() - $7::interval
-			ORDER BY n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))
+			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))
 		switch {
 		case err == nil:
 			note, duplicate = first, true
