@@ -18,9 +18,9 @@ type ResourceEvent struct {
 	CreatedAt time.Time
 }
 
-// appendEvent adds the next event of a session inside tx. Bumping the
-// session's counter row serialises writers of one session, so sequences are
-// gap-free (a rolled-back transaction rolls its number back too).
+// appendEvent adds the next event of a session inside tx, in one statement.
+// Bumping the session's counter row serialises writers of one session, so
+// sequences are gap-free (a rolled-back transaction rolls its number back too).
 func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, noteID *int64, payload any) (int64, error) {
 	body, err := json.Marshal(payload)
 	if err != nil {
@@ -28,14 +28,14 @@ func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, n
 	}
 	var seq int64
 	if err := tx.QueryRow(ctx, `
-		UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
-		WHERE id = $1 RETURNING last_event_seq`, sessionID).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("bump event sequence: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO resource_events (session_id, sequence, kind, note_id, payload) VALUES ($1, $2, $3, $4, $5)`,
-		sessionID, seq, kind, noteID, body); err != nil {
-		return 0, fmt.Errorf("insert event: %w", err)
+		WITH bumped AS (
+			UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
+			WHERE id = $1 RETURNING last_event_seq
+		)
+		INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
+		SELECT $1, last_event_seq, $2, $3, $4 FROM bumped
+		RETURNING sequence`, sessionID, kind, noteID, body).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("append event: %w", err)
 	}
 	return seq, nil
 }

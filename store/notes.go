@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -67,7 +68,18 @@ func scanNote(row pgx.Row) (*Note, error) {
 // N never sees a note < N of that session appear later, and "id > last seen"
 // is a safe cursor (web polls, agents catching up from the top).
 func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
+	// The session row is locked before the note takes its id, so that within a
+	// session ids become visible in increasing order. A note that gets an event
+	// takes the lock by reserving the event's sequence number; an analysis note
+	// (no event) locks it alone.
+	var seq int64
+	if n.MessageType != MessageAnalysis {
+		if err := tx.QueryRow(ctx, `
+			UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
+			WHERE id = $1 RETURNING last_event_seq`, n.SessionID).Scan(&seq); err != nil {
+			return nil, fmt.Errorf("reserve event sequence: %w", err)
+		}
+	} else if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
 		return nil, fmt.Errorf("lock session: %w", err)
 	}
 	q := `INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
@@ -79,26 +91,40 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 	q += ` RETURNING ` + noteColumns
 	out, err := scanNote(tx.QueryRow(ctx, q, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
 		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey))
-	if err == pgx.ErrNoRows && n.IdempotencyKey != nil {
-		return nil, nil
+	if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != nil {
+		// The reserved sequence number must not be committed: the caller rolls back.
+		return nil, errDuplicateKey
 	}
 	if err != nil {
 		return nil, err
 	}
-	// Analysis notes are owner-only: agents read events, so they get none.
-	if out.MessageType != MessageAnalysis {
-		if _, err := appendEvent(ctx, tx, out.SessionID, "note_posted", &out.ID, map[string]any{
-			"note_id": out.ID, "sender_slug": out.SenderSlug, "message_type": out.MessageType,
-		}); err != nil {
-			return nil, err
+	notify := strconv.FormatInt(out.SessionID, 10) + ":" + strconv.FormatInt(out.ID, 10)
+	if out.MessageType == MessageAnalysis {
+		// Analysis notes are owner-only: agents read events, so they get none.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotesChannel, notify); err != nil {
+			return nil, fmt.Errorf("notify: %w", err)
 		}
+		return out, nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotesChannel,
-		strconv.FormatInt(out.SessionID, 10)+":"+strconv.FormatInt(out.ID, 10)); err != nil {
-		return nil, fmt.Errorf("notify: %w", err)
+	payload, err := json.Marshal(map[string]any{"note_id": out.ID, "sender_slug": out.SenderSlug, "message_type": out.MessageType})
+	if err != nil {
+		return nil, err
+	}
+	// The event and the change notification in one statement.
+	if _, err := tx.Exec(ctx, `
+		WITH ev AS (
+			INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
+			VALUES ($1, $2, 'note_posted', $3, $4)
+		)
+		SELECT pg_notify($5, $6)`, out.SessionID, seq, out.ID, payload, NotesChannel, notify); err != nil {
+		return nil, fmt.Errorf("event and notify: %w", err)
 	}
 	return out, nil
 }
+
+// errDuplicateKey tells a caller of insertNote that the (connection,
+// idempotency key) already has a note; the transaction must be rolled back.
+var errDuplicateKey = errors.New("idempotency key already used")
 
 // AgentNote is the input of PostAgentNote: a note from a connection's agent
 // to the whole session, addressed by the (type, public id) agents use.
@@ -144,48 +170,50 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
+	var sessionID int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		sess, err := sessionForAgent(ctx, tx, in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID)
-		if err != nil {
+		// The session, the caller's invitation and its profile in one statement:
+		// no row means no such session, a NULL role means not invited, a NULL
+		// name or slug means no claimed profile.
+		var role, name, slug *string
+		err := tx.QueryRow(ctx, `
+			SELECT s.id, i.role, p.display_name, c.sender_slug
+			FROM sessions s
+			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+			LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
+			LEFT JOIN connections c ON c.id = p.connection_id
+			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`,
+			in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID).Scan(&sessionID, &role, &name, &slug)
+		switch {
+		case err != nil:
 			return err
-		}
-		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sess.ID, SenderKind: "agent", SenderConnectionID: &in.ConnectionID,
-			MessageType: MessageNote, Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
-		var slug *string
-		err = tx.QueryRow(ctx, `
-			SELECT p.display_name, c.sender_slug FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
-			WHERE p.workspace_id = $1 AND p.connection_id = $2`, in.WorkspaceID, in.ConnectionID).Scan(&n.SenderName, &slug)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && slug == nil) {
+		case role == nil:
+			return ErrForbidden
+		case name == nil || slug == nil:
 			return ErrNoProfile
 		}
-		if err != nil {
-			return err
-		}
-		n.SenderSlug = *slug
-		note, err = insertNote(ctx, tx, n)
-		if err != nil || note != nil {
-			return err
-		}
-		// The key was used before (possibly by a retry committed a moment
-		// ago): this statement sees the committed first note.
-		first, err := scanNote(tx.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
+		note, err = insertNote(ctx, tx, &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
+			SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: MessageNote,
+			Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey})
+		return err
+	})
+	if errors.Is(err, errDuplicateKey) {
+		// The key was used before (possibly by a retry committed a moment ago;
+		// the insert waited for it): this statement sees the committed first note.
+		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
 			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
 		if err != nil {
-			return fmt.Errorf("load first note: %w", err)
+			return nil, false, wrap("post note: load first note", err)
 		}
-		if first.SessionID != sess.ID || first.Subject != in.Subject || first.Body != in.Body {
-			return ErrKeyReused
+		if first.SessionID != sessionID || first.Subject != in.Subject || first.Body != in.Body {
+			return nil, false, ErrKeyReused
 		}
-		note, duplicate = first, true
-		return nil
-	})
-	if errors.Is(err, ErrKeyReused) {
-		return nil, false, ErrKeyReused
+		return first, true, nil
 	}
 	if err != nil {
 		return nil, false, wrap("post note", err)
 	}
-	return note, duplicate, nil
+	return note, false, nil
 }
 
 // MaxMailPage is the largest page read_session_mail returns.
