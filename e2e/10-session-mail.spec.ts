@@ -170,7 +170,8 @@ test('an agent posts, the owner sees it live, replies, and the agent reads the r
 });
 
 test('20 notes posted in a burst appear once each, in order', async ({ page }) => {
-  test.skip(!sessionPath, 'needs the session of the previous test');
+  // The file runs serially: the first test creates the session every later one uses.
+  expect(sessionPath, 'the session made by the first test of this file').not.toBe('');
   await signIn(page);
   await page.goto(sessionPath);
   const polls: string[] = [];
@@ -207,7 +208,8 @@ test('20 notes posted in a burst appear once each, in order', async ({ page }) =
 });
 
 test('20 notes one by one: time from post to visible row', async ({ page }) => {
-  test.skip(!sessionPath, 'needs the session of the previous test');
+  // The file runs serially: the first test creates the session every later one uses.
+  expect(sessionPath, 'the session made by the first test of this file').not.toBe('');
   test.setTimeout(180_000);
   await signIn(page);
   await page.goto(sessionPath);
@@ -231,7 +233,8 @@ test('20 notes one by one: time from post to visible row', async ({ page }) => {
 });
 
 test('the poll pauses while the tab is hidden and catches up when shown', async ({ page }) => {
-  test.skip(!sessionPath, 'needs the session of the previous test');
+  // The file runs serially: the first test creates the session every later one uses.
+  expect(sessionPath, 'the session made by the first test of this file').not.toBe('');
   await signIn(page);
   await page.goto(sessionPath);
   const polls: string[] = [];

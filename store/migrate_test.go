@@ -89,16 +89,16 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 func TestMigrateAppliesAGapBelowTheNewest(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
-	all, _ := store.Migrations()
-	if len(all) < 2 {
-		t.Skip("needs two migrations")
+	all, err := store.Migrations()
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Pretend the first migration was never recorded (as if it arrived later).
 	first := all[0]
 	if _, err := st.Pool().Exec(ctx, `DELETE FROM schema_migrations WHERE version = $1`, first.Version); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.Migrate(ctx)
+	_, err = st.Migrate(ctx)
 	// Re-running 001 on a built schema fails, which proves it was attempted.
 	if err == nil || !strings.Contains(err.Error(), first.Name) {
 		t.Fatalf("want an attempt to apply %s, got %v", first.Name, err)

@@ -235,22 +235,7 @@ func TestGracefulShutdownDrainsInFlightRequest(t *testing.T) {
 }
 
 func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
-	if _, err := pgserver.FindBinDir(); err != nil {
-		t.Skip(err)
-	}
-	ctx := context.Background()
-	root, err := os.MkdirTemp("", "osfout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	os.Chmod(root, 0o711)
-	opts := pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}
-	pg, err := pgserver.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { pg.Stop() }()
+	pg := ownCluster(t)
 	r := startReplica(t, pg.DSN, "")
 	r.waitReady()
 
@@ -280,10 +265,7 @@ func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
 		t.Fatalf("/healthz during outage: %d", code)
 	}
 
-	pg, err = pgserver.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg.restart()
 	r.waitReady()
 	if code, _ := status("/login"); code != http.StatusSeeOther {
 		t.Fatalf("/login after recovery: %d", code)
@@ -318,4 +300,45 @@ func TestSlowHeadersAreCutOff(t *testing.T) {
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
 		t.Fatal("the connection was still open after 10 s with a 500 ms header timeout")
 	}
+}
+
+// cluster is a PostgreSQL of a test's own, which the test may stop and start
+// again to simulate an outage.
+type cluster struct {
+	t    *testing.T
+	opts pgserver.Options
+	*pgserver.Server
+}
+
+// ownCluster starts a private cluster in a temp folder, stopped and removed at
+// cleanup. `make test` installs the PostgreSQL binaries, so their absence fails.
+func ownCluster(t *testing.T) *cluster {
+	t.Helper()
+	if _, err := pgserver.FindBinDir(); err != nil {
+		t.Fatalf("outage tests need the PostgreSQL server binaries (make test installs them): %v", err)
+	}
+	root, err := os.MkdirTemp("", "osfout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, opts: pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}}
+	c.restart()
+	t.Cleanup(func() {
+		c.Stop()
+		os.RemoveAll(root)
+	})
+	return c
+}
+
+// restart starts it again on the same folder and socket (the outage ends).
+func (c *cluster) restart() {
+	c.t.Helper()
+	srv, err := pgserver.Start(context.Background(), c.opts)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.Server = srv
 }

@@ -13,8 +13,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,7 +21,6 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
-	"github.com/osfoundry/osfoundry/store/pgserver"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
@@ -300,22 +297,8 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 }
 
 func TestToolCallsDuringDatabaseOutage(t *testing.T) {
-	if _, err := pgserver.FindBinDir(); err != nil {
-		t.Skip(err)
-	}
 	ctx := context.Background()
-	root, err := os.MkdirTemp("", "osftool")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	os.Chmod(root, 0o711)
-	opts := pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}
-	pg, err := pgserver.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { pg.Stop() }()
+	pg := ownCluster(t)
 	addr := freePort(t)
 	base := "http://" + addr
 	r := startReplica(t, pg.DSN, base, "--addr", addr)
@@ -378,10 +361,7 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 		}
 	}
 	time.Sleep(2 * time.Second) // a few seconds without a database, under load
-	pg, err = pgserver.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pg.restart()
 	r.waitReady()
 	time.Sleep(500 * time.Millisecond) // the load goes on against the recovered database
 	close(stopLoad)

@@ -33,7 +33,7 @@ func TestMissingBinariesErrorIsActionable(t *testing.T) {
 
 func TestStartStopRestartAndAttach(t *testing.T) {
 	if _, err := FindBinDir(); err != nil {
-		t.Skip(err)
+		t.Fatalf("needs the PostgreSQL server binaries (make test installs them): %v", err)
 	}
 	ctx := context.Background()
 	root, err := os.MkdirTemp("", "osfpg")
@@ -96,7 +96,7 @@ func TestUntraversableParentFallsBack(t *testing.T) {
 	want := filepath.Join(root, "pg")
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		t.Skip(err)
+		t.Fatalf("running as root needs the postgres user (the postgresql package creates it): %v", err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
