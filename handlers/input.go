@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // checkFormText refuses a form whose fields (or query parameters) hold
@@ -30,11 +31,11 @@ func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
 
 func badTextField(values map[string][]string) string {
 	for name, vs := range values {
-		if !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		if !store.CleanText(name) {
 			return strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?")
 		}
 		for _, v := range vs {
-			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			if !store.CleanText(v) {
 				return name
 			}
 		}

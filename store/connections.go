@@ -216,16 +216,20 @@ func (t *TokenInfo) HasScope(scope string) bool { return slices.Contains(t.Scope
 // and other-resource tokens all give ErrNotFound.
 func (s *Store) VerifyAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
-	err := s.pool.QueryRow(ctx, `
-		SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource
-		FROM access_tokens t JOIN connections c ON c.id = t.connection_id
-		WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2`,
+	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM (`+liveTokenQuery+`) t`,
 		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
 	if err != nil {
 		return nil, wrap("verify access token", err)
 	}
 	return ti, nil
 }
+
+// liveTokenQuery finds an access token ($1: its hash) that is unexpired,
+// bound to the resource $2 and whose connection is not revoked.
+const liveTokenQuery = `
+	SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
+	FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+	WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2`
 
 // PresenceWriteInterval bounds how often a connection's last-seen time is written.
 const PresenceWriteInterval = 30 * time.Second
@@ -378,11 +382,7 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
 	err := s.pool.QueryRow(ctx, `
-		WITH t AS (
-			SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
-			FROM access_tokens t JOIN connections c ON c.id = t.connection_id
-			WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
-		), seen AS (
+		WITH t AS (`+liveTokenQuery+`), seen AS (
 			UPDATE connections c SET last_seen_at = now()
 			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - interval '30 seconds')
 		)

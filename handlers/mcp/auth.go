@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -137,10 +138,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	for _, c := range calls {
-		if field := badArgument(c.Params.Arguments); field != "" {
-			writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
-			return
+	// Only a body with invalid UTF-8 or an escaped NUL can hold a bad argument;
+	// the usual body skips the per-argument decoding.
+	if !utf8.Valid(body) || bytes.Contains(body, []byte(`\u0000`)) {
+		for _, c := range calls {
+			if field := badArgument(c.Params.Arguments); field != "" {
+				writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
+				return
+			}
 		}
 	}
 	ctx := context.WithValue(r.Context(), verifiedKey{}, ti)
@@ -227,8 +232,18 @@ func bearerToken(r *http.Request) (string, bool) {
 // never read headers.
 func writeRefusal(w http.ResponseWriter, status int, header, text string, calls []call, batch bool) {
 	w.Header().Set("WWW-Authenticate", header)
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	writeResults(w, status, &mcpsdk.CallToolResult{
+		IsError: true,
+		Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
+		Meta:    mcpsdk.Meta{"mcp/www_authenticate": []string{header}},
+	}, calls, batch)
+}
+
+// writeResults answers every request among calls with the same tool result
+// (notifications get none), as one message or a batch array.
+func writeResults(w http.ResponseWriter, status int, result *mcpsdk.CallToolResult, calls []call, batch bool) {
+	w.Header().Set("Content-Type", "application/json")
 	var out []json.RawMessage
 	for _, c := range calls {
 		if len(c.ID) == 0 || string(c.ID) == "null" {
@@ -238,11 +253,7 @@ func writeRefusal(w http.ResponseWriter, status int, header, text string, calls 
 		if err != nil {
 			continue
 		}
-		res := &refusalResult{CallToolResult: mcpsdk.CallToolResult{
-			IsError: true,
-			Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}},
-			Meta:    mcpsdk.Meta{"mcp/www_authenticate": []string{header}},
-		}}
+		res := &refusalResult{CallToolResult: *result}
 		if newProtocol(c) {
 			res.ResultType = "complete"
 		}

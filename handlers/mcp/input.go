@@ -8,8 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // maxJSONDepth bounds how deeply a request body may nest arrays and objects.
@@ -59,7 +60,7 @@ func badArgument(args json.RawMessage) string {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !utf8.ValidString(k) || strings.ContainsRune(k, 0) {
+		if !store.CleanText(k) {
 			return strings.ToValidUTF8(strings.ReplaceAll(k, "\x00", ""), "?")
 		}
 		v := m[k]
@@ -69,7 +70,7 @@ func badArgument(args json.RawMessage) string {
 		switch t := bytes.TrimLeft(v, " \t\r\n"); {
 		case len(t) > 0 && t[0] == '"':
 			var s string
-			if json.Unmarshal(v, &s) == nil && strings.ContainsRune(s, 0) {
+			if json.Unmarshal(v, &s) == nil && !store.CleanText(s) {
 				return k
 			}
 		case len(t) > 0 && t[0] == '{':
@@ -84,36 +85,7 @@ func badArgument(args json.RawMessage) string {
 // writeToolError answers each call of the body with an isError tool result
 // carrying text (HTTP 200): a problem the agent can fix.
 func writeToolError(w http.ResponseWriter, text string, calls []call, batch bool) {
-	w.Header().Set("Content-Type", "application/json")
-	var out []json.RawMessage
-	for _, c := range calls {
-		if len(c.ID) == 0 || string(c.ID) == "null" {
-			continue
-		}
-		id, err := decodeID(c.ID)
-		if err != nil {
-			continue
-		}
-		res := &refusalResult{CallToolResult: mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}}
-		if newProtocol(c) {
-			res.ResultType = "complete"
-		}
-		raw, err := json.Marshal(res)
-		if err != nil {
-			continue
-		}
-		if msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: raw}); err == nil {
-			out = append(out, msg)
-		}
-	}
-	if batch {
-		b, _ := json.Marshal(out)
-		w.Write(b)
-		return
-	}
-	if len(out) == 1 {
-		w.Write(out[0])
-	}
+	writeResults(w, http.StatusOK, &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}, calls, batch)
 }
 
 // writeRPCError answers with a JSON-RPC error object and an HTTP status, for

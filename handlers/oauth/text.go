@@ -4,13 +4,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
-	"unicode/utf8"
 )
-
-// badText reports text PostgreSQL must never see: invalid UTF-8 or NUL.
-func badText(s string) bool {
-	return !utf8.ValidString(s) || strings.ContainsRune(s, 0)
-}
 
 // nulField returns the name of the first member of a JSON document whose
 // text holds a NUL character ("" when there is none). JSON itself cannot

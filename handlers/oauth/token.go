@@ -51,7 +51,7 @@ func form(c echo.Context) (url.Values, *Error) {
 		if len(v) > 1 {
 			return nil, oauthError(http.StatusBadRequest, "invalid_request", k+" is given more than once")
 		}
-		if badText(k) || badText(v[0]) {
+		if !store.CleanText(k) || !store.CleanText(v[0]) {
 			return nil, oauthError(http.StatusBadRequest, "invalid_request", strings.ToValidUTF8(strings.ReplaceAll(k, "\x00", ""), "?")+" contains invalid UTF-8 or a NUL character")
 		}
 	}
