@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
@@ -39,6 +40,9 @@ Usage:
   osfoundry token create --email OWNER [--client NAME] [--scope read,write] [--project NAME]... [flags]
                                                  mint a bearer token for a client without OAuth (shown once)
   osfoundry migrate [flags]                      apply database migrations and exit
+  osfoundry agent login|status|logout|install claude-code|uninstall claude-code …
+                                                 the agent side: connect a checkout, wire Claude Code to it
+                                                 (osfoundry agent help)
 
 Flags (the environment variable named in brackets is used when the flag is not given):
 `
@@ -130,6 +134,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "agent" {
+		return agent.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd = args[0]
