@@ -1,0 +1,791 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// These tests run `osfoundry agent …` as Claude Code would, as a separate
+// process against a real server, on a "machine" of their own: config, state
+// and home folders in a temp dir, and a git checkout.
+
+// agentMachine is one user's machine for the agent side.
+type agentMachine struct {
+	t        *testing.T
+	root     string
+	checkout string
+	dirs     agent.Dirs
+}
+
+func newAgentMachine(t *testing.T) *agentMachine {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &agentMachine{t: t, root: root, checkout: filepath.Join(root, "work", "widgets"),
+		dirs: agent.Dirs{Config: filepath.Join(root, "config", "osfoundry"), State: filepath.Join(root, "state", "osfoundry")}}
+	for _, d := range []string{m.checkout, filepath.Join(root, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.git("init", "-q", "-b", "fix/rounding")
+	m.git("remote", "add", "origin", "git@github.com:acme/widgets.git")
+	m.git("-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init")
+	return m
+}
+
+func (m *agentMachine) git(args ...string) {
+	m.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", m.checkout}, args...)...)
+	cmd.Env = m.env()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		m.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// env is the environment of the machine's processes: its own folders, and
+// nothing of the test runner's Claude Code or desktop session.
+func (m *agentMachine) env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "CLAUDE_PROJECT_DIR", "DISPLAY", "WAYLAND_DISPLAY",
+			"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_GLOBAL":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+filepath.Join(m.root, "home"), "XDG_CONFIG_HOME="+filepath.Join(m.root, "config"),
+		"XDG_STATE_HOME="+filepath.Join(m.root, "state"), "XDG_CACHE_HOME="+filepath.Join(m.root, "cache"))
+}
+
+func (m *agentMachine) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(binary(m.t), args...)
+	cmd.Dir = m.checkout
+	cmd.Env = m.env()
+	return cmd
+}
+
+// run runs `osfoundry args…` to the end.
+func (m *agentMachine) run(stdin string, args ...string) (stdout, stderr string, code int) {
+	m.t.Helper()
+	cmd := m.command(args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if err != nil && cmd.ProcessState == nil {
+		m.t.Fatal(err)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+}
+
+// hookRun is one run of `osfoundry agent hook`.
+type hookRun struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// fixture is a hook input from testdata, its cwd set to the checkout.
+func (m *agentMachine) fixture(event string, edit func(map[string]any)) []byte {
+	m.t.Helper()
+	b, err := os.ReadFile(filepath.Join("agent", "testdata", "hooks", event+".json"))
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(b, &in); err != nil {
+		m.t.Fatal(err)
+	}
+	in["cwd"] = m.checkout
+	if edit != nil {
+		edit(in)
+	}
+	out, _ := json.Marshal(in)
+	return out
+}
+
+// hook runs the hook with stdin as Claude Code would, from a subfolder of
+// the checkout (Claude Code runs hooks in its current folder).
+func (m *agentMachine) hook(server string, stdin io.Reader) hookRun {
+	m.t.Helper()
+	cmd := m.command("agent", "hook", "--server", server)
+	sub := filepath.Join(m.checkout, "src")
+	os.MkdirAll(sub, 0o755)
+	cmd.Dir = sub
+	cmd.Stdin = stdin
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	if err != nil && cmd.ProcessState == nil {
+		m.t.Fatal(err)
+	}
+	return hookRun{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode(), took: took}
+}
+
+func (m *agentMachine) hookEvent(server, event string, edit func(map[string]any)) hookRun {
+	m.t.Helper()
+	return m.hook(server, bytes.NewReader(m.fixture(event, edit)))
+}
+
+// credentials reads the checkout's saved credentials for server.
+func (m *agentMachine) credentials(server string) (*agent.Credentials, string) {
+	m.t.Helper()
+	path := agent.CredentialsPath(m.dirs, server, m.checkout)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var c agent.Credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		m.t.Fatal(err)
+	}
+	return &c, path
+}
+
+// editCredentials changes the saved credentials in place.
+func (m *agentMachine) editCredentials(server string, edit func(*agent.Credentials)) {
+	m.t.Helper()
+	c, path := m.credentials(server)
+	edit(c)
+	b, _ := json.MarshalIndent(c, "", "  ")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		m.t.Fatal(err)
+	}
+}
+
+// resetThrottle forgets the last mail check, as if 30 s had passed.
+func (m *agentMachine) resetThrottle(server string) {
+	os.Remove(agent.ThrottlePath(m.dirs, server, m.checkout))
+}
+
+func (m *agentMachine) hookLog() string {
+	b, _ := os.ReadFile(agent.HookLogPath(m.dirs))
+	return string(b)
+}
+
+// signInOwner returns a browser (cookie jar, no redirects followed) signed
+// in as the world's owner.
+func signInOwner(t *testing.T, base string, w *world) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := goquery.NewDocumentFromReader(res.Body)
+	res.Body.Close()
+	csrf, _ := doc.Find(`input[name="_csrf"]`).Attr("value")
+	res, err = browser.PostForm(base+"/login", url.Values{"_csrf": {csrf}, "email": {w.owner.Email}, "password": {"long enough password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("owner sign-in: %d", res.StatusCode)
+	}
+	return browser
+}
+
+// approveConsent opens an authorization URL in the owner's browser, approves
+// the consent form as it stands (every project ticked), and returns where the
+// server redirects.
+func approveConsent(t *testing.T, browser *http.Client, authURL string) string {
+	t.Helper()
+	res, err := browser.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("authorize: %d %s", res.StatusCode, page)
+	}
+	doc, _ := goquery.NewDocumentFromReader(bytes.NewReader(page))
+	form := url.Values{}
+	doc.Find(`form[data-testid="consent-form"] input[type="hidden"], form[data-testid="consent-form"] input[type="checkbox"]`).Each(func(_ int, s *goquery.Selection) {
+		n, _ := s.Attr("name")
+		v, _ := s.Attr("value")
+		form.Add(n, v)
+	})
+	form.Set("decision", "approve")
+	u, _ := url.Parse(authURL)
+	res, err = browser.PostForm(u.Scheme+"://"+u.Host+"/authorize", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc := res.Header.Get("Location")
+	if res.StatusCode != http.StatusFound && res.StatusCode != http.StatusSeeOther || loc == "" {
+		t.Fatalf("consent: %d %q", res.StatusCode, loc)
+	}
+	return loc
+}
+
+// login runs `osfoundry agent login --no-browser` and approves the printed
+// URL headlessly, as the owner would in a browser. It returns the CLI's output.
+func (m *agentMachine) login(server string, browser *http.Client, extra ...string) string {
+	m.t.Helper()
+	cmd := m.command(append([]string{"agent", "login", "--server", server, "--no-browser", "--timeout", "30s"}, extra...)...)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var out strings.Builder
+	authURL := ""
+	for authURL == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				cmd.Wait()
+				m.t.Fatalf("login ended before printing a URL:\n%s%s", out.String(), stderr.String())
+			}
+			out.WriteString(l + "\n")
+			if s := strings.TrimSpace(l); strings.Contains(s, "/authorize?") {
+				authURL = s
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			m.t.Fatalf("login printed no URL:\n%s", out.String())
+		}
+	}
+	callback := approveConsent(m.t, browser, authURL)
+	res, err := http.Get(callback) // the browser follows the redirect to the CLI's loopback port
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(page), "osFoundry is connected") {
+		m.t.Fatalf("callback page: %s", page)
+	}
+	for l := range lines {
+		out.WriteString(l + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		m.t.Fatalf("login: %v\n%s%s", err, out.String(), stderr.String())
+	}
+	return out.String()
+}
+
+// agentServer is a real server process with a world (an owner, project P
+// and team session S) in its own database.
+type agentServer struct {
+	*replica
+	dsn string
+	w   *world
+}
+
+func startAgentServer(t *testing.T) *agentServer {
+	t.Helper()
+	dsn := storetest.NewDatabase(t)
+	r := startReplica(t, dsn, "")
+	r.waitReady()
+	return &agentServer{replica: r, dsn: dsn, w: newWorld(t, dsn, r.URL, 0)}
+}
+
+// newestConnection is the id of the connection a login just created.
+func (s *agentServer) newestConnection(t *testing.T) int64 {
+	return int64(countRows(t, s.dsn, `SELECT max(id)::int FROM connections WHERE workspace_id = $1`, s.w.owner.WorkspaceID))
+}
+
+// status is the agent's self-reported status.
+func (s *agentServer) status(t *testing.T, conn int64) (repo, branch, task string) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	err = c.QueryRow(ctx, `SELECT coalesce(repo, '<null>'), coalesce(branch, '<null>'), coalesce(task, '<null>') FROM statuses WHERE connection_id = $1`, conn).
+		Scan(&repo, &branch, &task)
+	if err != nil {
+		t.Fatalf("status of connection %d: %v", conn, err)
+	}
+	return
+}
+
+// mcpRequests counts the server's /mcp requests so far (one log line each).
+func (s *agentServer) mcpRequests() int { return strings.Count(s.logs.String(), "path=/mcp") }
+
+// connectAgent logs a machine in (claiming handle), and invites the new
+// connection to the world's session. It returns the connection's id.
+func (s *agentServer) connectAgent(t *testing.T, m *agentMachine, handle string) int64 {
+	t.Helper()
+	out := m.login(s.URL, signInOwner(t, s.URL, s.w), "--handle", handle, "--name", "Widgets agent")
+	if !strings.Contains(out, "Claimed the profile "+handle) {
+		t.Fatalf("login output:\n%s", out)
+	}
+	conn := s.newestConnection(t)
+	if err := s.w.st.Invite(context.Background(), s.w.owner.WorkspaceID, s.w.session.ID, conn, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// hookAnswer checks that a hook's stdout is exactly the JSON object Claude
+// Code validates for an event that takes context, and returns the context.
+func hookAnswer(t *testing.T, event string, r hookRun) string {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("%s: exit %d, stderr %q", event, r.code, r.stderr)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.stdout), &top); err != nil {
+		t.Fatalf("%s: stdout is not a JSON object: %q", event, r.stdout)
+	}
+	var inner map[string]json.RawMessage
+	json.Unmarshal(top["hookSpecificOutput"], &inner)
+	if len(top) != 1 || len(inner) != 2 {
+		t.Fatalf("%s: want exactly {hookSpecificOutput: {hookEventName, additionalContext}}, got %s", event, r.stdout)
+	}
+	var name, text string
+	if json.Unmarshal(inner["hookEventName"], &name) != nil || name != event || json.Unmarshal(inner["additionalContext"], &text) != nil || text == "" {
+		t.Fatalf("%s: bad answer %s", event, r.stdout)
+	}
+	return text
+}
+
+func quiet(t *testing.T, what string, r hookRun) {
+	t.Helper()
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("%s: want exit 0 and no output, got exit %d, stdout %q, stderr %q", what, r.code, r.stdout, r.stderr)
+	}
+}
+
+// agentCall calls a tool as the machine's connection, with its saved token.
+func (m *agentMachine) agentCall(server, tool string, args any) *toolReply {
+	m.t.Helper()
+	c, _ := m.credentials(server)
+	r, err := callTool(server, c.AccessToken, tool, args)
+	if err != nil || r.rpcErr != "" {
+		m.t.Fatalf("%s: %v %+v", tool, err, r)
+	}
+	return r
+}
+
+func TestAgentLoginThroughConsent(t *testing.T) {
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	out := m.login(s.URL, signInOwner(t, s.URL, s.w), "--handle", "widgets-bot")
+	for _, want := range []string{"open this URL in a browser", "Connected " + m.checkout, "Claimed the profile widgets-bot (sender slug ext-widgets-bot)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("login output lacks %q:\n%s", want, out)
+		}
+	}
+	c, path := m.credentials(s.URL)
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials mode %v, want 0600", fi.Mode().Perm())
+	}
+	if fi, _ := os.Stat(filepath.Dir(path)); fi.Mode().Perm() != 0o700 {
+		t.Errorf("credentials folder mode %v, want 0700", fi.Mode().Perm())
+	}
+	if c.Checkout != m.checkout || c.Server != s.URL || c.Resource != s.URL+"/mcp" || c.RefreshToken == "" ||
+		c.SenderSlug != "ext-widgets-bot" || !strings.Contains(c.Scope, "osfoundry:write") {
+		t.Errorf("credentials: %+v", c)
+	}
+
+	stdout, stderr, code := m.run("", "agent", "status")
+	if code != 0 || !strings.Contains(stdout, "Connection:   working") {
+		t.Errorf("status: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A second login replaces the connection and revokes the first.
+	first := c.AccessToken
+	m.login(s.URL, signInOwner(t, s.URL, s.w))
+	if r, err := callTool(s.URL, first, "list_sessions", nil); err != nil || r.status != http.StatusUnauthorized {
+		t.Errorf("the replaced connection still works: %v %+v", err, r)
+	}
+
+	stdout, stderr, code = m.run("", "agent", "logout")
+	if code != 0 || !strings.Contains(stdout, "Disconnected") {
+		t.Errorf("logout: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("credentials still there after logout: %v", err)
+	}
+	_, stderr, code = m.run("", "agent", "status", "--server", s.URL)
+	if code == 0 || !strings.Contains(stderr, "is not connected to "+s.URL) {
+		t.Errorf("status after logout: exit %d %s", code, stderr)
+	}
+}
+
+func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	conn := s.connectAgent(t, m, "widgets-bot")
+	ctx := context.Background()
+
+	t.Run("SessionStart sets repo and branch", func(t *testing.T) {
+		r := m.hookEvent(s.URL, "SessionStart", nil)
+		if r.code != 0 || r.stdout != "" {
+			t.Fatalf("no mail yet: want no output, got exit %d %q", r.code, r.stdout)
+		}
+		repo, branch, _ := s.status(t, conn)
+		if repo != "acme/widgets" || branch != "fix/rounding" {
+			t.Fatalf("status after SessionStart: repo %q branch %q", repo, branch)
+		}
+	})
+
+	t.Run("SessionEnd clears the task", func(t *testing.T) {
+		m.agentCall(s.URL, "set_status", map[string]any{"task": "Fixing the rounding of totals"})
+		if _, _, task := s.status(t, conn); task != "Fixing the rounding of totals" {
+			t.Fatalf("task %q", task)
+		}
+		quiet(t, "SessionEnd", m.hookEvent(s.URL, "SessionEnd", nil))
+		repo, branch, task := s.status(t, conn)
+		if task != "<null>" || repo != "acme/widgets" || branch != "fix/rounding" {
+			t.Fatalf("after SessionEnd: repo %q branch %q task %q", repo, branch, task)
+		}
+	})
+
+	t.Run("events the hook does not act on, and subagents", func(t *testing.T) {
+		before := s.mcpRequests()
+		quiet(t, "Stop", m.hookEvent(s.URL, "Stop", nil))
+		m.resetThrottle(s.URL)
+		quiet(t, "PostToolUse in a subagent", m.hookEvent(s.URL, "PostToolUse", func(in map[string]any) { in["agent_id"] = "agent-1"; in["agent_type"] = "Explore" }))
+		if n := s.mcpRequests() - before; n != 0 {
+			t.Fatalf("%d MCP requests for events the hook ignores", n)
+		}
+	})
+
+	// Mail: the agent posts a note, the owner replies to its slug and writes
+	// to the whole session.
+	posted := m.agentCall(s.URL, "post_session_note", map[string]any{"session_type": s.w.session.Type, "session_id": s.w.session.PublicID,
+		"subject": "Started on the rounding bug", "body": "Looking at totals.", "idempotency_key": "start-1"})
+	noteID := int64(posted.data["id"].(float64))
+	reply, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+		Type: store.MessageReply, ReplyTo: noteID, Subject: "Use banker's rounding", Body: "Round half to even,\nas the ledger does."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broadcast, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+		Type: store.MessageNote, Subject: "Release on Friday", Body: "Everything merged by Thursday."})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Needs the unread hint of SPEC §9 on the server.
+	t.Run("UserPromptSubmit brings the replies as context, and they count as read", func(t *testing.T) {
+		m.resetThrottle(s.URL)
+		text := hookAnswer(t, "UserPromptSubmit", m.hookEvent(s.URL, "UserPromptSubmit", nil))
+		for _, want := range []string{"2 unread notes", fmt.Sprintf("note %d", reply.ID), "Use banker's rounding", "Round half to even,\nas the ledger does.",
+			fmt.Sprintf("note %d", broadcast.ID), "Release on Friday", "to this agent (ext-widgets-bot)", "to the whole session", s.w.session.PublicID} {
+			if !strings.Contains(text, want) {
+				t.Errorf("context lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "Started on the rounding bug") {
+			t.Errorf("the agent's own note came back as mail:\n%s", text)
+		}
+		if r := m.agentCall(s.URL, "list_sessions", nil); r.data["unread"] != nil {
+			t.Errorf("still unread after the hook read them: %v", r.data["unread"])
+		}
+	})
+
+	t.Run("UserPromptSubmit and PostToolUse check mail at most every 30 s", func(t *testing.T) {
+		later, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+			Type: store.MessageReply, ReplyTo: noteID, Subject: "One more thing", Body: "Add a test."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.mcpRequests()
+		quiet(t, "PostToolUse right after a check", m.hookEvent(s.URL, "PostToolUse", nil))
+		quiet(t, "UserPromptSubmit right after a check", m.hookEvent(s.URL, "UserPromptSubmit", nil))
+		if n := s.mcpRequests() - before; n != 0 {
+			t.Fatalf("%d MCP requests within the 30 s window", n)
+		}
+		m.resetThrottle(s.URL) // 30 s later
+		text := hookAnswer(t, "PostToolUse", m.hookEvent(s.URL, "PostToolUse", nil))
+		if !strings.Contains(text, fmt.Sprintf("note %d", later.ID)) || !strings.Contains(text, "1 unread note") || strings.Contains(text, "Use banker's rounding") {
+			t.Errorf("PostToolUse context:\n%s", text)
+		}
+	})
+
+	t.Run("SessionStart adds unread mail", func(t *testing.T) {
+		n, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+			Type: store.MessageReply, ReplyTo: noteID, Subject: "While you were away", Body: "CI is green again."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := hookAnswer(t, "SessionStart", m.hookEvent(s.URL, "SessionStart", func(in map[string]any) { in["source"] = "resume" }))
+		if !strings.Contains(text, fmt.Sprintf("note %d", n.ID)) || !strings.Contains(text, "CI is green again.") {
+			t.Errorf("SessionStart context:\n%s", text)
+		}
+	})
+
+	t.Run("median run time", func(t *testing.T) {
+		var took []time.Duration
+		for range 20 {
+			m.resetThrottle(s.URL)
+			r := m.hookEvent(s.URL, "UserPromptSubmit", nil)
+			quiet(t, "UserPromptSubmit without mail", r)
+			took = append(took, r.took)
+		}
+		slices.Sort(took)
+		t.Logf("osfoundry agent hook, UserPromptSubmit with a mail check (one list_sessions call): median %v, max %v over %d runs",
+			took[len(took)/2].Round(100*time.Microsecond), took[len(took)-1].Round(100*time.Microsecond), len(took))
+	})
+
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log has lines although nothing failed:\n%s", log)
+	}
+}
+
+func TestAgentHookFailsQuietly(t *testing.T) {
+	s := startAgentServer(t)
+	check := func(t *testing.T, m *agentMachine, r hookRun, logWants string) {
+		t.Helper()
+		quiet(t, "hook", r)
+		if r.stderr != "" {
+			t.Errorf("stderr %q", r.stderr)
+		}
+		if r.took > hookLimitPlusStart {
+			t.Errorf("took %v", r.took)
+		}
+		if log := m.hookLog(); !strings.Contains(log, logWants) {
+			t.Errorf("hook log lacks %q:\n%s", logWants, log)
+		}
+	}
+
+	t.Run("malformed input", func(t *testing.T) {
+		m := newAgentMachine(t)
+		check(t, m, m.hook(s.URL, strings.NewReader(`{"hook_event_name": "SessionStart", `)), "read the hook event")
+	})
+
+	t.Run("input that never ends", func(t *testing.T) {
+		m := newAgentMachine(t)
+		// An *os.File is handed to the process as is, so the run does not
+		// wait for the test to close it.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		defer pw.Close()
+		pw.Write([]byte(`{"hook_event_name": "SessionStart"`)) // and then nothing, stdin stays open
+		check(t, m, m.hook(s.URL, pr), "gave up at the 2s limit")
+	})
+
+	t.Run("no credentials", func(t *testing.T) {
+		m := newAgentMachine(t)
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "is not connected to "+s.URL)
+	})
+
+	t.Run("revoked connection", func(t *testing.T) {
+		m := newAgentMachine(t)
+		conn := s.connectAgent(t, m, "revoked-bot")
+		if err := s.w.st.RevokeConnection(context.Background(), s.w.owner.WorkspaceID, conn); err != nil {
+			t.Fatal(err)
+		}
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "this checkout's connection to "+s.URL+" was revoked; run `osfoundry agent login --server "+s.URL+"` again")
+	})
+
+	t.Run("server down", func(t *testing.T) {
+		m := newAgentMachine(t)
+		down := "http://" + freePort(t)
+		writeCredentials(t, m, down, time.Hour)
+		check(t, m, m.hookEvent(down, "SessionStart", nil), "cannot reach the osFoundry server at "+down)
+	})
+
+	t.Run("server that never answers", func(t *testing.T) {
+		m := newAgentMachine(t)
+		silent := silentServer(t)
+		writeCredentials(t, m, silent, time.Hour)
+		check(t, m, m.hookEvent(silent, "UserPromptSubmit", nil), "context deadline exceeded")
+	})
+
+	t.Run("token endpoint that never answers", func(t *testing.T) {
+		m := newAgentMachine(t)
+		silent := silentServer(t)
+		writeCredentials(t, m, silent, -time.Hour) // expired: the hook must refresh first
+		check(t, m, m.hookEvent(silent, "SessionEnd", nil), "context deadline exceeded")
+	})
+}
+
+// hookLimitPlusStart is the hook's 2 s limit plus room for starting a
+// process on a busy machine.
+const hookLimitPlusStart = 2500 * time.Millisecond
+
+// writeCredentials saves credentials for server (which may be down or
+// silent) whose access token expires in life.
+func writeCredentials(t *testing.T, m *agentMachine, server string, life time.Duration) {
+	t.Helper()
+	c := &agent.Credentials{Server: server, Checkout: m.checkout, Resource: server + "/mcp", Issuer: server, TokenEndpoint: server + "/token",
+		ClientID: "c", AccessToken: "ofa_test", ExpiresAt: time.Now().Add(life), RefreshToken: "ofr_test", Scope: "osfoundry:read osfoundry:write"}
+	path := agent.CredentialsPath(m.dirs, server, m.checkout)
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	b, _ := json.Marshal(c)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// silentServer accepts connections and never answers.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	conn := s.connectAgent(t, m, "busy-bot")
+	before, _ := m.credentials(s.URL)
+	m.editCredentials(s.URL, func(c *agent.Credentials) { c.ExpiresAt = time.Now().Add(-time.Minute) })
+	tokens := strings.Count(s.logs.String(), "path=/token")
+
+	// Parallel tool calls end in parallel PostToolUse hooks, all finding the
+	// access token expired at once; SessionEnd runs beside them.
+	var wg sync.WaitGroup
+	runs := make([]hookRun, 6)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			event := "SessionEnd"
+			if i%2 == 0 {
+				event = "PostToolUse"
+			}
+			runs[i] = m.hookEvent(s.URL, event, nil)
+		}()
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if r.code != 0 || r.stdout != "" && !strings.HasPrefix(r.stdout, `{"hookSpecificOutput"`) {
+			t.Errorf("run %d: exit %d %q", i, r.code, r.stdout)
+		}
+	}
+	if n := strings.Count(s.logs.String(), "path=/token") - tokens; n != 1 {
+		t.Errorf("%d refreshes for concurrent runs, want exactly 1 (they share the rotated pair)", n)
+	}
+	after, _ := m.credentials(s.URL)
+	if after.RefreshToken == before.RefreshToken || after.AccessToken == before.AccessToken || !after.ExpiresAt.After(time.Now().Add(30*time.Minute)) {
+		t.Errorf("credentials not rotated: %+v", after)
+	}
+	if _, _, task := s.status(t, conn); task != "<null>" {
+		t.Errorf("SessionEnd did not clear the task: %q", task)
+	}
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log:\n%s", log)
+	}
+}
+
+func TestAgentInstallCommand(t *testing.T) {
+	m := newAgentMachine(t)
+	server := "http://127.0.0.1:9" // not contacted
+	stdout, stderr, code := m.run("", "agent", "install", "claude-code", "--server", server, "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "+ hooks.SessionStart: ") || !strings.Contains(stdout, "Dry run: nothing was written.") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(m.checkout, ".mcp.json")); !os.IsNotExist(err) {
+		t.Fatalf("dry run wrote .mcp.json: %v", err)
+	}
+	stdout, stderr, code = m.run("", "agent", "install", "claude-code", "--server", server)
+	if code != 0 || !strings.Contains(stdout, "Not connected yet") {
+		t.Fatalf("install: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, _ := os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
+	json.Unmarshal(b, &settings)
+	want := binary(t) + " agent hook --server " + server
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"} {
+		if len(settings.Hooks[ev]) != 1 || settings.Hooks[ev][0].Hooks[0].Command != want {
+			t.Errorf("%s hooks: %+v", ev, settings.Hooks[ev])
+		}
+	}
+	// The hook command as written runs (here: not connected, so quietly).
+	cmd := exec.Command("sh", "-c", want)
+	cmd.Dir, cmd.Env, cmd.Stdin = m.checkout, m.env(), bytes.NewReader(m.fixture("SessionStart", nil))
+	if out, err := cmd.Output(); err != nil || len(out) != 0 {
+		t.Errorf("installed hook command: %v %q", err, out)
+	}
+	if out, _, _ := m.run("", "agent", "install", "claude-code", "--server", server); !strings.Contains(out, "already installed") {
+		t.Errorf("second install:\n%s", out)
+	}
+	if ignored := exec.Command("git", "-C", m.checkout, "check-ignore", "-q", ".claude/settings.local.json"); ignored.Run() != nil {
+		t.Error("settings.local.json is not ignored by git after install")
+	}
+	stdout, _, code = m.run("", "agent", "uninstall", "claude-code", "--server", server)
+	if code != 0 || !strings.Contains(stdout, "- hooks.PostToolUse") {
+		t.Errorf("uninstall:\n%s", stdout)
+	}
+	for _, f := range []string{".mcp.json", ".claude/settings.local.json"} {
+		if _, err := os.Stat(filepath.Join(m.checkout, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left after uninstall: %v", f, err)
+		}
+	}
+}
