@@ -96,19 +96,7 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 			n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt); err != nil {
 			return err
 		}
-		for _, p := range n.ProjectIDs {
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO project_seats (workspace_id, project_id, connection_id)
-				SELECT $1, p.id, $3 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
-				ON CONFLICT DO NOTHING`, n.WorkspaceID, p, c.ID)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("project %d: %w", p, ErrNotFound)
-			}
-		}
-		return nil
+		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: create connection: %w", err)

@@ -141,41 +141,6 @@ func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID 
 	return out, nil
 }
 
-// SeatConnection seats a connection in a project (both of the workspace).
-func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO project_seats (workspace_id, project_id, connection_id)
-		SELECT $1, p.id, c.id FROM projects p, connections c
-		WHERE p.workspace_id = $1 AND p.id = $2 AND c.workspace_id = $1 AND c.id = $3
-		ON CONFLICT DO NOTHING`, workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: seat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		var seated bool
-		_ = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3)`,
-			workspaceID, projectID, connectionID).Scan(&seated)
-		if !seated {
-			return fmt.Errorf("store: seat connection: %w", ErrNotFound)
-		}
-	}
-	return nil
-}
-
-// UnseatConnection removes a connection from a project.
-func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
-		workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: unseat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: unseat connection: %w", ErrNotFound)
-	}
-	return nil
-}
-
 // Invite invites a connection to a session as contributor or runner, or
 // changes its role, and appends a resource event, in one transaction.
 func (s *Store) Invite(ctx context.Context, workspaceID, sessionID, connectionID int64, role string) error {
