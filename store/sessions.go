@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SessionTypes are the three kinds of session, as agents name them.
+// SessionTypes are the three kinds of session, as agents name them: the one
+// list that validation, its message, the web forms' labels and the tool
+// schemas are made from (the table's CHECK is the last guard).
 var SessionTypes = []string{"agent_session", "team_session", "loop_session"}
 
 // Invitation roles.
@@ -51,12 +53,20 @@ type NewSession struct {
 func (n *NewSession) Validate() error {
 	n.Title = strings.TrimSpace(n.Title)
 	if !slices.Contains(SessionTypes, n.Type) {
-		return &FieldError{"session_type", "choose agent_session, team_session or loop_session"}
+		return &FieldError{"session_type", "choose " + orList(SessionTypes)}
 	}
 	if n.Title == "" || utf8.RuneCountInString(n.Title) > 200 {
 		return &FieldError{"title", "enter a title of 1 to 200 characters"}
 	}
 	return nil
+}
+
+// orList joins values as a sentence lists choices: "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // newPublicID returns an opaque session id like "s_3kT9…".

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -36,17 +37,14 @@ func bodyPreview(body string) (string, bool) {
 	return strings.TrimRight(cut, " \n") + "…", true
 }
 
-// SessionTypeLabel names a session type for people.
+// SessionTypeLabel names a session type of store.SessionTypes for people:
+// "team_session" reads "Team session". Anything else shows as it is.
 func SessionTypeLabel(t string) string {
-	switch t {
-	case "agent_session":
-		return "Agent session"
-	case "team_session":
-		return "Team session"
-	case "loop_session":
-		return "Loop session"
+	if !slices.Contains(store.SessionTypes, t) {
+		return t
 	}
-	return t
+	label := strings.ReplaceAll(t, "_", " ")
+	return strings.ToUpper(label[:1]) + label[1:]
 }
 
 // ReplySubject prefixes "Re: " once.
