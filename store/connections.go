@@ -227,7 +227,7 @@ const PresenceWriteInterval = 30 * time.Second
 func (s *Store) MarkConnectionSeen(ctx context.Context, connectionID int64) error {
 	_, err := s.pool.Exec(ctx, `
 		UPDATE connections SET last_seen_at = now()
-		WHERE id = $1 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '30 seconds')`, connectionID)
+		WHERE id = $1 AND (last_seen_at IS NULL OR last_seen_at < now() - make_interval(secs => $2))`, connectionID, PresenceWriteInterval.Seconds())
 	if err != nil {
 		return fmt.Errorf("store: mark connection seen: %w", err)
 	}
@@ -372,10 +372,10 @@ func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*To
 	err := s.pool.QueryRow(ctx, `
 		WITH t AS (`+liveTokenQuery+`), seen AS (
 			UPDATE connections c SET last_seen_at = now()
-			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - interval '30 seconds')
+			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
 		)
 		SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM t`,
-		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+		HashToken(token), resource, PresenceWriteInterval.Seconds()).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
 	if err != nil {
 		return nil, wrap("use access token", err)
 	}
