@@ -92,13 +92,7 @@ func isUniqueViolation(err error, constraint string) bool {
 	return false
 }
 
-// isCheckViolation reports whether err is a check_violation.
-func isCheckViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23514"
-}
-
-// notFound converts pgx.ErrNoRows into ErrNotFound, wrapped with op.
+// wrap prefixes err with the operation, turning pgx.ErrNoRows into ErrNotFound.
 func wrap(op string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
