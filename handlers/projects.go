@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -10,34 +9,6 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
-
-// paramID reads a numeric path parameter; anything else is a 404.
-func paramID(c echo.Context, name string) (int64, error) {
-	id, err := strconv.ParseInt(c.Param(name), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, echo.NewHTTPError(http.StatusNotFound, "Page not found")
-	}
-	return id, nil
-}
-
-// formOf collects the named fields of a submitted form.
-func formOf(c echo.Context, fields ...string) views.Form {
-	f := views.Form{Values: map[string]string{}}
-	for _, k := range fields {
-		f.Values[k] = c.FormValue(k)
-	}
-	return f
-}
-
-// fieldErrors turns a store.FieldError into form errors; other errors are
-// returned as they are.
-func fieldErrors(err error) (views.FormErrors, error) {
-	var fe *store.FieldError
-	if errors.As(err, &fe) {
-		return views.FormErrors{fe.Field: fe.Message}, nil
-	}
-	return nil, err
-}
 
 func (s *Server) projectsPage(c echo.Context) error {
 	return s.renderProjects(c, http.StatusOK, views.Form{})

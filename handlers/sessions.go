@@ -14,23 +14,6 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// int64Param reads an optional non-negative number from the query or form.
-func int64Param(v string) int64 {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
-// noContent answers a poll that has nothing new: 204, never cached.
-func noContent(c echo.Context) error {
-	h := c.Response().Header()
-	h.Add("Vary", "HX-Request")
-	h.Set("Cache-Control", "no-store")
-	return c.NoContent(http.StatusNoContent)
-}
-
 // sessionOf loads the :id session of the owner's workspace and its project.
 func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, error) {
 	id, err := paramID(c, "id")
