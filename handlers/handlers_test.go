@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,3 +255,35 @@ func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 }
 
 func ptr(s string) *string { return &s }
+
+// sessionFixture is a signed-in owner with a project, a session and an
+// agent seated and invited there.
+type sessionFixture struct {
+	app   *testApp
+	alice *ownerClient
+	p     *store.Project
+	x     *store.Session
+	ag    agent
+	url   string
+}
+
+func newSessionFixture(t *testing.T) *sessionFixture {
+	app := newTestApp(t)
+	alice := app.owner("alice@example.com", "")
+	p := alice.project("Site")
+	x := alice.session(p, "Release week")
+	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
+	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, x.ID, ag.connID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
+	return &sessionFixture{app: app, alice: alice, p: p, x: x, ag: ag, url: fmt.Sprintf("/sessions/%d", x.ID)}
+}
+
+func noteIDs(doc *goquery.Document) []int64 {
+	var ids []int64
+	doc.Find(`[data-testid="note"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := strconv.ParseInt(s.AttrOr("data-note-id", ""), 10, 64)
+		ids = append(ids, id)
+	})
+	return ids
+}
