@@ -14,7 +14,7 @@ func TestCSRFRefused(t *testing.T) {
 	x := alice.session(p, "S")
 	for _, path := range []string{
 		"/projects", fmt.Sprintf("/projects/%d/rename", p.ID), fmt.Sprintf("/projects/%d/sessions", p.ID),
-		fmt.Sprintf("/sessions/%d/notes", x.ID), fmt.Sprintf("/sessions/%d/invitations", x.ID),
+		fmt.Sprintf("/sessions/%d/mail", x.ID), fmt.Sprintf("/sessions/%d/invitations", x.ID),
 	} {
 		for _, htmx := range []bool{false, true} {
 			res := alice.postRaw(path, url.Values{"name": {"n"}, "type": {"note"}, "body": {"b"}}, htmx)

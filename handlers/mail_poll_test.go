@@ -87,7 +87,7 @@ func TestMailPoll(t *testing.T) {
 		t.Fatalf("caught-up poll ran %d queries", n)
 	}
 	// An analysis note (no resource event) still wakes the poll.
-	res := f.alice.postHTMX(f.url+"/notes", url.Values{"type": {"analysis"}, "body": {"thinking"}, "after": {fmt.Sprint(third)}})
+	res := f.alice.postHTMX(f.url+"/mail", url.Values{"type": {"analysis"}, "body": {"thinking"}, "after": {fmt.Sprint(third)}})
 	f.alice.doc(res, http.StatusOK)
 	// The read mark moved: the project list shows nothing unread.
 	pdoc := f.alice.doc(f.alice.get(fmt.Sprintf("/projects/%d", f.p.ID)), http.StatusOK)

@@ -88,5 +88,5 @@ func (s *Server) notePost(c echo.Context) error {
 		msg = "Analysis note saved; only owners see it."
 	}
 	reset := views.Composer{SessionID: x.ID, ReplyTo: comp.ReplyTo, OOB: true}
-	return s.render(c, http.StatusOK, "", views.PostedResponse(x.ID, rows, reset, msg))
+	return s.render(c, http.StatusOK, "", views.NotePostedResponse(x.ID, rows, reset, msg))
 }

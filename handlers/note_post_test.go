@@ -33,7 +33,7 @@ func TestReply(t *testing.T) {
 
 	// Errors come back next to the field, in the composer's place.
 	form := url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "subject": {strings.Repeat("s", 201)}, "body": {"x"}, "after": {fmt.Sprint(note)}}
-	res := f.alice.postHTMX(f.url+"/notes", form)
+	res := f.alice.postHTMX(f.url+"/mail", form)
 	if got := res.Header.Get("HX-Retarget"); got != fmt.Sprintf("#composer-reply-%d", note) {
 		t.Fatalf("retarget %q", got)
 	}
@@ -43,20 +43,20 @@ func TestReply(t *testing.T) {
 	}
 	form.Set("subject", "ok")
 	form.Set("body", strings.Repeat("b", 10001))
-	errDoc = f.alice.doc(f.alice.postHTMX(f.url+"/notes", form), http.StatusUnprocessableEntity)
+	errDoc = f.alice.doc(f.alice.postHTMX(f.url+"/mail", form), http.StatusUnprocessableEntity)
 	if errDoc.Find(`[data-testid="error-body"]`).Length() != 1 {
 		t.Fatal("no body error")
 	}
 	// Replying to an owner's note, or to nothing, is not possible.
 	form.Set("body", "x")
 	form.Set("reply_to", "999999")
-	if res := f.alice.postHTMX(f.url+"/notes", form); res.StatusCode != http.StatusNotFound {
+	if res := f.alice.postHTMX(f.url+"/mail", form); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("reply to a missing note: %d", res.StatusCode)
 	}
 
 	// Send: the response carries the new row (and only rows after "after").
 	form = url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "subject": {"Re: Question"}, "body": {"Use main.\n" + xss}, "after": {fmt.Sprint(note)}}
-	doc := f.alice.doc(f.alice.postHTMX(f.url+"/notes", form), http.StatusOK)
+	doc := f.alice.doc(f.alice.postHTMX(f.url+"/mail", form), http.StatusOK)
 	rows := doc.Find(`[data-testid="note"]`)
 	if rows.Length() != 1 {
 		t.Fatalf("%d rows in the response, want 1", rows.Length())
@@ -77,7 +77,7 @@ func TestReply(t *testing.T) {
 	noRawXSS(t, html)
 
 	// A double submit posts once.
-	f.alice.doc(f.alice.postHTMX(f.url+"/notes", form), http.StatusOK)
+	f.alice.doc(f.alice.postHTMX(f.url+"/mail", form), http.StatusOK)
 	notes, err := f.app.store.ListSessionMail(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, 0, 10)
 	if err != nil {
 		t.Fatal(err)
@@ -92,11 +92,11 @@ func TestReply(t *testing.T) {
 	}
 
 	// Whole-session and analysis notes; without htmx the post redirects.
-	res = f.alice.post(f.url+"/notes", url.Values{"type": {"note"}, "subject": {"All"}, "body": {"to everyone"}})
+	res = f.alice.post(f.url+"/mail", url.Values{"type": {"note"}, "subject": {"All"}, "body": {"to everyone"}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("plain post: %d", res.StatusCode)
 	}
-	doc = f.alice.doc(f.alice.postHTMX(f.url+"/notes", url.Values{"type": {"analysis"}, "subject": {"Why"}, "body": {"private"}, "after": {"0"}}), http.StatusOK)
+	doc = f.alice.doc(f.alice.postHTMX(f.url+"/mail", url.Values{"type": {"analysis"}, "subject": {"Why"}, "body": {"private"}, "after": {"0"}}), http.StatusOK)
 	if got := doc.Find(`[data-testid="note"]`).First().Find(`[data-testid="note-type"]`).Text(); got != "analysis · owners only" {
 		t.Fatalf("analysis label %q", got)
 	}

@@ -72,7 +72,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, "owner"},
 		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, "owner"},
 		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, "owner"},
-		{http.MethodPost, "/sessions/:id/notes", "session-note-post", s.notePost, "owner"},
+		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, "owner"},
 		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantsPage, "owner"},
 		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.invite, "owner"},
 		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, "owner"},

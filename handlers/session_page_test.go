@@ -103,7 +103,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 			}
 		}
 	}
-	for _, path := range []string{f.url + "/notes", f.url + "/invitations", f.url + fmt.Sprintf("/invitations/%d", f.ag.connID),
+	for _, path := range []string{f.url + "/mail", f.url + "/invitations", f.url + fmt.Sprintf("/invitations/%d", f.ag.connID),
 		f.url + fmt.Sprintf("/invitations/%d/remove", f.ag.connID)} {
 		res := bob.post(path, url.Values{"type": {"note"}, "body": {"b"}, "connection_id": {fmt.Sprint(f.ag.connID)}, "role": {"runner"}})
 		if res.StatusCode != http.StatusNotFound {
@@ -113,7 +113,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 	// Bob may not reply to Alice's note from a session of his own either.
 	bp := bob.project("Mine")
 	bx := bob.session(bp, "Mine")
-	res := bob.postHTMX(fmt.Sprintf("/sessions/%d/notes", bx.ID), url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "body": {"x"}})
+	res := bob.postHTMX(fmt.Sprintf("/sessions/%d/mail", bx.ID), url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "body": {"x"}})
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("reply across workspaces: %d, want 404", res.StatusCode)
 	}
