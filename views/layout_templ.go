@@ -6,10 +6,12 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
+import (
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/osfoundry/osfoundry/static"
+	"github.com/osfoundry/osfoundry/static"
+)
 
 // Layout wraps a page body with the document shell, top bar and assets.
 func Layout(body templ.Component) templ.Component {
