@@ -11,10 +11,10 @@ func TestCSRFRefused(t *testing.T) {
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("P")
-	x := alice.session(p, "S")
+	session := alice.session(p, "S")
 	for _, path := range []string{
 		"/projects", fmt.Sprintf("/projects/%d/rename", p.ID), fmt.Sprintf("/projects/%d/sessions", p.ID),
-		fmt.Sprintf("/sessions/%d/mail", x.ID), fmt.Sprintf("/sessions/%d/invitations", x.ID),
+		fmt.Sprintf("/sessions/%d/mail", session.ID), fmt.Sprintf("/sessions/%d/invitations", session.ID),
 	} {
 		for _, htmx := range []bool{false, true} {
 			res := alice.postRaw(path, url.Values{"name": {"n"}, "type": {"note"}, "body": {"b"}}, htmx)
@@ -27,7 +27,7 @@ func TestCSRFRefused(t *testing.T) {
 			}
 		}
 	}
-	notes, err := app.store.ListSessionMail(t.Context(), alice.owner.WorkspaceID, x.ID, 0, 10)
+	notes, err := app.store.ListSessionMail(t.Context(), alice.owner.WorkspaceID, session.ID, 0, 10)
 	if err != nil || len(notes) != 0 {
 		t.Fatalf("a refused post wrote %d notes (%v)", len(notes), err)
 	}

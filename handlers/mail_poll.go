@@ -68,13 +68,13 @@ func (s *Server) mailPoll(c echo.Context) error {
 
 // mailOlder appends the page of notes before ?before=.
 func (s *Server) mailOlder(c echo.Context) error {
-	x, _, err := s.sessionOf(c)
+	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
 	o := currentOwner(c)
 	ctx := c.Request().Context()
-	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, x.ID, int64Param(c.QueryParam("before")), store.MailPageSize)
+	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, int64Param(c.QueryParam("before")), store.MailPageSize)
 	if err != nil {
 		return err
 	}
@@ -86,9 +86,9 @@ func (s *Server) mailOlder(c echo.Context) error {
 	if len(notes) > 0 {
 		before = notes[len(notes)-1].ID
 	}
-	lastRead, err := s.store.LastReadNote(ctx, o.ID, x.ID)
+	lastRead, err := s.store.LastReadNote(ctx, o.ID, session.ID)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "", views.MailOlderResponse(x.ID, mailRows(o, notes, lastRead), before, more))
+	return s.render(c, http.StatusOK, "", views.MailOlderResponse(session.ID, mailRows(o, notes, lastRead), before, more))
 }

@@ -15,7 +15,7 @@ import (
 
 func TestMailPoll(t *testing.T) {
 	f := newSessionFixture(t)
-	first := f.app.agentNote(f.ag, f.x.ID, "one", "1")
+	first := f.app.agentNote(f.ag, f.session.ID, "one", "1")
 	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the hub tracks the session
 
 	// Unchanged: 204 and not a single query (median of a few, for the report).
@@ -56,8 +56,8 @@ func TestMailPoll(t *testing.T) {
 	t.Logf("unchanged poll, server side: %v mean over %d, %d queries in all", time.Since(start)/rounds, rounds, f.app.queries.n.Load()-counted)
 
 	// New notes: only the newer rows, newest first; then 204 again.
-	second := f.app.agentNote(f.ag, f.x.ID, "two", "2")
-	third := f.app.agentNote(f.ag, f.x.ID, "three", "3")
+	second := f.app.agentNote(f.ag, f.session.ID, "two", "2")
+	third := f.app.agentNote(f.ag, f.session.ID, "three", "3")
 	var doc *goquery.Document
 	for i := 0; ; i++ { // the notification reaches the hub asynchronously
 		res := f.alice.htmx(poll)
@@ -100,7 +100,7 @@ func TestOlderNotes(t *testing.T) {
 	f := newSessionFixture(t)
 	var ids []int64
 	for i := range store.MailPageSize + 2 {
-		ids = append(ids, f.app.agentNote(f.ag, f.x.ID, fmt.Sprintf("n%d", i), "b"))
+		ids = append(ids, f.app.agentNote(f.ag, f.session.ID, fmt.Sprintf("n%d", i), "b"))
 	}
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	shown := noteIDs(doc)

@@ -11,8 +11,8 @@ import (
 )
 
 // replyTarget loads the agent note a reply answers (404 otherwise).
-func (s *Server) replyTarget(c echo.Context, x *store.Session, noteID int64) (*store.Note, error) {
-	n, err := s.store.GetSessionNote(c.Request().Context(), x.WorkspaceID, x.ID, noteID)
+func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, error) {
+	n, err := s.store.GetSessionNote(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
 	if err != nil {
 		return nil, err
 	}
@@ -25,15 +25,15 @@ func (s *Server) replyTarget(c echo.Context, x *store.Session, noteID int64) (*s
 // compose opens the reply composer for an agent's note: inline for htmx,
 // as a page of its own otherwise.
 func (s *Server) compose(c echo.Context) error {
-	x, _, err := s.sessionOf(c)
+	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	n, err := s.replyTarget(c, x, int64Param(c.QueryParam("reply_to")))
+	n, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
 	if err != nil {
 		return err
 	}
-	comp := views.Composer{SessionID: x.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
+	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
 	if isHTMX(c) {
 		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
 	}
@@ -45,18 +45,18 @@ func (s *Server) compose(c echo.Context) error {
 // them) to prepend, and a fresh composer; a refused form comes back with its
 // errors next to the fields.
 func (s *Server) notePost(c echo.Context) error {
-	x, _, err := s.sessionOf(c)
+	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	o := currentOwner(c)
 	f := formOf(c, "type", "reply_to", "subject", "body")
-	comp := views.Composer{SessionID: x.ID, Form: f, Open: true}
-	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: x.ID, OwnerID: o.ID, Type: f.Value("type"),
+	comp := views.Composer{SessionID: session.ID, Form: f, Open: true}
+	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: session.ID, OwnerID: o.ID, Type: f.Value("type"),
 		Subject: f.Value("subject"), Body: f.Value("body")}
 	if in.Type == store.MessageReply {
-		if comp.ReplyTo, err = s.replyTarget(c, x, int64Param(f.Value("reply_to"))); err != nil {
+		if comp.ReplyTo, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
 			return err
 		}
 		in.ReplyTo = comp.ReplyTo.ID
@@ -74,9 +74,9 @@ func (s *Server) notePost(c echo.Context) error {
 		return s.render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
 	}
 	if !isHTMX(c) {
-		return redirect(c, fmt.Sprintf("/sessions/%d#note-%d", x.ID, note.ID))
+		return redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
 	}
-	rows, err := s.rowsAfter(ctx, o, x.ID, int64Param(c.FormValue("after")))
+	rows, err := s.rowsAfter(ctx, o, session.ID, int64Param(c.FormValue("after")))
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,6 @@ func (s *Server) notePost(c echo.Context) error {
 	case store.MessageAnalysis:
 		msg = "Analysis note saved; only owners see it."
 	}
-	reset := views.Composer{SessionID: x.ID, ReplyTo: comp.ReplyTo, OOB: true}
-	return s.render(c, http.StatusOK, "", views.NotePostedResponse(x.ID, rows, reset, msg))
+	reset := views.Composer{SessionID: session.ID, ReplyTo: comp.ReplyTo, OOB: true}
+	return s.render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
 }

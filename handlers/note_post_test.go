@@ -12,7 +12,7 @@ import (
 
 func TestReply(t *testing.T) {
 	f := newSessionFixture(t)
-	note := f.app.agentNote(f.ag, f.x.ID, "Question "+xss, "Which branch?")
+	note := f.app.agentNote(f.ag, f.session.ID, "Question "+xss, "Which branch?")
 	f.alice.get(f.url)
 
 	// The inline composer: addressed to the sender slug, subject prefilled.
@@ -78,7 +78,7 @@ func TestReply(t *testing.T) {
 
 	// A double submit posts once.
 	f.alice.doc(f.alice.postHTMX(f.url+"/mail", form), http.StatusOK)
-	notes, err := f.app.store.ListSessionMail(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, 0, 10)
+	notes, err := f.app.store.ListSessionMail(t.Context(), f.alice.owner.WorkspaceID, f.session.ID, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestParticipants(t *testing.T) {
 	if res := f.alice.post(fmt.Sprintf("%s/invitations/%d", f.url, other.connID), url.Values{"role": {"contributor"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("change role %d", res.StatusCode)
 	}
-	role, _ := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, other.connID)
+	role, _ := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.session.ID, other.connID)
 	if role != store.RoleContributor {
 		t.Fatalf("role %q", role)
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // presenceView loads the sidebar and fingerprints what it would show.
-func (s *Server) presenceView(c echo.Context, x *store.Session, p *store.Project) (views.PresenceView, error) {
-	agents, err := s.store.ListSeatedAgents(c.Request().Context(), x.WorkspaceID, x.ProjectID)
+func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.Project) (views.PresenceView, error) {
+	agents, err := s.store.ListSeatedAgents(c.Request().Context(), session.WorkspaceID, session.ProjectID)
 	if err != nil {
 		return views.PresenceView{}, err
 	}
@@ -34,17 +34,17 @@ func (s *Server) presenceView(c echo.Context, x *store.Session, p *store.Project
 			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.Status.UpdatedAt.UnixMicro(), views.Ago(now, *a.Status.UpdatedAt), views.IsStale(now, a.Status.UpdatedAt))
 		}
 	}
-	return views.PresenceView{SessionID: x.ID, Project: *p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}, nil
+	return views.PresenceView{SessionID: session.ID, Project: *p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}, nil
 }
 
 // presencePoll returns the sidebar, or 204 when it would look the same as
 // the version the page shows (?v=).
 func (s *Server) presencePoll(c echo.Context) error {
-	x, p, err := s.sessionOf(c)
+	session, p, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	v, err := s.presenceView(c, x, p)
+	v, err := s.presenceView(c, session, p)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func (s *Server) sessionCreate(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	f := formOf(c, "session_type", "title")
-	x, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
+	session, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
 		WorkspaceID: o.WorkspaceID, ProjectID: id, Type: f.Value("session_type"), Title: f.Value("title"), CreatedBy: o.ID,
 	})
 	if err != nil {
@@ -127,5 +127,5 @@ func (s *Server) sessionCreate(c echo.Context) error {
 		}
 		return s.renderProject(c, http.StatusUnprocessableEntity, views.ProjectView{Create: f})
 	}
-	return redirect(c, "/sessions/"+strconv.FormatInt(x.ID, 10))
+	return redirect(c, "/sessions/"+strconv.FormatInt(session.ID, 10))
 }

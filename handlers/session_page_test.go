@@ -16,8 +16,8 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, ptr("github.com/acme/"+xss), ptr("feat/"+xss), ptr("Fixing "+xss))
 	long := strings.Repeat("line of a long body\n", 40) + xss
-	first := f.app.agentNote(f.ag, f.x.ID, "Started "+xss, "Body "+xss+"\nsecond line")
-	second := f.app.agentNote(f.ag, f.x.ID, "Long one", long)
+	first := f.app.agentNote(f.ag, f.session.ID, "Started "+xss, "Body "+xss+"\nsecond line")
+	second := f.app.agentNote(f.ag, f.session.ID, "Long one", long)
 
 	res := f.alice.get(f.url)
 	doc := f.alice.doc(res, http.StatusOK)
@@ -89,7 +89,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 
 func TestSessionOtherWorkspaceIs404(t *testing.T) {
 	f := newSessionFixture(t)
-	note := f.app.agentNote(f.ag, f.x.ID, "s", "b")
+	note := f.app.agentNote(f.ag, f.session.ID, "s", "b")
 	bob := f.app.owner("bob@example.com", "Bob's")
 	// Bob's own session is fine; Alice's is not found, on every route.
 	f.alice.get(f.url) // the hub tracks the session now
@@ -111,13 +111,13 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 		}
 	}
 	// Bob may not reply to Alice's note from a session of his own either.
-	bp := bob.project("Mine")
-	bx := bob.session(bp, "Mine")
-	res := bob.postHTMX(fmt.Sprintf("/sessions/%d/mail", bx.ID), url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "body": {"x"}})
+	bobProject := bob.project("Mine")
+	bobSession := bob.session(bobProject, "Mine")
+	res := bob.postHTMX(fmt.Sprintf("/sessions/%d/mail", bobSession.ID), url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(note)}, "body": {"x"}})
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("reply across workspaces: %d, want 404", res.StatusCode)
 	}
-	role, err := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.x.ID, f.ag.connID)
+	role, err := f.app.store.InvitationRole(t.Context(), f.alice.owner.WorkspaceID, f.session.ID, f.ag.connID)
 	if err != nil || role != store.RoleContributor {
 		t.Fatalf("role changed across workspaces: %q %v", role, err)
 	}
