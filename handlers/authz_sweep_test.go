@@ -359,7 +359,7 @@ func TestSweepRoutes(t *testing.T) {
 			t.Errorf("route %s (%s) has no row in the authorization sweep: add one", key, r.name)
 			continue
 		}
-		if (r.access == "public") != (row.public != "") {
+		if (r.access == accessPublic) != (row.public != "") {
 			t.Errorf("route %s is %q but its sweep row says public=%q", key, r.access, row.public)
 		}
 	}
@@ -378,7 +378,7 @@ func TestSweepRoutes(t *testing.T) {
 		anon := w.app.client()
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "public" {
+			if !ok || r.access != accessPublic {
 				continue
 			}
 			path := w.path(r)
@@ -396,7 +396,7 @@ func TestSweepRoutes(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
 			// (connections/:id is bob's own connection here: nothing is mixed.)
-			if !ok || r.access != "owner" || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
+			if !ok || r.access != accessOwner || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
 				continue
 			}
 			path := w.bobPath(r) + row.query
@@ -420,7 +420,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of another workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			want := row.other
@@ -452,7 +452,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("signed out", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -486,7 +486,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("CSRF", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" || r.method != http.MethodPost {
+			if !ok || r.access == accessPublic || r.method != http.MethodPost {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -511,7 +511,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of the workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "owner" || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
+			if !ok || r.access != accessOwner || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
 				continue
 			}
 			path := w.path(r) + row.query
