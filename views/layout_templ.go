@@ -6,12 +6,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"github.com/osfoundry/osfoundry/static"
-)
+import "github.com/osfoundry/osfoundry/static"
 
 // Layout wraps a page body with the document shell, top bar and assets.
 func Layout(body templ.Component) templ.Component {

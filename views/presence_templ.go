@@ -6,12 +6,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
-	"github.com/osfoundry/osfoundry/store"
-)
+import "github.com/osfoundry/osfoundry/store"
 
 // PresenceView is the presence sidebar: the agents seated in the session's
 // project. Version fingerprints what it shows, so an unchanged poll is a 204.
