@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -214,12 +215,12 @@ func (a *testApp) setStatus(ag agent, repo, branch, task *string) {
 func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int64 {
 	a.t.Helper()
 	ctx := context.Background()
-	x, err := a.store.GetSession(ctx, ag.workspaceID, sessionID)
+	session, err := a.store.GetSession(ctx, ag.workspaceID, sessionID)
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	n, _, err := a.store.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ag.workspaceID, ConnectionID: ag.connID,
-		SessionType: x.Type, SessionID: x.PublicID, Subject: subject, Body: body, IdempotencyKey: fmt.Sprintf("k-%d", noteKeys.Add(1))})
+		SessionType: session.Type, SessionID: session.PublicID, Subject: subject, Body: body, IdempotencyKey: fmt.Sprintf("k-%d", noteKeys.Add(1))})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -240,12 +241,44 @@ func (c *ownerClient) project(name string) *store.Project {
 
 func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 	c.app.t.Helper()
-	x, err := c.app.store.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
+	session, err := c.app.store.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
 		Type: "team_session", Title: title, CreatedBy: c.owner.ID})
 	if err != nil {
 		c.app.t.Fatal(err)
 	}
-	return x
+	return session
 }
 
 func ptr(s string) *string { return &s }
+
+// sessionFixture is a signed-in owner with a project, a session and an
+// agent seated and invited there.
+type sessionFixture struct {
+	app     *testApp
+	alice   *ownerClient
+	p       *store.Project
+	session *store.Session
+	ag      agent
+	url     string
+}
+
+func newSessionFixture(t *testing.T) *sessionFixture {
+	app := newTestApp(t)
+	alice := app.owner("alice@example.com", "")
+	p := alice.project("Site")
+	session := alice.session(p, "Release week")
+	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
+	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
+	return &sessionFixture{app: app, alice: alice, p: p, session: session, ag: ag, url: fmt.Sprintf("/sessions/%d", session.ID)}
+}
+
+func noteIDs(doc *goquery.Document) []int64 {
+	var ids []int64
+	doc.Find(`[data-testid="note"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := strconv.ParseInt(s.AttrOr("data-note-id", ""), 10, 64)
+		ids = append(ids, id)
+	})
+	return ids
+}

@@ -81,9 +81,9 @@ func newPublicID() string {
 const sessionColumns = `s.id, s.workspace_id, s.project_id, s.session_type, s.public_id, s.title, s.last_event_seq, s.created_at, s.updated_at`
 
 func scanSession(row pgx.Row) (*Session, error) {
-	x := &Session{}
-	err := row.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt)
-	return x, err
+	session := &Session{}
+	err := row.Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title, &session.LastEventSeq, &session.CreatedAt, &session.UpdatedAt)
+	return session, err
 }
 
 // CreateSession adds a session to a project of the workspace.
@@ -98,7 +98,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	if n.CreatedBy != 0 {
 		createdBy = &n.CreatedBy
 	}
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		INSERT INTO sessions AS s (workspace_id, project_id, session_type, public_id, title, created_by)
 		SELECT p.workspace_id, p.id, $3, $4, $5, $6 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
 		RETURNING `+sessionColumns, n.WorkspaceID, n.ProjectID, n.Type, n.PublicID, n.Title, createdBy))
@@ -108,29 +108,29 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	if err != nil {
 		return nil, wrap("create session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // GetSession returns a session of the workspace by its internal id.
 func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session, error) {
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		SELECT `+sessionColumns+` FROM sessions s WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id))
 	if err != nil {
 		return nil, wrap("get session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // GetSessionByPublicID returns a session of the workspace by the (type, id)
 // pair agents use.
 func (s *Store) GetSessionByPublicID(ctx context.Context, workspaceID int64, sessionType, publicID string) (*Session, error) {
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		SELECT `+sessionColumns+` FROM sessions s
 		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`, workspaceID, sessionType, publicID))
 	if err != nil {
 		return nil, wrap("get session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // ListProjectSessions returns a project's sessions, newest first.
@@ -142,8 +142,8 @@ func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID 
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) {
-		x, err := scanSession(r)
-		return *x, err
+		session, err := scanSession(r)
+		return *session, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
@@ -242,10 +242,10 @@ func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
-		var x SessionSummary
-		err := r.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt,
-			&x.Participants, &x.LastNoteAt, &x.Unread)
-		return x, err
+		var summary SessionSummary
+		err := r.Scan(&summary.ID, &summary.WorkspaceID, &summary.ProjectID, &summary.Type, &summary.PublicID, &summary.Title, &summary.LastEventSeq, &summary.CreatedAt, &summary.UpdatedAt,
+			&summary.Participants, &summary.LastNoteAt, &summary.Unread)
+		return summary, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
@@ -280,9 +280,9 @@ func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int
 		return nil, fmt.Errorf("store: list participants: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionParticipant, error) {
-		var x SessionParticipant
-		err := r.Scan(&x.ConnectionID, &x.Role, &x.ClientName, &x.Handle, &x.DisplayName, &x.SenderSlug, &x.Revoked, &x.InvitedAt)
-		return x, err
+		var participant SessionParticipant
+		err := r.Scan(&participant.ConnectionID, &participant.Role, &participant.ClientName, &participant.Handle, &participant.DisplayName, &participant.SenderSlug, &participant.Revoked, &participant.InvitedAt)
+		return participant, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list participants: %w", err)

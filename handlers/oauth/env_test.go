@@ -70,9 +70,10 @@ func newEnv(t *testing.T) *env {
 	for i := range key {
 		key[i] = byte(i + 1)
 	}
+	// Private targets are allowed: the metadata documents the tests serve are on loopback.
 	h := handlers.New(handlers.Deps{
 		Store:  st,
-		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:]},
+		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true},
 		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
 		Now:    ck.Now,
 	})

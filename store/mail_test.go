@@ -35,7 +35,7 @@ func newMailFixture(t *testing.T) *mailFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
+	session, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,10 @@ func newMailFixture(t *testing.T) *mailFixture {
 	if _, err := st.ClaimProfile(ctx, o.WorkspaceID, c.ID, "ada", "Ada"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Invite(ctx, o.WorkspaceID, x.ID, c.ID, store.RoleContributor); err != nil {
+	if err := st.Invite(ctx, o.WorkspaceID, session.ID, c.ID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
-	return &mailFixture{st: st, owner: o, sess: x, connID: c.ID}
+	return &mailFixture{st: st, owner: o, sess: session, connID: c.ID}
 }
 
 // agentNote posts an agent's note as post_session_note does.
