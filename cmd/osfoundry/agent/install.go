@@ -268,8 +268,8 @@ func editSettings(o InstallOptions) (*fileEdit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: hooks: %w", e.path, err)
 		}
-		kept, lines := mergeHookGroups(groups, ev, wantJSON, o.Remove)
-		if !o.Remove && !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "=") }) {
+		kept, lines, found := mergeHookGroups(groups, ev, wantJSON, o.Remove)
+		if !o.Remove && !found {
 			g := hookGroup{Hooks: []hookHandler{want}}
 			if ev == "PostToolUse" {
 				g.Matcher = "*"
@@ -278,7 +278,6 @@ func editSettings(o InstallOptions) (*fileEdit, error) {
 			kept = append(kept, b)
 			lines = append(lines, "+ hooks."+ev+": "+want.Command)
 		}
-		lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "=") })
 		if len(lines) == 0 {
 			continue
 		}
@@ -315,10 +314,8 @@ func editSettings(o InstallOptions) (*fileEdit, error) {
 
 // mergeHookGroups finds the hook among an event's matcher groups. It keeps
 // one copy (brought up to date), drops duplicates, or with remove drops it,
-// along with a group it leaves empty. A line "=" means the hook was found
-// unchanged.
-func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bool) (kept []json.RawMessage, lines []string) {
-	found := false
+// along with a group it leaves empty. found says whether a copy was kept.
+func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bool) (kept []json.RawMessage, lines []string, found bool) {
 	for _, g := range groups {
 		obj, err := parseObject(g)
 		if err != nil {
@@ -344,7 +341,6 @@ func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bo
 				lines = append(lines, "- hooks."+ev+": "+hv.Command)
 				continue
 			case sameJSON(h, want):
-				lines = append(lines, "=")
 			default:
 				var w hookHandler
 				json.Unmarshal(want, &w)
@@ -363,7 +359,7 @@ func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bo
 		}
 		kept = append(kept, g)
 	}
-	return kept, lines
+	return kept, lines, found
 }
 
 // editApproval approves the project server (enabledMcpjsonServers), so

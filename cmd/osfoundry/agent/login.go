@@ -176,8 +176,13 @@ func Login(ctx context.Context, out io.Writer, o LoginOptions) error {
 		return fmt.Errorf("open the loopback port for the sign-in redirect: %w", err)
 	}
 	defer ln.Close()
+	// The client registers the loopback redirect without a port, which the
+	// server matches whatever port a sign-in uses (RFC 8252 §7.3). A later
+	// login of the same checkout registers the very same client metadata,
+	// which lets the server continue its connection (profile, slug) rather
+	// than start another.
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-	clientID, err := register(ctx, hc, o.Server, m, redirect, "osfoundry agent · "+filepath.Base(o.Checkout))
+	clientID, err := register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout))
 	if err != nil {
 		return err
 	}
@@ -246,8 +251,10 @@ func Login(ctx context.Context, out io.Writer, o LoginOptions) error {
 	}
 	fmt.Fprintf(out, "Connected %s to %s (scopes: %s).\nCredentials: %s\n", o.Checkout, o.Server, creds.Scope, acct.credentialsPath())
 	if previous != nil {
+		// The old grant's tokens go; when the server continued the same
+		// connection for this login, only the old registration's tokens do.
 		revoke(ctx, hc, previous)
-		fmt.Fprintln(out, "The checkout's previous connection was revoked.")
+		fmt.Fprintln(out, "The checkout's previous credentials were revoked.")
 	}
 	if o.Handle != "" {
 		if err := claim(ctx, acct, o.Handle, o.Name); err != nil {
@@ -258,6 +265,14 @@ func Login(ctx context.Context, out io.Writer, o LoginOptions) error {
 	}
 	fmt.Fprintln(out, "Next: osfoundry agent install claude-code")
 	return nil
+}
+
+// clientName names the OAuth client of a checkout: its folder name, for the
+// consent and Connections pages, and a digest of its path, so that two
+// checkouts with the same folder name stay two agents.
+func clientName(checkout string) string {
+	sum := sha256.Sum256([]byte(checkout))
+	return fmt.Sprintf("osfoundry agent · %s · %x", filepath.Base(checkout), sum[:4])
 }
 
 // replaceCredentials saves creds under the account's lock and returns the
