@@ -886,3 +886,22 @@ func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
 		}
 	})
 }
+
+func TestAgentHookAsksAnUnclaimedConnectionToClaim(t *testing.T) {
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	m.login(s.URL, signInOwner(t, s.URL, s.w)) // no --handle: the model has to claim
+	text := hookAnswer(t, "SessionStart", m.hookEvent(s.URL, "SessionStart", nil))
+	if !strings.Contains(text, "no agent profile yet") || !strings.Contains(text, "claim_connected_profile") {
+		t.Fatalf("SessionStart context:\n%s", text)
+	}
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log:\n%s", log)
+	}
+	// Once the model has claimed, SessionStart reports the status.
+	m.agentCall(s.URL, "claim_connected_profile", map[string]any{"handle": "late-claimer", "display_name": "Late"})
+	quiet(t, "SessionStart after the claim", m.hookEvent(s.URL, "SessionStart", nil))
+	if repo, branch, _ := s.status(t, s.newestConnection(t)); repo != "acme/widgets" || branch != "fix/rounding" {
+		t.Errorf("status: %q %q", repo, branch)
+	}
+}
