@@ -49,5 +49,3 @@ func (h *Handler) claimConnectedProfile(ctx context.Context, c *caller, in claim
 	}
 	return profileOut{Handle: p.Handle, DisplayName: p.DisplayName, SenderSlug: p.SenderSlug}, nil
 }
-
-func ptr[T any](v T) *T { return &v }
