@@ -436,7 +436,16 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 	}
 
 	// A second login replaces the credentials; the first ones are revoked.
+	// The client registers the same metadata again, so the server continues
+	// the checkout's connection: still one agent, profile and slug kept.
+	conn := s.newestConnection(t)
 	m.login(s.URL, signInOwner(t, s.URL, s.w))
+	if n := countRows(t, s.dsn, `SELECT count(*) FROM connections WHERE workspace_id = $1 AND revoked_at IS NULL`, s.w.owner.WorkspaceID); n != 1 || s.newestConnection(t) != conn {
+		t.Errorf("after a second login: %d live connections, newest %d, want only %d", n, s.newestConnection(t), conn)
+	}
+	if n := countRows(t, s.dsn, `SELECT count(*) FROM agent_profiles WHERE connection_id = $1 AND handle = 'widgets-bot'`, conn); n != 1 {
+		t.Error("the profile did not survive the second login")
+	}
 	second, _ := m.credentials(s.URL)
 	if r, err := callTool(s.URL, second.AccessToken, "list_sessions", nil); err != nil || r.status != http.StatusOK {
 		t.Errorf("the new credentials do not work: %v %+v", err, r)
