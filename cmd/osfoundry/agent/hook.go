@@ -71,10 +71,20 @@ func RunHook(args []string, stdin io.Reader, stdout io.Writer) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), hookWork)
 	defer cancel()
-	in, text, err := runEvent(ctx, dirs, args, stdin, time.Now)
-	if in.HookEventName != "" {
-		event.Store(in.HookEventName)
+	fs := flag.NewFlagSet("osfoundry agent hook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	server := fs.String("server", "", "osFoundry server")
+	if err := fs.Parse(args); err != nil {
+		logf("%v", err)
+		return
 	}
+	var in hookInput
+	if err := json.NewDecoder(io.LimitReader(stdin, 64<<20)).Decode(&in); err != nil {
+		logf("read the hook event: %v", err)
+		return
+	}
+	event.Store(in.HookEventName)
+	text, err := runEvent(ctx, dirs, *server, in, time.Now)
 	if err != nil {
 		logf("%v", err)
 	}
@@ -99,60 +109,50 @@ func RunHook(args []string, stdin io.Reader, stdout io.Writer) {
 
 // runEvent does the work of one event and returns the context to add, if
 // any. Both may be set: mail read before a later failure is still shown.
-func runEvent(ctx context.Context, dirs Dirs, args []string, stdin io.Reader, now func() time.Time) (hookInput, string, error) {
-	var in hookInput
-	fs := flag.NewFlagSet("osfoundry agent hook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	serverFlag := fs.String("server", "", "osFoundry server")
-	if err := fs.Parse(args); err != nil {
-		return in, "", err
-	}
+func runEvent(ctx context.Context, dirs Dirs, server string, in hookInput, now func() time.Time) (string, error) {
 	if dirs.Config == "" {
-		return in, "", errors.New("no user config folder")
-	}
-	if err := json.NewDecoder(io.LimitReader(stdin, 64<<20)).Decode(&in); err != nil {
-		return in, "", fmt.Errorf("read the hook event: %w", err)
+		return "", errors.New("no user config folder")
 	}
 	switch in.HookEventName {
 	case "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd":
 	default:
-		return in, "", nil // not an event this hook acts on
+		return "", nil // not an event this hook acts on
 	}
 	if in.AgentID != "" {
 		// Inside a subagent: mail read there would never reach the main
 		// conversation, and status belongs to the session.
-		return in, "", nil
+		return "", nil
 	}
-	server, err := NormalizeServer(*serverFlag)
+	server, err := NormalizeServer(server)
 	if err != nil {
-		return in, "", err
+		return "", err
 	}
 	checkout, err := Checkout(ctx, startDir(in.Cwd))
 	if err != nil {
-		return in, "", err
+		return "", err
 	}
 	acct := account{dirs: dirs, server: server, checkout: checkout}
 	c, err := newClient(acct)
 	if err != nil {
-		return in, "", err
+		return "", err
 	}
 	switch in.HookEventName {
 	case "SessionStart":
 		text, err := sessionStart(ctx, c, now())
-		return in, text, err
+		return text, err
 	case "SessionEnd":
-		return in, "", sessionEnd(ctx, c)
+		return "", sessionEnd(ctx, c)
 	}
 	due, err := acct.mailDue(now())
 	if err != nil || !due {
-		return in, "", err
+		return "", err
 	}
 	res, err := c.callTool(ctx, "list_sessions", nil)
 	if err != nil {
-		return in, "", err
+		return "", err
 	}
 	text, err := mailContext(ctx, c, res.unread())
-	return in, text, err
+	return text, err
 }
 
 // msgUnclaimed tells the agent its connection has no profile yet.

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -91,8 +89,8 @@ func hookSetup(t *testing.T, f *mailServer) (Dirs, string, string) {
 	return dirs, srv.URL, work
 }
 
-func event(name, cwd string) io.Reader {
-	return strings.NewReader(fmt.Sprintf(`{"session_id":"s","cwd":%q,"hook_event_name":%q}`, cwd, name))
+func event(name, cwd string) hookInput {
+	return hookInput{SessionID: "s", Cwd: cwd, HookEventName: name}
 }
 
 func TestHookReadsTheNotesTheHintCounts(t *testing.T) {
@@ -112,9 +110,9 @@ func TestHookReadsTheNotesTheHintCounts(t *testing.T) {
 		},
 	}
 	dirs, server, work := hookSetup(t, f)
-	in, text, err := runEvent(context.Background(), dirs, []string{"--server", server}, event("UserPromptSubmit", work), time.Now)
-	if err != nil || in.HookEventName != "UserPromptSubmit" {
-		t.Fatal(in, err)
+	text, err := runEvent(context.Background(), dirs, server, event("UserPromptSubmit", work), time.Now)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, want := range []string{"3 unread notes", "note 89", "reply one", "note 83", "to everyone", "note 95", "agent reply"} {
 		if !strings.Contains(text, want) {
@@ -133,17 +131,17 @@ func TestHookReadsTheNotesTheHintCounts(t *testing.T) {
 
 	// Within 30 s the next prompt asks nothing; SessionStart is not throttled.
 	f.calls = nil
-	_, text, err = runEvent(context.Background(), dirs, []string{"--server", server}, event("PostToolUse", work), time.Now)
+	text, err = runEvent(context.Background(), dirs, server, event("PostToolUse", work), time.Now)
 	if err != nil || text != "" || len(f.calls) != 0 {
 		t.Errorf("throttled run: %q %v %v", text, err, f.calls)
 	}
-	_, _, err = runEvent(context.Background(), dirs, []string{"--server", server}, event("PostToolUse", work),
+	_, err = runEvent(context.Background(), dirs, server, event("PostToolUse", work),
 		func() time.Time { return time.Now().Add(mailEvery) })
 	if err != nil || len(f.calls) != 1+3 {
 		t.Errorf("30 s later: %v %v", err, f.calls)
 	}
 	f.calls, f.hint = nil, nil
-	_, text, err = runEvent(context.Background(), dirs, []string{"--server", server}, event("SessionStart", work), time.Now)
+	text, err = runEvent(context.Background(), dirs, server, event("SessionStart", work), time.Now)
 	if err != nil || text != "" || len(f.calls) != 1 || !strings.HasPrefix(f.calls[0], `set_status {"branch":null,"repo":"work"}`) {
 		t.Errorf("SessionStart outside git: %q %v %v", text, err, f.calls)
 	}
