@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +26,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -38,7 +39,6 @@ type agentMachine struct {
 	t        *testing.T
 	root     string
 	checkout string
-	dirs     agent.Dirs
 }
 
 func newAgentMachine(t *testing.T) *agentMachine {
@@ -47,8 +47,7 @@ func newAgentMachine(t *testing.T) *agentMachine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &agentMachine{t: t, root: root, checkout: filepath.Join(root, "work", "widgets"),
-		dirs: agent.Dirs{Config: filepath.Join(root, "config", "osfoundry"), State: filepath.Join(root, "state", "osfoundry")}}
+	m := &agentMachine{t: t, root: root, checkout: filepath.Join(root, "work", "widgets")}
 	for _, d := range []string{m.checkout, filepath.Join(root, "home")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -158,39 +157,68 @@ func (m *agentMachine) hookEvent(server, event string, edit func(map[string]any)
 	return m.hook(server, bytes.NewReader(m.fixture(event, edit)))
 }
 
-// credentials reads the checkout's saved credentials for server.
-func (m *agentMachine) credentials(server string) (*agent.Credentials, string) {
+// credentials are what login saved, read as the documented JSON file in
+// <config>/osfoundry/agents (the machine has one login at a time).
+type credentials struct {
+	Server       string    `json:"server"`
+	Checkout     string    `json:"checkout"`
+	Resource     string    `json:"resource"`
+	ClientID     string    `json:"client_id"`
+	AccessToken  string    `json:"access_token"`
+	ExpiresAt    time.Time `json:"expires_at"`
+	RefreshToken string    `json:"refresh_token"`
+	Scope        string    `json:"scope"`
+	SenderSlug   string    `json:"sender_slug"`
+}
+
+func (m *agentMachine) credentialsPath() string {
 	m.t.Helper()
-	path := agent.CredentialsPath(m.dirs, server, m.checkout)
+	files, _ := filepath.Glob(filepath.Join(m.root, "config", "osfoundry", "agents", "*.json"))
+	if len(files) != 1 {
+		m.t.Fatalf("%d credentials files, want 1: %v", len(files), files)
+	}
+	return files[0]
+}
+
+func (m *agentMachine) credentials() *credentials {
+	m.t.Helper()
+	b, err := os.ReadFile(m.credentialsPath())
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	var c credentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		m.t.Fatal(err)
+	}
+	return &c
+}
+
+// expireAccessToken makes the saved access token look expired, as an hour
+// later, keeping every other field of the file.
+func (m *agentMachine) expireAccessToken() {
+	m.t.Helper()
+	path := m.credentialsPath()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		m.t.Fatal(err)
 	}
-	var c agent.Credentials
-	if err := json.Unmarshal(b, &c); err != nil {
-		m.t.Fatal(err)
-	}
-	return &c, path
-}
-
-// editCredentials changes the saved credentials in place.
-func (m *agentMachine) editCredentials(server string, edit func(*agent.Credentials)) {
-	m.t.Helper()
-	c, path := m.credentials(server)
-	edit(c)
-	b, _ := json.MarshalIndent(c, "", "  ")
+	var c map[string]any
+	json.Unmarshal(b, &c)
+	c["expires_at"] = time.Now().Add(-time.Minute).Format(time.RFC3339Nano)
+	b, _ = json.Marshal(c)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		m.t.Fatal(err)
 	}
 }
 
-// resetThrottle forgets the last mail check, as if 30 s had passed.
-func (m *agentMachine) resetThrottle(server string) {
-	os.Remove(agent.ThrottlePath(m.dirs, server, m.checkout))
+// resetThrottle forgets the last mail checks, as if 30 s had passed.
+func (m *agentMachine) resetThrottle() {
+	os.RemoveAll(filepath.Join(m.root, "state", "osfoundry", "throttle"))
 }
 
+// hookLog is the hook's log, <state>/osfoundry/hook.log.
 func (m *agentMachine) hookLog() string {
-	b, _ := os.ReadFile(agent.HookLogPath(m.dirs))
+	b, _ := os.ReadFile(filepath.Join(m.root, "state", "osfoundry", "hook.log"))
 	return string(b)
 }
 
@@ -313,19 +341,42 @@ func (m *agentMachine) login(server string, browser *http.Client, extra ...strin
 }
 
 // agentServer is a real server process with a world (an owner, project P
-// and team session S) in its own database.
+// and team session S) in its own database, reached through a gate that can
+// hold answers back or close.
 type agentServer struct {
 	*replica
-	dsn string
-	w   *world
+	URL    string // the gate, the server's public base URL
+	dsn    string
+	w      *world
+	gate   *httptest.Server
+	silent atomic.Bool // the gate takes requests and never answers
 }
 
 func startAgentServer(t *testing.T) *agentServer {
 	t.Helper()
 	dsn := storetest.NewDatabase(t)
-	r := startReplica(t, dsn, "")
-	r.waitReady()
-	return &agentServer{replica: r, dsn: dsn, w: newWorld(t, dsn, r.URL, 0)}
+	addr := freePort(t)
+	s := &agentServer{URL: "http://" + addr, dsn: dsn}
+	s.replica = startReplica(t, dsn, s.URL)
+	s.waitReady()
+	s.w = newWorld(t, dsn, s.URL, 0)
+	proxy := roundRobinHandler(s.replica)
+	s.gate = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.silent.Load() {
+			<-r.Context().Done() // until the client gives up
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.gate.Listener.Close()
+	s.gate.Listener = l
+	s.gate.Start()
+	t.Cleanup(s.gate.Close)
+	return s
 }
 
 // newestConnection is the id of the connection a login just created.
@@ -351,7 +402,7 @@ func (s *agentServer) status(t *testing.T, conn int64) (repo, branch, task strin
 }
 
 // mcpRequests counts the server's /mcp requests so far (one log line each).
-func (s *agentServer) mcpRequests() int { return strings.Count(s.logs.String(), "path=/mcp") }
+func (s *agentServer) mcpRequests() int { return strings.Count(s.replica.logs.String(), "path=/mcp") }
 
 // connectAgent logs a machine in (claiming handle), and invites the new
 // connection to the world's session. It returns the connection's id.
@@ -401,8 +452,7 @@ func quiet(t *testing.T, what string, r hookRun) {
 // agentCall calls a tool as the machine's connection, with its saved token.
 func (m *agentMachine) agentCall(server, tool string, args any) *toolReply {
 	m.t.Helper()
-	c, _ := m.credentials(server)
-	r, err := callTool(server, c.AccessToken, tool, args)
+	r, err := callTool(server, m.credentials().AccessToken, tool, args)
 	if err != nil || r.rpcErr != "" {
 		m.t.Fatalf("%s: %v %+v", tool, err, r)
 	}
@@ -418,7 +468,7 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 			t.Errorf("login output lacks %q:\n%s", want, out)
 		}
 	}
-	c, path := m.credentials(s.URL)
+	c, path := m.credentials(), m.credentialsPath()
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("credentials mode %v, want 0600", fi.Mode().Perm())
 	}
@@ -446,7 +496,7 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 	if n := countRows(t, s.dsn, `SELECT count(*) FROM agent_profiles WHERE connection_id = $1 AND handle = 'widgets-bot'`, conn); n != 1 {
 		t.Error("the profile did not survive the second login")
 	}
-	second, _ := m.credentials(s.URL)
+	second := m.credentials()
 	if r, err := callTool(s.URL, second.AccessToken, "list_sessions", nil); err != nil || r.status != http.StatusOK {
 		t.Errorf("the new credentials do not work: %v %+v", err, r)
 	}
@@ -505,7 +555,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 	t.Run("events the hook does not act on, and subagents", func(t *testing.T) {
 		before := s.mcpRequests()
 		quiet(t, "Stop", m.hookEvent(s.URL, "Stop", nil))
-		m.resetThrottle(s.URL)
+		m.resetThrottle()
 		quiet(t, "PostToolUse in a subagent", m.hookEvent(s.URL, "PostToolUse", func(in map[string]any) { in["agent_id"] = "agent-1"; in["agent_type"] = "Explore" }))
 		if n := s.mcpRequests() - before; n != 0 {
 			t.Fatalf("%d MCP requests for events the hook ignores", n)
@@ -541,7 +591,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 
 	t.Run("UserPromptSubmit brings the replies as context, and they count as read", func(t *testing.T) {
 		needHint(t)
-		m.resetThrottle(s.URL)
+		m.resetThrottle()
 		text := hookAnswer(t, "UserPromptSubmit", m.hookEvent(s.URL, "UserPromptSubmit", nil))
 		for _, want := range []string{"2 unread notes", fmt.Sprintf("note %d", reply.ID), "Use banker's rounding", "Round half to even,\nas the ledger does.",
 			fmt.Sprintf("note %d", broadcast.ID), "Release on Friday", "to this agent (ext-widgets-bot)", "to the whole session", s.w.session.PublicID} {
@@ -558,7 +608,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 	})
 
 	t.Run("UserPromptSubmit and PostToolUse check mail at most every 30 s", func(t *testing.T) {
-		m.resetThrottle(s.URL)
+		m.resetThrottle()
 		m.hookEvent(s.URL, "UserPromptSubmit", nil)
 		later, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
 			Type: store.MessageReply, ReplyTo: noteID, Subject: "One more thing", Body: "Add a test."})
@@ -571,7 +621,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 		if n := s.mcpRequests() - before; n != 0 {
 			t.Fatalf("%d MCP requests within the 30 s window", n)
 		}
-		m.resetThrottle(s.URL) // 30 s later
+		m.resetThrottle() // 30 s later
 		r := m.hookEvent(s.URL, "PostToolUse", nil)
 		if n := s.mcpRequests() - before; n == 0 {
 			t.Fatal("no mail check once the 30 s had passed")
@@ -602,7 +652,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 	t.Run("median run time", func(t *testing.T) {
 		var took []time.Duration
 		for range 20 {
-			m.resetThrottle(s.URL)
+			m.resetThrottle()
 			r := m.hookEvent(s.URL, "UserPromptSubmit", nil)
 			quiet(t, "UserPromptSubmit without mail", r)
 			took = append(took, r.took)
@@ -669,28 +719,32 @@ func TestAgentHookFailsQuietly(t *testing.T) {
 		}
 	})
 
-	t.Run("server down", func(t *testing.T) {
-		m := newAgentMachine(t)
-		down := "http://" + freePort(t)
-		writeCredentials(t, m, down, time.Hour)
-		check(t, m, m.hookEvent(down, "SessionStart", nil), "cannot reach the osFoundry server at "+down)
-		if _, stderr, code := m.run("", "agent", "status"); code != 1 || !strings.Contains(stderr, "cannot reach the osFoundry server at "+down) {
-			t.Errorf("status with the server down: exit %d %q", code, stderr)
-		}
-	})
-
 	t.Run("server that never answers", func(t *testing.T) {
 		m := newAgentMachine(t)
-		silent := silentServer(t)
-		writeCredentials(t, m, silent, time.Hour)
-		check(t, m, m.hookEvent(silent, "UserPromptSubmit", nil), "context deadline exceeded")
+		s.connectAgent(t, m, "patient-bot")
+		s.silent.Store(true)
+		defer s.silent.Store(false)
+		check(t, m, m.hookEvent(s.URL, "UserPromptSubmit", nil), "context deadline exceeded")
 	})
 
 	t.Run("token endpoint that never answers", func(t *testing.T) {
 		m := newAgentMachine(t)
-		silent := silentServer(t)
-		writeCredentials(t, m, silent, -time.Hour) // expired: the hook must refresh first
-		check(t, m, m.hookEvent(silent, "SessionEnd", nil), "context deadline exceeded")
+		s.connectAgent(t, m, "refreshing-bot")
+		m.expireAccessToken() // the hook must refresh first
+		s.silent.Store(true)
+		defer s.silent.Store(false)
+		check(t, m, m.hookEvent(s.URL, "SessionEnd", nil), "context deadline exceeded")
+	})
+
+	// Last: the server goes away for good.
+	t.Run("server down", func(t *testing.T) {
+		m := newAgentMachine(t)
+		s.connectAgent(t, m, "lonely-bot")
+		s.gate.Close()
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "cannot reach the osFoundry server at "+s.URL)
+		if _, stderr, code := m.run("", "agent", "status"); code != 1 || !strings.Contains(stderr, "cannot reach the osFoundry server at "+s.URL) {
+			t.Errorf("status with the server down: exit %d %q", code, stderr)
+		}
 	})
 }
 
@@ -698,58 +752,13 @@ func TestAgentHookFailsQuietly(t *testing.T) {
 // process on a busy machine.
 const hookLimitPlusStart = 2500 * time.Millisecond
 
-// writeCredentials saves credentials for server (which may be down or
-// silent) whose access token expires in life.
-func writeCredentials(t *testing.T, m *agentMachine, server string, life time.Duration) {
-	t.Helper()
-	c := &agent.Credentials{Server: server, Checkout: m.checkout, Resource: server + "/mcp", Issuer: server, TokenEndpoint: server + "/token",
-		ClientID: "c", AccessToken: "ofa_test", ExpiresAt: time.Now().Add(life), RefreshToken: "ofr_test", Scope: "osfoundry:read osfoundry:write"}
-	path := agent.CredentialsPath(m.dirs, server, m.checkout)
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	b, _ := json.Marshal(c)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// silentServer accepts connections and never answers.
-func silentServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + l.Addr().String()
-}
-
 func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "busy-bot")
-	before, _ := m.credentials(s.URL)
-	m.editCredentials(s.URL, func(c *agent.Credentials) { c.ExpiresAt = time.Now().Add(-time.Minute) })
-	tokens := strings.Count(s.logs.String(), "path=/token")
+	before := m.credentials()
+	m.expireAccessToken()
+	tokens := strings.Count(s.replica.logs.String(), "path=/token")
 
 	// Parallel tool calls end in parallel PostToolUse hooks, all finding the
 	// access token expired at once; SessionEnd runs beside them.
@@ -772,10 +781,10 @@ func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
 			t.Errorf("run %d: exit %d %q", i, r.code, r.stdout)
 		}
 	}
-	if n := strings.Count(s.logs.String(), "path=/token") - tokens; n != 1 {
+	if n := strings.Count(s.replica.logs.String(), "path=/token") - tokens; n != 1 {
 		t.Errorf("%d refreshes for concurrent runs, want exactly 1 (they share the rotated pair)", n)
 	}
-	after, _ := m.credentials(s.URL)
+	after := m.credentials()
 	if after.RefreshToken == before.RefreshToken || after.AccessToken == before.AccessToken || !after.ExpiresAt.After(time.Now().Add(30*time.Minute)) {
 		t.Errorf("credentials not rotated: %+v", after)
 	}
@@ -891,12 +900,12 @@ func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
 	}
 
 	t.Run("an expired access token is refreshed", func(t *testing.T) {
-		before, _ := m.credentials(s.URL)
-		m.editCredentials(s.URL, func(c *agent.Credentials) { c.ExpiresAt = time.Now().Add(-time.Minute) })
+		before := m.credentials()
+		m.expireAccessToken()
 		if res := call(connect(m), "list_sessions", nil); res.IsError {
 			t.Fatalf("list_sessions after expiry: %s", text(res))
 		}
-		if after, _ := m.credentials(s.URL); after.RefreshToken == before.RefreshToken {
+		if after := m.credentials(); after.RefreshToken == before.RefreshToken {
 			t.Fatal("the bridge did not rotate the refresh token")
 		}
 	})

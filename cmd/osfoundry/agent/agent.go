@@ -45,7 +45,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	cmd, args := args[0], args[1:]
 	if cmd == "hook" {
-		RunHook(args, stdin, stdout)
+		runHook(args, stdin, stdout)
 		return nil
 	}
 	if (cmd == "install" || cmd == "uninstall") && (len(args) == 0 || args[0] != "claude-code") {
@@ -87,7 +87,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	dirs, err := DefaultDirs()
+	dirs, err := defaultDirs()
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	checkout, err := Checkout(ctx, startDir(wd))
+	checkout, err := checkoutOf(ctx, startDir(wd))
 	if err != nil {
 		return err
 	}
@@ -107,17 +107,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 	switch cmd {
 	case "login":
-		return Login(ctx, stdout, LoginOptions{Dirs: dirs, Server: srv, Checkout: checkout, NoBrowser: noBrowser,
+		return login(ctx, stdout, loginOptions{dirs: dirs, Server: srv, Checkout: checkout, NoBrowser: noBrowser,
 			Timeout: timeout, Handle: handle, Name: name})
 	case "logout":
 		return logout(ctx, stdout, acct)
 	case "status":
 		return status(ctx, stdout, acct)
 	case "mcp":
-		return RunBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
+		return runBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
 	}
-	o := InstallOptions{Checkout: checkout, Server: srv, Command: SelfCommand(), DryRun: dryRun, Remove: cmd == "uninstall"}
-	if err := Install(ctx, stdout, o); err != nil {
+	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall"}
+	if err := install(ctx, stdout, o); err != nil {
 		return err
 	}
 	if _, err := acct.load(); err != nil && !o.Remove {
@@ -128,9 +128,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // resolveServer is --server, or else the one server the checkout is
 // connected to.
-func resolveServer(dirs Dirs, checkout, flagValue string, required bool) (string, error) {
+func resolveServer(dirs folders, checkout, flagValue string, required bool) (string, error) {
 	if flagValue != "" || required {
-		return NormalizeServer(flagValue)
+		return normalizeServer(flagValue)
 	}
 	accts := listAccounts(dirs, checkout)
 	switch len(accts) {

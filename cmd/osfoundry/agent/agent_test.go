@@ -20,7 +20,7 @@ func TestNormalizeServer(t *testing.T) {
 		"https://u:p@foundry.example.com":  "",
 		"https://foundry.example.com/?x=1": "",
 	} {
-		got, err := NormalizeServer(in)
+		got, err := normalizeServer(in)
 		if want == "" && err == nil || want != "" && (err != nil || got != want) {
 			t.Errorf("NormalizeServer(%q) = %q, %v; want %q", in, got, err, want)
 		}

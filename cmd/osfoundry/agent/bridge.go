@@ -38,8 +38,8 @@ type bridge struct {
 	out   io.Writer
 }
 
-// RunBridge runs `osfoundry agent mcp` until stdin closes.
-func RunBridge(ctx context.Context, dirs Dirs, server, checkout string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runBridge runs `osfoundry agent mcp` until stdin closes.
+func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin io.Reader, stdout, stderr io.Writer) error {
 	b := &bridge{acct: account{dirs: dirs, server: server, checkout: checkout}, http: newHTTPClient(), log: stderr, out: stdout}
 	if _, err := b.loadClient(); err != nil {
 		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
@@ -130,7 +130,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		return
 	case rep.status == http.StatusUnauthorized && isRequest:
 		if authErr == nil {
-			authErr = &RevokedError{Server: b.acct.server}
+			authErr = &revokedError{Server: b.acct.server}
 		}
 		b.write(refusalResult(m.ID, authErr.Error()))
 		return

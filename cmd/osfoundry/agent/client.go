@@ -17,25 +17,25 @@ import (
 	"unicode/utf8"
 )
 
-// RevokedError says the server no longer accepts this checkout's grant: the
+// revokedError says the server no longer accepts this checkout's grant: the
 // owner revoked the connection, or its refresh token expired or was replayed.
-type RevokedError struct{ Server string }
+type revokedError struct{ Server string }
 
-func (e *RevokedError) Error() string {
+func (e *revokedError) Error() string {
 	return fmt.Sprintf("this checkout's connection to %s was revoked; run `osfoundry agent login --server %s` again", e.Server, e.Server)
 }
 
-// UnreachableError says the server did not answer.
-type UnreachableError struct {
+// unreachableError says the server did not answer.
+type unreachableError struct {
 	Server string
 	Err    error
 }
 
-func (e *UnreachableError) Error() string {
+func (e *unreachableError) Error() string {
 	return fmt.Sprintf("cannot reach the osFoundry server at %s: %v", e.Server, e.Err)
 }
 
-func (e *UnreachableError) Unwrap() error { return e.Err }
+func (e *unreachableError) Unwrap() error { return e.Err }
 
 const userAgent = "osfoundry-agent/1"
 
@@ -54,7 +54,7 @@ type client struct {
 	now  func() time.Time
 
 	mu    sync.Mutex // guards creds; held through a refresh
-	creds *Credentials
+	creds *credentials
 }
 
 func newClient(acct account) (*client, error) {
@@ -109,7 +109,7 @@ type tokenResponse struct {
 // caller holds c.mu and the account's lock.
 func (c *client) refresh(ctx context.Context) error {
 	if c.creds.RefreshToken == "" {
-		return &RevokedError{Server: c.acct.server}
+		return &revokedError{Server: c.acct.server}
 	}
 	tr, err := postToken(ctx, c.http, c.acct.server, c.creds.TokenEndpoint, url.Values{
 		"grant_type":    {"refresh_token"},
@@ -125,7 +125,7 @@ func (c *client) refresh(ctx context.Context) error {
 }
 
 // apply stores a token response's pair.
-func (cr *Credentials) apply(tr *tokenResponse, now time.Time) {
+func (cr *credentials) apply(tr *tokenResponse, now time.Time) {
 	cr.AccessToken = tr.AccessToken
 	if tr.RefreshToken != "" {
 		cr.RefreshToken = tr.RefreshToken
@@ -151,20 +151,20 @@ func postToken(ctx context.Context, hc *http.Client, server, endpoint string, fo
 	req.Header.Set("User-Agent", userAgent)
 	res, err := hc.Do(req)
 	if err != nil {
-		return nil, &UnreachableError{Server: server, Err: err}
+		return nil, &unreachableError{Server: server, Err: err}
 	}
 	defer res.Body.Close()
 	var tr tokenResponse
 	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	if err != nil {
-		return nil, &UnreachableError{Server: server, Err: err}
+		return nil, &unreachableError{Server: server, Err: err}
 	}
 	if err := json.Unmarshal(body, &tr); err != nil {
 		return nil, fmt.Errorf("token endpoint answered HTTP %d with %q", res.StatusCode, truncate(string(body), 200))
 	}
 	switch {
 	case tr.Error == "invalid_grant":
-		return nil, &RevokedError{Server: server}
+		return nil, &revokedError{Server: server}
 	case tr.Error != "":
 		return nil, fmt.Errorf("token endpoint: %s: %s", tr.Error, tr.ErrorDescription)
 	case res.StatusCode != http.StatusOK || tr.AccessToken == "":
@@ -221,7 +221,7 @@ func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, vers
 	}
 	res, err := hc.Do(req)
 	if err != nil {
-		return nil, &UnreachableError{Server: server, Err: err}
+		return nil, &unreachableError{Server: server, Err: err}
 	}
 	defer res.Body.Close()
 	r := &reply{status: res.StatusCode, header: res.Header}
@@ -239,7 +239,7 @@ func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, vers
 		_, err = io.Copy(io.Discard, io.LimitReader(res.Body, maxReplyBytes))
 	}
 	if err != nil {
-		return nil, &UnreachableError{Server: server, Err: err}
+		return nil, &unreachableError{Server: server, Err: err}
 	}
 	return r, nil
 }
@@ -363,7 +363,7 @@ func (c *client) callTool(ctx context.Context, name string, args any) (*toolResu
 			return nil, err
 		}
 		if rep.status == http.StatusUnauthorized {
-			return nil, &RevokedError{Server: c.acct.server}
+			return nil, &revokedError{Server: c.acct.server}
 		}
 	}
 	for _, m := range rep.msgs {

@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// Credentials are what login leaves for one account: where the server's
+// credentials are what login leaves for one account: where the server's
 // endpoints are, the OAuth client it registered, and the current token pair.
 // Saved 0600 in a 0700 folder; rewritten (atomically) on every refresh,
 // because the server rotates refresh tokens.
-type Credentials struct {
+type credentials struct {
 	Server             string    `json:"server"`
 	Checkout           string    `json:"checkout"`
 	Resource           string    `json:"resource"` // the MCP endpoint, <server>/mcp
@@ -34,27 +34,27 @@ type Credentials struct {
 const refreshSkew = 60 * time.Second
 
 // fresh reports whether the access token is good for at least refreshSkew.
-func (c *Credentials) fresh(now time.Time) bool {
+func (c *credentials) fresh(now time.Time) bool {
 	return c.AccessToken != "" && now.Add(refreshSkew).Before(c.ExpiresAt)
 }
 
-// NotConnectedError says that a checkout has no credentials for a server.
-type NotConnectedError struct{ Server, Checkout string }
+// notConnectedError says that a checkout has no credentials for a server.
+type notConnectedError struct{ Server, Checkout string }
 
-func (e *NotConnectedError) Error() string {
+func (e *notConnectedError) Error() string {
 	return fmt.Sprintf("%s is not connected to %s: run `osfoundry agent login --server %s` in it", e.Checkout, e.Server, e.Server)
 }
 
 // load reads the account's credentials.
-func (a account) load() (*Credentials, error) {
+func (a account) load() (*credentials, error) {
 	b, err := os.ReadFile(a.credentialsPath())
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, &NotConnectedError{Server: a.server, Checkout: a.checkout}
+		return nil, &notConnectedError{Server: a.server, Checkout: a.checkout}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read credentials: %w", err)
 	}
-	var c Credentials
+	var c credentials
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("read credentials %s: %w", a.credentialsPath(), err)
 	}
@@ -64,7 +64,7 @@ func (a account) load() (*Credentials, error) {
 // save writes the credentials atomically (a temp file renamed over the old
 // one), so a reader never sees half a file and a crash never loses the
 // rotated refresh token already received.
-func (a account) save(c *Credentials) error {
+func (a account) save(c *credentials) error {
 	for _, dir := range []string{a.dirs.Config, filepath.Dir(a.credentialsPath())} {
 		if err := ensureDir(dir); err != nil {
 			return err
@@ -121,9 +121,9 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 }
 
 // listAccounts returns the saved credentials whose checkout is checkout.
-func listAccounts(dirs Dirs, checkout string) []*Credentials {
+func listAccounts(dirs folders, checkout string) []*credentials {
 	entries, _ := os.ReadDir(filepath.Join(dirs.Config, "agents"))
-	var out []*Credentials
+	var out []*credentials
 	for _, e := range entries {
 		if filepath.Ext(e.Name()) != ".json" {
 			continue
@@ -132,7 +132,7 @@ func listAccounts(dirs Dirs, checkout string) []*Credentials {
 		if err != nil {
 			continue
 		}
-		var c Credentials
+		var c credentials
 		if json.Unmarshal(b, &c) == nil && c.Checkout == checkout {
 			out = append(out, &c)
 		}

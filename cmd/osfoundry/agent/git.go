@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Checkout returns the folder one agent identity belongs to: the git top level
+// checkoutOf returns the folder one agent identity belongs to: the git top level
 // of dir, or dir itself (absolute, symlinks resolved) outside git.
-func Checkout(ctx context.Context, dir string) (string, error) {
+func checkoutOf(ctx context.Context, dir string) (string, error) {
 	top, _ := gitTopAndBranch(ctx, dir, false)
 	if top != "" {
 		return top, nil

@@ -43,13 +43,13 @@ type hookOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// RunHook runs `osfoundry agent hook`: one Claude Code hook event on stdin.
+// runHook runs `osfoundry agent hook`: one Claude Code hook event on stdin.
 // It never breaks Claude Code: whatever happens it ends with exit status 0,
 // printing either nothing or one valid hook answer, within hookLimit; a
 // problem becomes a line in the hook log instead.
-func RunHook(args []string, stdin io.Reader, stdout io.Writer) {
+func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	start := time.Now()
-	dirs, _ := DefaultDirs()
+	dirs, _ := defaultDirs()
 	var event atomic.Value // the event's name, once read
 	event.Store("(event not read)")
 	logf := func(format string, a ...any) {
@@ -109,7 +109,7 @@ func RunHook(args []string, stdin io.Reader, stdout io.Writer) {
 
 // runEvent does the work of one event and returns the context to add, if
 // any. Both may be set: mail read before a later failure is still shown.
-func runEvent(ctx context.Context, dirs Dirs, server string, in hookInput, now func() time.Time) (string, error) {
+func runEvent(ctx context.Context, dirs folders, server string, in hookInput, now func() time.Time) (string, error) {
 	if dirs.Config == "" {
 		return "", errors.New("no user config folder")
 	}
@@ -123,11 +123,11 @@ func runEvent(ctx context.Context, dirs Dirs, server string, in hookInput, now f
 		// conversation, and status belongs to the session.
 		return "", nil
 	}
-	server, err := NormalizeServer(server)
+	server, err := normalizeServer(server)
 	if err != nil {
 		return "", err
 	}
-	checkout, err := Checkout(ctx, startDir(in.Cwd))
+	checkout, err := checkoutOf(ctx, startDir(in.Cwd))
 	if err != nil {
 		return "", err
 	}
@@ -249,11 +249,11 @@ const maxLogBytes = 1 << 20
 
 // appendLog adds a line to the hook log; it fails silently, having nowhere
 // else to report.
-func appendLog(dirs Dirs, line string) {
+func appendLog(dirs folders, line string) {
 	if dirs.State == "" || ensureDir(dirs.State) != nil {
 		return
 	}
-	path := HookLogPath(dirs)
+	path := hookLogPath(dirs)
 	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogBytes {
 		os.Rename(path, path+".1")
 	}
@@ -265,14 +265,8 @@ func appendLog(dirs Dirs, line string) {
 	f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
 }
 
-// HookLogPath is the hook's log file.
-func HookLogPath(dirs Dirs) string { return filepath.Join(dirs.State, "hook.log") }
-
-// ThrottlePath is the file holding the time of the last mail check of server
-// and checkout.
-func ThrottlePath(dirs Dirs, server, checkout string) string {
-	return account{dirs: dirs, server: server, checkout: checkout}.throttlePath()
-}
+// hookLogPath is the hook's log file.
+func hookLogPath(dirs folders) string { return filepath.Join(dirs.State, "hook.log") }
 
 // clip cuts s to at most n characters.
 func clip(s string, n int) string {

@@ -70,18 +70,18 @@ func note(id int64, from, kind string, to *string, subject string) mailNote {
 
 // hookSetup is a checkout (not a git work tree) with fresh credentials for
 // the fake server.
-func hookSetup(t *testing.T, f *mailServer) (Dirs, string, string) {
+func hookSetup(t *testing.T, f *mailServer) (folders, string, string) {
 	t.Helper()
 	t.Setenv("CLAUDE_PROJECT_DIR", "")
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	root := t.TempDir()
-	dirs := Dirs{Config: filepath.Join(root, "config"), State: filepath.Join(root, "state")}
+	dirs := folders{Config: filepath.Join(root, "config"), State: filepath.Join(root, "state")}
 	work, _ := filepath.EvalSymlinks(root)
 	work = filepath.Join(work, "work")
 	os.MkdirAll(work, 0o755)
 	acct := account{dirs: dirs, server: srv.URL, checkout: work}
-	err := acct.save(&Credentials{Server: srv.URL, Checkout: work, Resource: srv.URL + "/mcp", TokenEndpoint: srv.URL + "/token",
+	err := acct.save(&credentials{Server: srv.URL, Checkout: work, Resource: srv.URL + "/mcp", TokenEndpoint: srv.URL + "/token",
 		AccessToken: "t", ExpiresAt: time.Now().Add(time.Hour), RefreshToken: "r", SenderSlug: "ext-me"})
 	if err != nil {
 		t.Fatal(err)

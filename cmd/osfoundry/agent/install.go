@@ -27,8 +27,8 @@ const (
 // hookEvents are the events the hook handles, in the order they happen.
 var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"}
 
-// InstallOptions configures Install.
-type InstallOptions struct {
+// installOptions configures install.
+type installOptions struct {
 	Checkout string
 	Server   string
 	// Command starts osfoundry: "osfoundry" when that is on PATH, else the
@@ -70,14 +70,14 @@ type fileEdit struct {
 	notes  []string // what the user should know, changed or not
 }
 
-// Install writes the MCP server entry into the checkout's .mcp.json and the
+// install writes the MCP server entry into the checkout's .mcp.json and the
 // hooks into .claude/settings.local.json, merging with what is there: other
 // servers, other hooks and every other setting stay as they were, in their
 // order. Running it again changes nothing. With Remove it takes out exactly
 // what it put in.
-func Install(ctx context.Context, out io.Writer, o InstallOptions) error {
+func install(ctx context.Context, out io.Writer, o installOptions) error {
 	var edits, notes []*fileEdit
-	for _, f := range []func(InstallOptions) (*fileEdit, error){editMCPConfig, editSettings} {
+	for _, f := range []func(installOptions) (*fileEdit, error){editMCPConfig, editSettings} {
 		e, err := f(o)
 		if err != nil {
 			return err
@@ -179,16 +179,16 @@ func indentJSON(o *object) []byte {
 	return append(b, '\n')
 }
 
-func (o InstallOptions) bridgeEntry() mcpEntry {
+func (o installOptions) bridgeEntry() mcpEntry {
 	return mcpEntry{Type: "stdio", Command: o.Command, Args: []string{"agent", "mcp", "--server", o.Server}}
 }
 
-func (o InstallOptions) hook() hookHandler {
+func (o installOptions) hook() hookHandler {
 	return hookHandler{Type: "command", Command: shellJoin(o.Command, "agent", "hook", "--server", o.Server), Timeout: hookTimeoutSecs}
 }
 
 // editMCPConfig adds (or removes) the osfoundry server of .mcp.json.
-func editMCPConfig(o InstallOptions) (*fileEdit, error) {
+func editMCPConfig(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: mcpConfigFile, path: filepath.Join(o.Checkout, mcpConfigFile)}
 	root, mode, missing, err := readSettings(e.path)
 	if err != nil {
@@ -249,7 +249,7 @@ func isOurHook(command string) bool {
 
 // editSettings adds (or removes) the hooks and the approval of the MCP
 // server in .claude/settings.local.json.
-func editSettings(o InstallOptions) (*fileEdit, error) {
+func editSettings(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: settingsFile, path: filepath.Join(o.Checkout, filepath.FromSlash(settingsFile))}
 	root, mode, missing, err := readSettings(e.path)
 	if err != nil {
@@ -427,9 +427,9 @@ func editExclude(ctx context.Context, checkout string) *fileEdit {
 		lines: []string{"+ " + excludedSettings + " (personal settings stay out of git)"}}
 }
 
-// SelfCommand is how Claude Code should start this binary: "osfoundry" when
+// selfCommand is how Claude Code should start this binary: "osfoundry" when
 // that name on PATH is this very file, else its absolute path.
-func SelfCommand() string {
+func selfCommand() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return "osfoundry"

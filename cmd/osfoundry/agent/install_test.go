@@ -52,24 +52,24 @@ func read(t *testing.T, dir, name string) string {
 	return string(b)
 }
 
-func install(t *testing.T, o InstallOptions) string {
+func runInstall(t *testing.T, o installOptions) string {
 	t.Helper()
 	var out bytes.Buffer
-	if err := Install(context.Background(), &out, o); err != nil {
+	if err := install(context.Background(), &out, o); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
 }
 
-func options(dir string) InstallOptions {
-	return InstallOptions{Checkout: dir, Server: "https://foundry.example.com", Command: "/opt/my tools/osfoundry"}
+func options(dir string) installOptions {
+	return installOptions{Checkout: dir, Server: "https://foundry.example.com", Command: "/opt/my tools/osfoundry"}
 }
 
 const wantHook = "'/opt/my tools/osfoundry' agent hook --server https://foundry.example.com"
 
 func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	dir := checkout(t, map[string]string{mcpConfigFile: userMCP, settingsFile: userSettings})
-	out := install(t, options(dir))
+	out := runInstall(t, options(dir))
 	for _, want := range []string{
 		".mcp.json\n    + mcpServers.osfoundry = {\"type\":\"stdio\",\"command\":\"/opt/my tools/osfoundry\",\"args\":[\"agent\",\"mcp\",\"--server\",\"https://foundry.example.com\"]}",
 		".claude/settings.local.json\n    + hooks.SessionStart: " + wantHook,
@@ -124,7 +124,7 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	}
 
 	// Twice changes nothing, not a byte.
-	out = install(t, options(dir))
+	out = runInstall(t, options(dir))
 	if !strings.Contains(out, "already installed") || read(t, dir, mcpConfigFile) != mcp || read(t, dir, settingsFile) != settings {
 		t.Errorf("second install changed something:\n%s", out)
 	}
@@ -132,14 +132,14 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	// Uninstall leaves the user's settings as they were.
 	o := options(dir)
 	o.Remove = true
-	out = install(t, o)
+	out = runInstall(t, o)
 	if !strings.Contains(out, "- mcpServers.osfoundry") || !strings.Contains(out, "- hooks.SessionEnd") || !strings.Contains(out, "- enabledMcpjsonServers: osfoundry") {
 		t.Errorf("uninstall summary:\n%s", out)
 	}
 	if !sameJSON([]byte(read(t, dir, mcpConfigFile)), []byte(userMCP)) || !sameJSON([]byte(read(t, dir, settingsFile)), []byte(userSettings)) {
 		t.Errorf("uninstall did not restore the user's files:\n%s\n%s", read(t, dir, mcpConfigFile), read(t, dir, settingsFile))
 	}
-	if out := install(t, o); !strings.Contains(out, "already removed") {
+	if out := runInstall(t, o); !strings.Contains(out, "already removed") {
 		t.Errorf("second uninstall:\n%s", out)
 	}
 }
@@ -148,7 +148,7 @@ func TestInstallDryRunWritesNothing(t *testing.T) {
 	dir := checkout(t, map[string]string{settingsFile: userSettings})
 	o := options(dir)
 	o.DryRun = true
-	out := install(t, o)
+	out := runInstall(t, o)
 	if !strings.Contains(out, ".mcp.json (new file)") || !strings.Contains(out, "+ hooks.UserPromptSubmit") || !strings.Contains(out, "Dry run: nothing was written.") {
 		t.Errorf("dry run summary:\n%s", out)
 	}
@@ -167,7 +167,7 @@ func TestInstallUpdatesAnOlderHookInPlace(t *testing.T) {
     {"type": "command", "command": "/usr/local/bin/osfoundry agent hook --server http://old.example.com"}
   ]}]}}`
 	dir := checkout(t, map[string]string{settingsFile: old})
-	out := install(t, options(dir))
+	out := runInstall(t, options(dir))
 	if !strings.Contains(out, "~ hooks.SessionStart: "+wantHook) || !strings.Contains(out, "- hooks.SessionStart: /usr/local/bin/osfoundry agent hook") {
 		t.Errorf("summary:\n%s", out)
 	}
@@ -184,7 +184,7 @@ func TestInstallUpdatesAnOlderHookInPlace(t *testing.T) {
 func TestInstallRefusesBrokenSettings(t *testing.T) {
 	dir := checkout(t, map[string]string{mcpConfigFile: `{"mcpServers": {`})
 	var out bytes.Buffer
-	err := Install(context.Background(), &out, options(dir))
+	err := install(context.Background(), &out, options(dir))
 	if err == nil || !strings.Contains(err.Error(), "is not valid JSON") {
 		t.Fatalf("err %v", err)
 	}
@@ -195,7 +195,7 @@ func TestInstallRefusesBrokenSettings(t *testing.T) {
 
 func TestInstallRespectsARejectedServer(t *testing.T) {
 	dir := checkout(t, map[string]string{settingsFile: `{"disabledMcpjsonServers": ["osfoundry"]}`})
-	out := install(t, options(dir))
+	out := runInstall(t, options(dir))
 	if !strings.Contains(out, "Note: osfoundry is in disabledMcpjsonServers") || strings.Contains(out, "enabledMcpjsonServers: osfoundry") {
 		t.Errorf("summary:\n%s", out)
 	}

@@ -57,7 +57,7 @@ func getJSON(ctx context.Context, hc *http.Client, server, u string, v any) erro
 	req.Header.Set("User-Agent", userAgent)
 	res, err := hc.Do(req)
 	if err != nil {
-		return &UnreachableError{Server: server, Err: err}
+		return &unreachableError{Server: server, Err: err}
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
@@ -129,7 +129,7 @@ func register(ctx context.Context, hc *http.Client, server string, m *serverMeta
 	req.Header.Set("User-Agent", userAgent)
 	res, err := hc.Do(req)
 	if err != nil {
-		return "", &UnreachableError{Server: server, Err: err}
+		return "", &unreachableError{Server: server, Err: err}
 	}
 	defer res.Body.Close()
 	var out struct {
@@ -144,9 +144,9 @@ func register(ctx context.Context, hc *http.Client, server string, m *serverMeta
 	return out.ClientID, nil
 }
 
-// LoginOptions configures Login.
-type LoginOptions struct {
-	Dirs      Dirs
+// loginOptions configures login.
+type loginOptions struct {
+	dirs      folders
 	Server    string // normalized
 	Checkout  string
 	NoBrowser bool
@@ -160,11 +160,11 @@ type callback struct {
 	err  error
 }
 
-// Login connects the checkout to the server with OAuth 2.1: discovery,
+// login connects the checkout to the server with OAuth 2.1: discovery,
 // dynamic registration, PKCE (S256) and a loopback redirect on 127.0.0.1
 // (RFC 8252). The credentials replace the checkout's previous ones, whose
 // grant is then revoked.
-func Login(ctx context.Context, out io.Writer, o LoginOptions) error {
+func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	hc := newHTTPClient()
 	hc.Timeout = 30 * time.Second
 	m, err := discover(ctx, hc, o.Server)
@@ -239,12 +239,12 @@ func Login(ctx context.Context, out io.Writer, o LoginOptions) error {
 		return fmt.Errorf("exchange the authorization code: %w", err)
 	}
 	now := time.Now()
-	creds := &Credentials{
+	creds := &credentials{
 		Server: o.Server, Checkout: o.Checkout, Resource: m.Resource, Issuer: m.Issuer,
 		TokenEndpoint: m.TokenEndpoint, RevocationEndpoint: m.RevocationEndpoint, ClientID: clientID, CreatedAt: now,
 	}
 	creds.apply(tr, now)
-	acct := account{dirs: o.Dirs, server: o.Server, checkout: o.Checkout}
+	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
 	previous, err := replaceCredentials(ctx, acct, creds)
 	if err != nil {
 		return err
@@ -277,7 +277,7 @@ func clientName(checkout string) string {
 
 // replaceCredentials saves creds under the account's lock and returns the
 // credentials they replace, if any.
-func replaceCredentials(ctx context.Context, acct account, creds *Credentials) (*Credentials, error) {
+func replaceCredentials(ctx context.Context, acct account, creds *credentials) (*credentials, error) {
 	unlock, err := lockFile(ctx, acct.lockPath())
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func rememberSlug(ctx context.Context, acct account, slug string) error {
 
 // revoke ends a grant at the server (RFC 7009); failures are ignored, the
 // owner can still revoke the connection on the Connections page.
-func revoke(ctx context.Context, hc *http.Client, c *Credentials) {
+func revoke(ctx context.Context, hc *http.Client, c *credentials) {
 	if c.RevocationEndpoint == "" || c.RefreshToken == "" {
 		return
 	}

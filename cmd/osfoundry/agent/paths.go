@@ -12,27 +12,27 @@ import (
 	"strings"
 )
 
-// Dirs are the folders the agent side keeps its files in.
-type Dirs struct {
+// folders are where the agent side keeps its files.
+type folders struct {
 	// Config holds credentials, one file per (server, checkout), folder 0700.
 	Config string
 	// State holds the hook's log and its throttle marks.
 	State string
 }
 
-// DefaultDirs returns <user config>/osfoundry and <user state>/osfoundry.
+// defaultDirs returns <user config>/osfoundry and <user state>/osfoundry.
 // The state folder is $XDG_STATE_HOME (or ~/.local/state) where XDG applies,
 // and the user cache folder elsewhere (macOS, Windows).
-func DefaultDirs() (Dirs, error) {
+func defaultDirs() (folders, error) {
 	cfg, err := os.UserConfigDir()
 	if err != nil {
-		return Dirs{}, fmt.Errorf("find the user config folder: %w", err)
+		return folders{}, fmt.Errorf("find the user config folder: %w", err)
 	}
 	state, err := userStateDir()
 	if err != nil {
-		return Dirs{}, fmt.Errorf("find the user state folder: %w", err)
+		return folders{}, fmt.Errorf("find the user state folder: %w", err)
 	}
-	return Dirs{Config: filepath.Join(cfg, "osfoundry"), State: filepath.Join(state, "osfoundry")}, nil
+	return folders{Config: filepath.Join(cfg, "osfoundry"), State: filepath.Join(state, "osfoundry")}, nil
 }
 
 func userStateDir() (string, error) {
@@ -50,9 +50,9 @@ func userStateDir() (string, error) {
 	return filepath.Join(home, ".local", "state"), nil
 }
 
-// NormalizeServer turns what a user types for --server into the server's
+// normalizeServer turns what a user types for --server into the server's
 // base URL: scheme and host, any base path, no trailing slash and no /mcp.
-func NormalizeServer(raw string) (string, error) {
+func normalizeServer(raw string) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
 		return "", errors.New("--server is required, e.g. --server https://foundry.example.com")
@@ -73,7 +73,7 @@ func NormalizeServer(raw string) (string, error) {
 // MCP connection and the hooks of that checkout share its credentials, so
 // they act as one connection.
 type account struct {
-	dirs     Dirs
+	dirs     folders
 	server   string // normalized base URL
 	checkout string // absolute folder
 }
@@ -94,9 +94,4 @@ func (a account) lockPath() string {
 
 func (a account) throttlePath() string {
 	return filepath.Join(a.dirs.State, "throttle", a.key())
-}
-
-// CredentialsPath is where the credentials of server and checkout live.
-func CredentialsPath(dirs Dirs, server, checkout string) string {
-	return account{dirs: dirs, server: server, checkout: checkout}.credentialsPath()
 }
