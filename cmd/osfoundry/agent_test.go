@@ -363,7 +363,13 @@ func startAgentServer(t *testing.T) *agentServer {
 	proxy := roundRobinHandler(s.replica)
 	s.gate = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.silent.Load() {
-			<-r.Context().Done() // until the client gives up
+			// Until the client gives up: reading the body to its end lets
+			// the server notice a closed connection.
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(30 * time.Second):
+			}
 			return
 		}
 		proxy.ServeHTTP(w, r)
