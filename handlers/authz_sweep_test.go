@@ -787,7 +787,7 @@ func TestSweepTools(t *testing.T) {
 			a = w.mcpCall(t, "", name, row.args)
 			check("no token", a, secretsOfA)
 			if a.status != http.StatusUnauthorized || !strings.HasPrefix(a.header, "Bearer ") || !strings.Contains(a.header, metadata) ||
-				!strings.Contains(a.header, `scope="`+scope+`"`) || !a.isError || a.text != "Authentication required" ||
+				!strings.Contains(a.header, `scope="osfoundry:read osfoundry:write"`) || !a.isError || a.text != "Authentication required" ||
 				len(a.meta) != 1 || a.meta[0] != a.header {
 				t.Errorf("no token: status %d, header %q, isError %v, text %q, _meta %q", a.status, a.header, a.isError, a.text, a.meta)
 			}

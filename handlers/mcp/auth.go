@@ -32,6 +32,14 @@ const tokenInfoKey = "osfoundry"
 // errorDescription is what every refusal tells the person behind the client.
 const errorDescription = "Connect osFoundry to continue"
 
+// challengeScope is the scope every 401 asks for, whichever tool was called:
+// clients request exactly the challenged scope, and some (the TypeScript SDK
+// 1.x) refresh instead of re-authorizing on a later 403, so a read-only first
+// sign-in would leave them read-only for good. The owner can still untick
+// write on the consent page. A 403 insufficient_scope names the tool's own
+// scope instead.
+var challengeScope = strings.Join(store.AllScopes, " ")
+
 // anonymousMethods answer without a token: discovery, the tool list, ping and
 // notifications (any "notifications/…").
 var anonymousMethods = map[string]bool{
@@ -127,7 +135,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sent {
 			params = append(params, `error="invalid_token"`)
 		}
-		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", scope),
+		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScope),
 			fmt.Sprintf("error_description=%q", errorDescription))
 		writeRefusal(w, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required", calls, batch)
 		return

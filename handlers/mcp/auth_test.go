@@ -59,17 +59,17 @@ func TestRefusals(t *testing.T) {
 		text   string
 	}{
 		{"no token", "", "set_status", 401,
-			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"no token, read tool", "", "list_agents", 401,
-			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"garbage token", "osf_at_garbage", "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"expired token", expired.token, "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"revoked connection", revoked.token, "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"token for another resource", otherResource, "list_agents", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"read-only token on write tool", readOnly.token, "set_status", 403,
 			`Bearer error="insufficient_scope", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Insufficient scope: this tool needs osfoundry:write"},
 	}
