@@ -45,14 +45,18 @@ const steps: Step[] = ['list', 'sign-in', 'step-up', 'every tool', 'revoke'];
  */
 export class MatrixLine {
   private cells = new Map<Step, string>();
+  /** How long each step took, for the line that follows the summary. */
+  private times: string[] = [];
 
   constructor(readonly label: string) {}
 
   /** Runs a step; a failure is recorded with its exact message, printed, and rethrown. */
   async step(step: Step, fn: () => Promise<string | void>): Promise<void> {
+    const start = Date.now();
     try {
       const note = await fn();
       this.cells.set(step, `✓${note ? ` (${note})` : ''}`);
+      this.times.push(`${step} ${((Date.now() - start) / 1000).toFixed(1)} s`);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       this.cells.set(step, `✗ ${msg.split('\n')[0].slice(0, 300)}`);
@@ -71,7 +75,7 @@ export class MatrixLine {
   }
 
   print(): void {
-    console.log(this.line());
+    console.log(`${this.line()}\n  took: ${this.times.join(', ')}`);
   }
 }
 
