@@ -47,12 +47,17 @@ export class MatrixLine {
   private cells = new Map<Step, string>();
   /** How long each step took, for the line that follows the summary. */
   private times: string[] = [];
+  private running: Step | null = null;
+  private printed = false;
 
-  constructor(readonly label: string) {}
+  constructor(readonly label: string) {
+    unprinted.add(this);
+  }
 
   /** Runs a step; a failure is recorded with its exact message, printed, and rethrown. */
   async step(step: Step, fn: () => Promise<string | void>): Promise<void> {
     const start = Date.now();
+    this.running = step;
     try {
       const note = await fn();
       this.cells.set(step, `✓${note ? ` (${note})` : ''}`);
@@ -70,13 +75,41 @@ export class MatrixLine {
     this.cells.set(step, `n/a (${why})`);
   }
 
+  /** Records that the test stopped while a step was running. */
+  stopped(): void {
+    if (this.printed) return;
+    if (this.running && !this.cells.has(this.running)) this.cells.set(this.running, '✗ did not finish before the test timed out');
+    this.print();
+  }
+
   line(): string {
     return ['matrix', this.label, ...steps.map((s) => `${s} ${this.cells.get(s) ?? '– (not reached)'}`)].join(' | ');
   }
 
   print(): void {
+    this.printed = true;
+    unprinted.delete(this);
     console.log(`${this.line()}\n  took: ${this.times.join(', ')}`);
   }
+}
+
+const unprinted = new Set<MatrixLine>();
+
+const cleanups: (() => unknown)[] = [];
+
+/** Registers what afterClientTest undoes (child processes, temp folders), last first. */
+export function onCleanup(fn: () => unknown): void {
+  cleanups.push(fn);
+}
+
+/**
+ * Runs after every client test (test.afterEach), also when the test timed
+ * out: prints the line of a client stopped mid-step, naming the step, then
+ * stops the client's processes and removes its temp folders.
+ */
+export async function afterClientTest(): Promise<void> {
+  for (const line of unprinted) line.stopped();
+  while (cleanups.length) await cleanups.pop()!();
 }
 
 /** The tools the matrix calls, in order; a listed tool missing here fails "every tool". */
@@ -95,33 +128,50 @@ export function ok(name: string, result: any): any {
  * Runs every step for one client. `handle` must be unique on the server.
  * The owner's CookieBrowser must be the one the client's authorizations go
  * through (it signs the owner in on the first one).
+ *
+ * A client holding a static bearer token (`staticToken`) cannot sign in, step
+ * up or re-authorize: those cells say so, and after revocation its next call
+ * must be refused (the cell shows the client's exact refusal).
  */
-export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle: string, line = new MatrixLine(c.label)): Promise<MatrixLine> {
+export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle: string, opts: { staticToken?: boolean } = {}): Promise<MatrixLine> {
+  const line = new MatrixLine(c.label);
   let listed: string[] = [];
   await line.step('list', async () => {
     listed = await c.listTools();
     for (const t of exercised) if (!listed.includes(t)) throw new Error(`tools/list lacks ${t}: ${listed.join(', ')}`);
     if (c.authorizations() !== 0) throw new Error('tools/list started an authorization');
-    return `${listed.length} tools, anonymous`;
+    return `${listed.length} tools${opts.staticToken ? '' : ', anonymous'}`;
   });
 
-  await line.step('sign-in', async () => {
+  const firstRead = async () => {
     const sessions = ok('list_sessions', await c.callTool('list_sessions', {}));
-    if (c.authorizations() !== 1) throw new Error(`expected one authorization, got ${c.authorizations()}`);
     if (!Array.isArray(sessions.sessions)) throw new Error(`list_sessions answered ${JSON.stringify(sessions)}`);
-    return 'first call list_sessions';
-  });
-
-  await line.step('step-up', async () => {
-    const before = c.authorizations();
-    ok('claim_connected_profile', await c.callTool('claim_connected_profile', { handle, display_name: c.label }));
-    const again = c.authorizations() - before;
-    return again ? `${again} more authorization` : 'no new sign-in';
-  });
+  };
+  const firstWrite = () => c.callTool('claim_connected_profile', { handle, display_name: c.label }).then((r) => ok('claim_connected_profile', r));
+  if (opts.staticToken) {
+    line.notApplicable('sign-in', 'static bearer token');
+    line.notApplicable('step-up', 'static bearer token');
+  } else {
+    await line.step('sign-in', async () => {
+      await firstRead();
+      if (c.authorizations() !== 1) throw new Error(`expected one authorization, got ${c.authorizations()}`);
+      return 'first call list_sessions';
+    });
+    await line.step('step-up', async () => {
+      const before = c.authorizations();
+      await firstWrite();
+      const again = c.authorizations() - before;
+      return again ? `${again} more authorization` : 'no new sign-in';
+    });
+  }
 
   await line.step('every tool', async () => {
     const notCovered = listed.filter((t) => !exercised.includes(t));
     if (notCovered.length) throw new Error(`the matrix does not call ${notCovered.join(', ')}`);
+    if (opts.staticToken) {
+      await firstRead();
+      await firstWrite();
+    }
     const status = ok('set_status', await c.callTool('set_status', { repo: 'osfoundry', branch: 'client-matrix', task: c.label }));
     if (status.task !== c.label) throw new Error(`set_status answered ${JSON.stringify(status)}`);
     const agents = ok('list_agents', await c.callTool('list_agents', {}));
@@ -148,6 +198,13 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
   await line.step('revoke', async () => {
     const before = c.authorizations();
     await browser.revokeConnection(c.connectionName);
+    if (opts.staticToken) {
+      const refusal = await c.callTool('list_sessions', {}).then(
+        (r) => (r?.isError ? JSON.stringify(r.content) : null),
+        (err) => (err instanceof Error ? err.message : String(err)));
+      if (refusal === null) throw new Error('the revoked token was still accepted');
+      return `refused, a new token is needed: ${refusal.split('\n')[0].slice(0, 160)}`;
+    }
     ok('list_sessions', await c.callTool('list_sessions', {}));
     if (c.authorizations() !== before + 1) throw new Error(`expected a new authorization after revocation, got ${c.authorizations() - before}`);
     return 'new authorization, call answered';
@@ -185,6 +242,7 @@ export class ClientHome {
   private seen = 0;
 
   constructor() {
+    onCleanup(() => this.remove());
     const bin = join(this.dir, 'bin');
     execFileSync('mkdir', ['-p', bin, join(this.dir, 'home')]);
     const opener = `#!/bin/sh\nprintf '%s\\n' "$1" >> '${this.openedFile}'\n`;

@@ -11,7 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { baseURL, signIn } from './helpers';
 import { CookieBrowser } from './oauth-client';
-import { ClientHome, approveWhile, freePort, installed, runMatrix, type MatrixClient } from './client-matrix';
+import { ClientHome, afterClientTest, approveWhile, freePort, installed, onCleanup, runMatrix, type MatrixClient } from './client-matrix';
+
+test.afterEach(afterClientTest);
 
 test('client matrix: mcp-remote', async ({ page }) => {
   await signIn(page); // the install has its owner
@@ -27,6 +29,7 @@ test('client matrix: mcp-remote', async ({ page }) => {
   });
   transport.stderr?.on('data', (d) => stderr.push(String(d)));
   const client = new Client({ name: 'osfoundry-client-matrix', version: '1.0.0' });
+  onCleanup(() => client.close()); // ends mcp-remote
   let authorizations = 0;
 
   const c: MatrixClient = {
@@ -42,8 +45,5 @@ test('client matrix: mcp-remote', async ({ page }) => {
   } catch (err) {
     console.log(`mcp-remote stderr:\n${stderr.join('')}`);
     throw err;
-  } finally {
-    await client.close();
-    home.remove();
   }
 });

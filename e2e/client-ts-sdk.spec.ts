@@ -12,7 +12,9 @@ import * as sdk1auth from '@modelcontextprotocol/sdk/client/auth.js';
 import * as sdk2 from '@modelcontextprotocol/client';
 import { baseURL, signIn } from './helpers';
 import { CookieBrowser, TestProvider } from './oauth-client';
-import { installed, runMatrix, type MatrixClient } from './client-matrix';
+import { afterClientTest, installed, onCleanup, runMatrix, type MatrixClient } from './client-matrix';
+
+test.afterEach(afterClientTest);
 
 const flavours = [
   {
@@ -47,6 +49,7 @@ for (const f of flavours) {
       return client;
     };
     let client = await connect();
+    onCleanup(() => client.close());
 
     const c: MatrixClient = {
       label: f.label,
@@ -66,10 +69,6 @@ for (const f of flavours) {
       },
       authorizations: () => provider.redirects,
     };
-    try {
-      await runMatrix(c, browser, f.handle);
-    } finally {
-      await client.close();
-    }
+    await runMatrix(c, browser, f.handle);
   });
 }
