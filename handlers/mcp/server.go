@@ -67,7 +67,8 @@ func New(opt Options) *Handler {
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work. Call claim_connected_profile once, keep set_status current, " +
 			"post_session_note only for what a person must read, and read_session_mail for replies.",
-		Logger: log,
+		Capabilities: capabilities,
+		Logger:       log,
 	})
 	h.addClaimConnectedProfile()
 	h.addSetStatus()
@@ -77,7 +78,7 @@ func New(opt Options) *Handler {
 	h.addReadSessionMail()
 	h.addPostSessionNote()
 	h.addPollResourceEvents()
-	h.server.AddReceivingMiddleware(h.securitySchemesMiddleware, tidyValidationErrors)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.securitySchemesMiddleware, tidyValidationErrors)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
