@@ -7,7 +7,9 @@
 //    URL it opens is caught by a fake xdg-open and approved headlessly, and the
 //    redirect is delivered to its callback listener (--callback-url on a free
 //    port, not the fixed default 127.0.0.1:6276). Tokens persist between
-//    calls in its storage folder.
+//    calls in its storage folder: with no OS keychain (a container, CI) it
+//    would keep secrets in memory and sign in again on every call, so
+//    MCP_INSPECTOR_SECRET_STORE=file keeps them in secrets.json there.
 // HOME and MCP_STORAGE_DIR are a temp folder removed afterwards.
 import { test } from '@playwright/test';
 import { spawn } from 'node:child_process';
@@ -27,7 +29,7 @@ const launcher = join(__dirname, '..', 'node_modules', '@modelcontextprotocol', 
 function inspector(home: ClientHome, args: string[], env: Record<string, string> = {}): Promise<any> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [launcher, '--cli', `${baseURL}/mcp`, '--format', 'json', ...args], {
-      env: home.env({ MCP_STORAGE_DIR: join(home.dir, 'storage'), NO_COLOR: '1', ...env }),
+      env: home.env({ MCP_STORAGE_DIR: join(home.dir, 'storage'), MCP_INSPECTOR_SECRET_STORE: 'file', NO_COLOR: '1', ...env }),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     onCleanup(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
@@ -66,7 +68,7 @@ test('client matrix: MCP Inspector CLI with a static Authorization header', asyn
     connectionName,
     listTools: async () => (await inspector(home, ['--method', 'tools/list', ...header])).tools.map((t: any) => t.name),
     callTool: (name, args) => inspector(home, ['--method', 'tools/call', '--tool-name', name, '--tool-args-json', JSON.stringify(args), ...header]),
-    authorizations: () => 0,
+    scopesAsked: () => [],
   };
   await runMatrix(c, browser, 'matrix-inspector-static', { staticToken: true });
 });
@@ -77,14 +79,14 @@ test('client matrix: MCP Inspector CLI with OAuth', async ({ page }) => {
   const home = new ClientHome();
   const callback = ['--callback-url', `http://127.0.0.1:${await freePort()}/oauth/callback`];
   const env = { MCP_AUTO_OPEN_ENABLED: 'true' };
-  let authorizations = 0;
-  const run = (args: string[]) => approveWhile(inspector(home, [...args, ...callback], env), () => home.newlyOpened(), browser, () => authorizations++);
+  const scopesAsked: string[] = [];
+  const run = (args: string[]) => approveWhile(inspector(home, [...args, ...callback], env), () => home.newlyOpened(), browser, (u) => scopesAsked.push(u.searchParams.get('scope') ?? ''));
   const c: MatrixClient = {
     label: installed('@modelcontextprotocol/inspector'),
     connectionName: 'MCP Inspector', // the client_name it registers
     listTools: async () => (await run(['--method', 'tools/list'])).tools.map((t: any) => t.name),
     callTool: (name, args) => run(['--method', 'tools/call', '--tool-name', name, '--tool-args-json', JSON.stringify(args)]),
-    authorizations: () => authorizations,
+    scopesAsked: () => scopesAsked,
   };
   await runMatrix(c, browser, 'matrix-inspector-oauth');
 });

@@ -32,8 +32,8 @@ export interface MatrixClient {
    * CallToolResult; rejects with the client's own error.
    */
   callTool(name: string, args: Record<string, unknown>): Promise<any>;
-  /** How many times the client has sent the owner to the authorization page. */
-  authorizations(): number;
+  /** The scope parameter of each authorization the client started, in order. */
+  scopesAsked(): string[];
 }
 
 export type Step = 'list' | 'sign-in' | 'step-up' | 'every tool' | 'revoke';
@@ -139,7 +139,7 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
   await line.step('list', async () => {
     listed = await c.listTools();
     for (const t of exercised) if (!listed.includes(t)) throw new Error(`tools/list lacks ${t}: ${listed.join(', ')}`);
-    if (c.authorizations() !== 0) throw new Error('tools/list started an authorization');
+    if (c.scopesAsked().length !== 0) throw new Error('tools/list started an authorization');
     return `${listed.length} tools${opts.staticToken ? '' : ', anonymous'}`;
   });
 
@@ -154,18 +154,20 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
   } else {
     await line.step('sign-in', async () => {
       await firstRead();
-      if (c.authorizations() !== 1) throw new Error(`expected one authorization, got ${c.authorizations()}`);
-      return 'first call list_sessions';
+      const asked = c.scopesAsked();
+      if (asked.length !== 1) throw new Error(`expected one authorization, got ${asked.length}`);
+      return `first call list_sessions, asked "${asked[0]}"`;
     });
     await line.step('step-up', async () => {
-      const before = c.authorizations();
+      const before = c.scopesAsked().length;
       await firstWrite();
-      const again = c.authorizations() - before;
-      return again ? `${again} more authorization` : 'no new sign-in';
+      const again = c.scopesAsked().slice(before);
+      return again.length ? `${again.length} more authorization, asked ${again.map((s) => `"${s}"`).join(', ')}` : 'no new sign-in';
     });
   }
 
   await line.step('every tool', async () => {
+    const before = c.scopesAsked().length;
     const notCovered = listed.filter((t) => !exercised.includes(t));
     if (notCovered.length) throw new Error(`the matrix does not call ${notCovered.join(', ')}`);
     if (opts.staticToken) {
@@ -192,22 +194,25 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
       resource_type: session.session_type, resource_id: session.session_id, after_sequence: 0,
     }));
     if (!events.events?.length) throw new Error(`poll_resource_events answered ${JSON.stringify(events)}`);
+    const again = c.scopesAsked().length - before;
+    if (again && !opts.staticToken) throw new Error(`the client signed in again ${again} times on the way (its tokens were not kept)`);
     return `${exercised.length}/${listed.length}`;
   });
 
   await line.step('revoke', async () => {
-    const before = c.authorizations();
+    const before = c.scopesAsked().length;
     await browser.revokeConnection(c.connectionName);
     if (opts.staticToken) {
       const refusal = await c.callTool('list_sessions', {}).then(
         (r) => (r?.isError ? JSON.stringify(r.content) : null),
         (err) => (err instanceof Error ? err.message : String(err)));
       if (refusal === null) throw new Error('the revoked token was still accepted');
-      return `refused, a new token is needed: ${refusal.split('\n')[0].slice(0, 160)}`;
+      return `refused, a new token is needed: ${refusal.split('\n')[0].slice(0, 220)}`;
     }
     ok('list_sessions', await c.callTool('list_sessions', {}));
-    if (c.authorizations() !== before + 1) throw new Error(`expected a new authorization after revocation, got ${c.authorizations() - before}`);
-    return 'new authorization, call answered';
+    const again = c.scopesAsked().slice(before);
+    if (again.length !== 1) throw new Error(`expected one new authorization after revocation, got ${again.length}`);
+    return `new authorization, asked "${again[0]}", call answered`;
   });
 
   line.print();
@@ -256,7 +261,7 @@ export class ClientHome {
   env(extra: Record<string, string> = {}): Record<string, string> {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) {
-      if (v === undefined || /^(DISPLAY|WAYLAND_DISPLAY|DBUS_SESSION_BUS_ADDRESS|XDG_|DESKTOP_SESSION|KDE_|GNOME_|BROWSER$)/.test(k)) continue;
+      if (v === undefined || /^(DISPLAY|WAYLAND_DISPLAY|DBUS_SESSION_BUS_ADDRESS|XDG_|DESKTOP_SESSION|KDE_|GNOME_|BROWSER$|FORCE_COLOR$)/.test(k)) continue;
       env[k] = v;
     }
     return {
@@ -286,20 +291,21 @@ export class ClientHome {
  * Plays the owner for a client that waits on its own loopback callback: while
  * `pending` runs, every authorization URL the client opens is approved with
  * the CookieBrowser and the redirect delivered to the client's listener.
- * Returns how many authorizations it completed, and pending's outcome.
+ * Each approved URL goes to onApproved; resolves or rejects as pending does.
  */
-export async function approveWhile<T>(pending: Promise<T>, opened: () => string[], browser: CookieBrowser, onApproved: () => void): Promise<T> {
+export async function approveWhile<T>(pending: Promise<T>, opened: () => string[], browser: CookieBrowser, onApproved: (url: URL) => void): Promise<T> {
   let done = false;
   const settled = pending.finally(() => { done = true; });
   settled.catch(() => {});
   const deadline = Date.now() + 45_000;
   while (!done && Date.now() < deadline) {
     for (const url of opened()) {
-      const back = await browser.approve(new URL(url));
+      const authorization = new URL(url);
+      const back = await browser.approve(authorization);
       const res = await fetch(back, { redirect: 'manual' });
       await res.arrayBuffer();
       expect(res.status, `the client's callback ${back.origin}${back.pathname} answered ${res.status}`).toBeLessThan(400);
-      onApproved();
+      onApproved(authorization);
     }
     await Promise.race([settled.catch(() => {}), new Promise((r) => setTimeout(r, 50))]);
   }

@@ -30,14 +30,14 @@ test('client matrix: mcp-remote', async ({ page }) => {
   transport.stderr?.on('data', (d) => stderr.push(String(d)));
   const client = new Client({ name: 'osfoundry-client-matrix', version: '1.0.0' });
   onCleanup(() => client.close()); // ends mcp-remote
-  let authorizations = 0;
+  const scopesAsked: string[] = [];
 
   const c: MatrixClient = {
     label: installed('mcp-remote'),
     connectionName: 'MCP CLI Proxy', // the client_name mcp-remote registers
     listTools: async () => (await client.listTools()).tools.map((t: any) => t.name),
-    callTool: (name, args) => approveWhile(client.callTool({ name, arguments: args }), () => home.newlyOpened(), browser, () => authorizations++),
-    authorizations: () => authorizations,
+    callTool: (name, args) => approveWhile(client.callTool({ name, arguments: args }), () => home.newlyOpened(), browser, (u) => scopesAsked.push(u.searchParams.get('scope') ?? '')),
+    scopesAsked: () => scopesAsked,
   };
   try {
     await client.connect(transport);

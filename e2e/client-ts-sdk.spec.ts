@@ -67,7 +67,7 @@ for (const f of flavours) {
           return await client.callTool({ name, arguments: args });
         }
       },
-      authorizations: () => provider.redirects,
+      scopesAsked: () => provider.scopesAsked,
     };
     await runMatrix(c, browser, f.handle);
   });

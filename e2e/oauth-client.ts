@@ -140,6 +140,8 @@ export class TestProvider {
   verifier = '';
   /** How many times the SDK sent the user to authorize. */
   redirects = 0;
+  /** The scope each of those authorizations asked for. */
+  scopesAsked: string[] = [];
   /** The code from the last approval, and the whole callback query (code, state, iss). */
   code = '';
   callback = new URLSearchParams();
@@ -178,6 +180,7 @@ export class TestProvider {
 
   async redirectToAuthorization(url: URL) {
     this.redirects++;
+    this.scopesAsked.push(url.searchParams.get('scope') ?? '');
     const back = await this.browser.approve(url);
     if (back.origin + back.pathname !== redirectUrl) throw new Error(`redirected to ${back}`);
     const error = back.searchParams.get('error');

@@ -49,7 +49,7 @@ func TestGoSDKClientMatrix(t *testing.T) {
 
 	const clientName = "Matrix go-sdk"
 	const redirect = "http://127.0.0.1:54321/callback"
-	authorizations := 0
+	var scopesAsked []string // the scope of each authorization the handler started
 	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
 			ClientName:              clientName,
@@ -59,7 +59,9 @@ func TestGoSDKClientMatrix(t *testing.T) {
 			ResponseTypes:           []string{"code"},
 		}},
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			authorizations++
+			if u, err := url.Parse(args.URL); err == nil {
+				scopesAsked = append(scopesAsked, u.Query().Get("scope"))
+			}
 			back, err := o.approve(args.URL)
 			if err != nil {
 				return nil, err
@@ -119,7 +121,7 @@ func TestGoSDKClientMatrix(t *testing.T) {
 				return "", fmt.Errorf("tools/list lacks %s: %v", name, listed)
 			}
 		}
-		if authorizations != 0 {
+		if len(scopesAsked) != 0 {
 			return "", fmt.Errorf("tools/list started an authorization")
 		}
 		return fmt.Sprintf("%d tools, anonymous", len(listed)), nil
@@ -129,19 +131,19 @@ func TestGoSDKClientMatrix(t *testing.T) {
 		if _, err := call("list_sessions", map[string]any{}); err != nil {
 			return "", err
 		}
-		if authorizations != 1 {
-			return "", fmt.Errorf("expected one authorization, got %d", authorizations)
+		if len(scopesAsked) != 1 {
+			return "", fmt.Errorf("expected one authorization, got %d", len(scopesAsked))
 		}
-		return "first call list_sessions", nil
+		return fmt.Sprintf("first call list_sessions, asked %q", scopesAsked[0]), nil
 	})
 
 	m.step("step-up", func() (string, error) {
-		before := authorizations
+		before := len(scopesAsked)
 		if _, err := call("claim_connected_profile", map[string]any{"handle": handle, "display_name": m.label}); err != nil {
 			return "", err
 		}
-		if n := authorizations - before; n > 0 {
-			return fmt.Sprintf("%d more authorization", n), nil
+		if again := scopesAsked[before:]; len(again) > 0 {
+			return fmt.Sprintf("%d more authorization, asked %q", len(again), again), nil
 		}
 		return "no new sign-in", nil
 	})
@@ -207,17 +209,18 @@ func TestGoSDKClientMatrix(t *testing.T) {
 	})
 
 	m.step("revoke", func() (string, error) {
-		before := authorizations
+		before := len(scopesAsked)
 		if err := o.revoke(clientName); err != nil {
 			return "", err
 		}
 		if _, err := call("list_sessions", map[string]any{}); err != nil {
 			return "", err
 		}
-		if authorizations != before+1 {
-			return "", fmt.Errorf("expected a new authorization after revocation, got %d", authorizations-before)
+		again := scopesAsked[before:]
+		if len(again) != 1 {
+			return "", fmt.Errorf("expected one new authorization after revocation, got %d", len(again))
 		}
-		return "new authorization, call answered", nil
+		return fmt.Sprintf("new authorization, asked %q, call answered", again[0]), nil
 	})
 	m.print()
 }
