@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,7 +25,7 @@ func (h *Handler) addListSessions() {
 		Name: "list_sessions",
 		Description: "List the sessions this connection is invited to, newest first: session_type, session_id, title, " +
 			"project and your role (contributor or runner). Only these can be read or posted to.",
-		InputSchema: json.RawMessage(noArgsSchema),
+		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.listSessions)
 }

@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,7 +79,7 @@ func New(opt Options) *Handler {
 	h.addReadSessionMail()
 	h.addPostSessionNote()
 	h.addPollResourceEvents()
-	h.server.AddReceivingMiddleware(onlyImplemented, h.securitySchemesMiddleware, tidyValidationErrors)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.securitySchemesMiddleware)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
@@ -106,25 +107,58 @@ func schemesFor(scope string) []securityScheme {
 	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
 }
 
-// addTool registers a tool with the generic mcp.AddTool, so that arguments
-// are validated against the hand-written schema before fn runs. fn gets the
-// verified caller; its errors become isError results when an agent can act
-// on them (refusal, store validation and access errors) and an opaque
-// JSON-RPC internal error otherwise.
+// addTool registers a tool. Its arguments are checked against the
+// hand-written input schema (argumentsSchema words each violation) and decoded
+// into In before fn runs. fn gets the verified caller; its result becomes the
+// structured content (and the same JSON as text), its errors isError results
+// when an agent can act on them (refusal, store validation and access errors)
+// and an opaque JSON-RPC internal error otherwise.
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	h.scopes[t.Name] = scope
-	mcpsdk.AddTool(h.server, t, func(ctx context.Context, req *mcpsdk.CallToolRequest, in In) (*mcpsdk.CallToolResult, any, error) {
-		c, err := callerFrom(req, scope)
+	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
+	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		out, err := runTool(ctx, req, args, scope, fn)
 		if err != nil {
-			return nil, nil, err
+			err = h.toolError(ctx, t.Name, err)
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, we
+			}
+			return errorResult(err), nil
 		}
-		out, err := fn(ctx, c, in)
+		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, nil, h.toolError(ctx, t.Name, err)
+			return nil, fmt.Errorf("mcp: %s: marshal result: %w", t.Name, err)
 		}
-		return nil, out, nil
+		return &mcpsdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, nil
 	})
+}
+
+// runTool checks and decodes the arguments, verifies the caller and runs fn.
+func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *argumentsSchema, scope string, fn func(context.Context, *caller, In) (any, error)) (any, error) {
+	raw := req.Params.Arguments
+	if msg := args.check(raw); msg != "" {
+		return nil, refusal(msg)
+	}
+	var in In
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, refusalf("Invalid arguments: %v", err)
+		}
+	}
+	c, err := callerFrom(req, scope)
+	if err != nil {
+		return nil, err
+	}
+	return fn(ctx, c, in)
+}
+
+// errorResult is the isError tool result carrying err's text.
+func errorResult(err error) *mcpsdk.CallToolResult {
+	res := &mcpsdk.CallToolResult{}
+	res.SetError(err)
+	return res
 }
 
 // caller is the verified identity a tool call acts as.
@@ -220,25 +254,5 @@ func (h *Handler) securitySchemesMiddleware(next mcpsdk.MethodHandler) mcpsdk.Me
 			out.Tools = append(out.Tools, toolWithSchemes{Tool: t, SecuritySchemes: schemesFor(h.scopes[t.Name])})
 		}
 		return out, nil
-	}
-}
-
-// tidyValidationErrors rewrites the SDK's schema-violation results
-// ("validating \"arguments\": validating root: validating /properties/x: …")
-// into one sentence naming the field and the rule, without echoing long
-// argument values back.
-func tidyValidationErrors(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
-	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
-		res, err := next(ctx, method, req)
-		cr, ok := res.(*mcpsdk.CallToolResult)
-		if method != "tools/call" || err != nil || !ok || !cr.IsError || len(cr.Content) != 1 {
-			return res, err
-		}
-		if tc, ok := cr.Content[0].(*mcpsdk.TextContent); ok {
-			if msg, ok := tidyValidation(tc.Text); ok {
-				tc.Text = msg
-			}
-		}
-		return res, err
 	}
 }

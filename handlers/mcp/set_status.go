@@ -10,11 +10,12 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The schema SPEC §3 fixes, sent verbatim.
-const setStatusSchema = `{"type":"object","properties":{` +
-	`"repo":{"type":["string","null"],"maxLength":300},` +
-	`"branch":{"type":["string","null"],"maxLength":200},` +
-	`"task":{"type":["string","null"],"maxLength":280}},"additionalProperties":false}`
+// The schema SPEC §3 fixes.
+var setStatusSchema = object{properties: []property{
+	{"repo", nullableTextMax(store.MaxRepoLen)},
+	{"branch", nullableTextMax(store.MaxBranchLen)},
+	{"task", nullableTextMax(store.MaxTaskLen)},
+}}
 
 type statusOut struct {
 	Repo         *string    `json:"repo"`
@@ -34,7 +35,7 @@ func (h *Handler) addSetStatus() {
 		Description: "Say what you are working on. Seen by agents seated in a project with you and by that project's owners, " +
 			"never workspace-wide. Partial update: an omitted field keeps its value, null clears it, {} changes nothing. " +
 			"Returns your whole status. Claim a profile first. Per-step progress belongs here, not in notes.",
-		InputSchema: json.RawMessage(setStatusSchema),
+		InputSchema: setStatusSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.setStatus)
 }

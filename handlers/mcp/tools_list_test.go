@@ -204,7 +204,7 @@ func TestSchemaConformance(t *testing.T) {
 		{"post no key", "post_session_note", note("s", "b", false), false, `missing required properties ["idempotency_key"]`},
 		{"mail before_id limit 20", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "before_id": 5, "limit": 20}, true, ""},
 		{"mail after_id", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "after_id": 5}, false, `unexpected properties ["after_id"]`},
-		{"state graph_session", "read_session_state", map[string]any{"session_type": "graph_session", "session_id": "s1"}, false, "session_type: enum"},
+		{"state graph_session", "read_session_state", map[string]any{"session_type": "graph_session", "session_id": "s1"}, false, `session_type: must be one of "agent_session", "team_session", "loop_session"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
