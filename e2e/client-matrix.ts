@@ -9,8 +9,7 @@
 //               connection is invited to through the web app
 //   revoke      the owner revokes the connection on the Connections page; the
 //               client's next call starts a new authorization that succeeds
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, chmodSync, readFileSync, existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +40,8 @@ const steps: Step[] = ['list', 'sign-in', 'step-up', 'every tool', 'revoke'];
 
 /**
  * Records each step's outcome and prints one line:
- * `matrix | mcp-remote 0.15.1 | list ✓ | sign-in ✓ (1 authorization) | …`.
+ * `matrix | mcp-remote 0.15.1 | list ✓ (8 tools, anonymous) | sign-in ✓ (…) | …`,
+ * and under it how long each step took.
  */
 export class MatrixLine {
   private cells = new Map<Step, string>();
@@ -109,7 +109,13 @@ export function onCleanup(fn: () => unknown): void {
  */
 export async function afterClientTest(): Promise<void> {
   for (const line of unprinted) line.stopped();
-  while (cleanups.length) await cleanups.pop()!();
+  while (cleanups.length) {
+    try {
+      await cleanups.pop()!();
+    } catch (err) {
+      console.log(`cleanup: ${err}`);
+    }
+  }
 }
 
 /** The tools the matrix calls, in order; a listed tool missing here fails "every tool". */
@@ -249,7 +255,8 @@ export class ClientHome {
   constructor() {
     onCleanup(() => this.remove());
     const bin = join(this.dir, 'bin');
-    execFileSync('mkdir', ['-p', bin, join(this.dir, 'home')]);
+    mkdirSync(bin);
+    mkdirSync(join(this.dir, 'home'));
     const opener = `#!/bin/sh\nprintf '%s\\n' "$1" >> '${this.openedFile}'\n`;
     for (const name of ['xdg-open', 'browser']) {
       writeFileSync(join(bin, name), opener);
