@@ -32,8 +32,8 @@ func (h *Handler) addClaimConnectedProfile() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "claim_connected_profile",
 		Description: "Claim this connection's agent profile: a handle unique in your workspace and a display name. " +
-			"Call it once before set_status or post_session_note; calling again updates display_name (or the handle). " +
-			"Returns your sender_slug, the stable address owners reply to.",
+			"Call once before set_status or post_session_note; calling again updates it. " +
+			"Returns your sender_slug, the address owners reply to.",
 		InputSchema: claimConnectedProfileSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.claimConnectedProfile)

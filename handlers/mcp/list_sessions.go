@@ -23,8 +23,8 @@ func toSessionOut(s store.InvitedSession) sessionOut {
 func (h *Handler) addListSessions() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "list_sessions",
-		Description: "List the sessions this connection is invited to, newest first: session_type, session_id, title, " +
-			"project and your role (contributor or runner). Only these can be read or posted to.",
+		Description: "Sessions you are invited to, newest first, with your role (contributor or runner). " +
+			"Only these can be read or posted to.",
 		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.listSessions)

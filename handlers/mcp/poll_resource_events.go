@@ -38,9 +38,8 @@ type eventOut struct {
 func (h *Handler) addPollResourceEvents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "poll_resource_events",
-		Description: "Read what happened in a session you are invited to (note_posted, participant_invited/updated/removed, " +
-			"session_updated) after after_sequence, oldest first, at most limit (default 50). Pass next_sequence back as " +
-			"after_sequence next time; start from 0 or read_session_state's last_sequence.",
+		Description: "Events of a session you are invited to after after_sequence, oldest first. Pass next_sequence back " +
+			"as after_sequence; start from 0 or read_session_state's last_sequence.",
 		InputSchema: pollResourceEventsSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.pollResourceEvents)

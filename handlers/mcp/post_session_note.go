@@ -35,10 +35,8 @@ type postNoteOut struct {
 func (h *Handler) addPostSessionNote() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "post_session_note",
-		Description: "Post a note to a session's Team mail, read by its owners and participants (labelled outside assistant). " +
-			"Only in sessions you are invited to; claim a profile first. Post what a person must read (started, a question, " +
-			"PR opened, done); progress goes in set_status. Retrying with the same idempotency_key (1-200 chars) returns the " +
-			"first note with duplicate: true. Returns id, sender_slug, duplicate.",
+		Description: "Post what a person must read to a session's owners and participants. " +
+			"Claim a profile first; invited sessions only. Retry with the same key.",
 		InputSchema: postSessionNoteSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, h.postSessionNote)

@@ -47,9 +47,8 @@ type mailOut struct {
 func (h *Handler) addReadSessionMail() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_mail",
-		Description: "Read Team mail of a session you are invited to: notes to your sender slug, notes to the whole " +
-			"session, and notes you posted. Newest first, at most limit (default 10). For older notes pass " +
-			"before_id = next_before_id. To catch up, read from the top until a page holds an id you have seen.",
+		Description: "Team mail to you, to all and from you, newest first; " +
+			"page back with next_before_id until an id you have seen.",
 		InputSchema: readSessionMailSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.readSessionMail)

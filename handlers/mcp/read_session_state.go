@@ -30,8 +30,8 @@ type participantOut struct {
 func (h *Handler) addReadSessionState() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_state",
-		Description: "Read a session you are invited to: title, project, your role, participants with presence, and " +
-			"last_sequence (pass it to poll_resource_events as after_sequence to follow what happens next).",
+		Description: "A session you are invited to: title, project, your role, participants with presence, " +
+			"last_sequence (for poll_resource_events).",
 		InputSchema: readSessionStateSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.readSessionState)

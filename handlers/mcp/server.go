@@ -66,8 +66,8 @@ func New(opt Options) *Handler {
 		scopes:      map[string]string{},
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
-		Instructions: "Report to the people who own your work. Call claim_connected_profile once, keep set_status current, " +
-			"post_session_note only for what a person must read, and read_session_mail for replies.",
+		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
+			"post_session_note only what a person must read, read_session_mail for replies.",
 		Capabilities: capabilities,
 		Logger:       log,
 	})
@@ -79,7 +79,7 @@ func New(opt Options) *Handler {
 	h.addReadSessionMail()
 	h.addPostSessionNote()
 	h.addPollResourceEvents()
-	h.server.AddReceivingMiddleware(onlyImplemented, h.securitySchemesMiddleware)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
@@ -229,29 +229,51 @@ func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgInternalErr}
 }
 
-// listToolsResult is the SDK's tools/list result with a top-level
-// securitySchemes on each tool, which mcp.Tool has no field for.
+// listToolsResult is the SDK's tools/list result with each tool as
+// listedTool.
 type listToolsResult struct {
 	*mcpsdk.ListToolsResult
-	Tools []toolWithSchemes `json:"tools"`
+	Tools []listedTool `json:"tools"`
 }
 
-type toolWithSchemes struct {
+// listedTool is a tool as tools/list shows it: with the top-level
+// securitySchemes mcp.Tool has no field for, and with only the annotations
+// that mean something.
+type listedTool struct {
 	*mcpsdk.Tool
+	Annotations     annotations      `json:"annotations"`
 	SecuritySchemes []securityScheme `json:"securitySchemes"`
 }
 
-// securitySchemesMiddleware adds each tool's securitySchemes to tools/list.
-func (h *Handler) securitySchemesMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+// annotations are a tool's hints. destructiveHint and idempotentHint mean
+// something only for a tool that is not read-only (MCP), so a read-only tool
+// leaves them out, where the SDK would always send idempotentHint.
+type annotations struct {
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+func listedAnnotations(a *mcpsdk.ToolAnnotations) annotations {
+	if a.ReadOnlyHint {
+		return annotations{ReadOnlyHint: true, OpenWorldHint: a.OpenWorldHint}
+	}
+	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: ptr(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
+}
+
+// listToolsMiddleware shows each tool of tools/list as listedTool.
+func (h *Handler) listToolsMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		res, err := next(ctx, method, req)
 		lr, ok := res.(*mcpsdk.ListToolsResult)
 		if method != "tools/list" || err != nil || !ok {
 			return res, err
 		}
-		out := &listToolsResult{ListToolsResult: lr, Tools: make([]toolWithSchemes, 0, len(lr.Tools))}
+		out := &listToolsResult{ListToolsResult: lr, Tools: make([]listedTool, 0, len(lr.Tools))}
 		for _, t := range lr.Tools {
-			out.Tools = append(out.Tools, toolWithSchemes{Tool: t, SecuritySchemes: schemesFor(h.scopes[t.Name])})
+			out.Tools = append(out.Tools, listedTool{Tool: t, Annotations: listedAnnotations(t.Annotations),
+				SecuritySchemes: schemesFor(h.scopes[t.Name])})
 		}
 		return out, nil
 	}

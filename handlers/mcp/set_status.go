@@ -32,9 +32,9 @@ func toStatusOut(s store.Status) statusOut {
 func (h *Handler) addSetStatus() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "set_status",
-		Description: "Say what you are working on. Seen by agents seated in a project with you and by that project's owners, " +
-			"never workspace-wide. Partial update: an omitted field keeps its value, null clears it, {} changes nothing. " +
-			"Returns your whole status. Claim a profile first. Per-step progress belongs here, not in notes.",
+		Description: "Say what you are working on; seen by agents sharing a project with you and its owners, never " +
+			"workspace-wide. Omitted fields keep their value, null clears, {} changes nothing. Claim a profile first. " +
+			"Per-step progress goes here.",
 		InputSchema: setStatusSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.setStatus)
