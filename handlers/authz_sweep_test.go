@@ -26,19 +26,19 @@ import (
 // seated nor invited, a read-only connection) and workspace B (bob and his
 // agent). Every name in A is distinctive, so it can be looked for in answers.
 type sweepWorld struct {
-	app      *testApp
-	alice    *ownerClient
-	bob      *ownerClient
-	p        *store.Project
-	x        *store.Session
-	ag       agent // A's agent, seated in p and invited to x
-	note     int64 // ag's note in x
-	bobP     *store.Project
-	bobX     *store.Session
-	bobAg    agent // B's agent
-	stranger agent // A's connection, neither seated nor invited
-	readOnly string
-	clientID string // a registered OAuth client
+	app        *testApp
+	alice      *ownerClient
+	bob        *ownerClient
+	p          *store.Project
+	session    *store.Session
+	ag         agent // A's agent, seated in p and invited to the session
+	note       int64 // ag's note in the session
+	bobP       *store.Project
+	bobSession *store.Session
+	bobAg      agent // B's agent
+	stranger   agent // A's connection, neither seated nor invited
+	readOnly   string
+	clientID   string // a registered OAuth client
 }
 
 // A's distinctive strings: none may reach another workspace.
@@ -63,19 +63,19 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w.alice = app.owner("alice@example.com", "")
 	w.bob = app.owner("bob@example.com", "Bob's")
 	w.p = w.alice.project(secretProject)
-	w.x = w.alice.session(w.p, secretSession)
+	w.session = w.alice.session(w.p, secretSession)
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
-	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.x.ID, w.ag.connID, store.RoleContributor); err != nil {
+	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, w.ag.connID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
-	app.exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
+	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
-	w.note = app.agentNote(w.ag, w.x.ID, secretSubject, secretBody)
+	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
 	// Alice has the session open: the note hub tracks it, so polls of it
 	// take the fast path that asks no database.
-	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.x.ID)), http.StatusOK)
+	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.session.ID)), http.StatusOK)
 	w.bobP = w.bob.project("Bob project")
-	w.bobX = w.bob.session(w.bobP, "Bob session")
+	w.bobSession = w.bob.session(w.bobP, "Bob session")
 	w.bobAg = app.agent("bob@example.com", "Bob project", "bee-agent", "Bee")
 	w.stranger = app.agent("alice@example.com", "", "stranger-agent", "Stranger")
 	ro, err := app.store.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: "alice@example.com", ClientName: "Read only",
@@ -83,7 +83,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.x.ID, ro.ConnectionID, store.RoleContributor); err != nil {
+	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, ro.ConnectionID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
 	w.readOnly = ro.Token
@@ -111,7 +111,7 @@ func (w *sweepWorld) path(r route) string {
 	case strings.HasPrefix(p, "/projects/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.p.ID), 1)
 	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.x.ID), 1)
+		p = strings.Replace(p, ":id", fmt.Sprint(w.session.ID), 1)
 	case strings.HasPrefix(p, "/connections/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.ag.connID), 1)
 	}
@@ -127,7 +127,7 @@ func (w *sweepWorld) bobPath(r route) string {
 	case strings.HasPrefix(p, "/projects/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.bobP.ID), 1)
 	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.bobX.ID), 1)
+		p = strings.Replace(p, ":id", fmt.Sprint(w.bobSession.ID), 1)
 	case strings.HasPrefix(p, "/connections/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.bobAg.connID), 1)
 	}
@@ -140,14 +140,11 @@ func (w *sweepWorld) bobPath(r route) string {
 // counter) is never part of it.
 func (a *testApp) digest(ws int64, only ...string) string {
 	a.t.Helper()
-	ctx := context.Background()
-	rows, err := a.store.Pool().Query(ctx, `
+	db := a.sql()
+	rows := db.Query(`
 		SELECT table_name::text, bool_or(column_name = 'workspace_id')
 		FROM information_schema.columns WHERE table_schema = current_schema()
 		GROUP BY table_name ORDER BY table_name`)
-	if err != nil {
-		a.t.Fatal(err)
-	}
 	type table struct {
 		name  string
 		scope bool
@@ -182,7 +179,7 @@ func (a *testApp) digest(ws int64, only ...string) string {
 			continue
 		}
 		var sum string
-		if err := a.store.Pool().QueryRow(ctx, q, args...).Scan(&sum); err != nil {
+		if err := db.QueryRow(q, args...).Scan(&sum); err != nil {
 			a.t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "%s:%s\n", tb.name, sum)
@@ -275,7 +272,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/mail/older":                {query: fmt.Sprintf("?before=%d", w.note+1)},
 		"GET /sessions/:id/presence":                  {query: "?v=x"},
 		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
-		"POST /sessions/:id/notes":                    {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
+		"POST /sessions/:id/mail":                     {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
 		"GET /sessions/:id/participants":              {},
 		"POST /sessions/:id/invitations":              {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
 		"POST /sessions/:id/invitations/:conn":        {form: url.Values{"role": {store.RoleRunner}}},
@@ -359,7 +356,7 @@ func TestSweepRoutes(t *testing.T) {
 			t.Errorf("route %s (%s) has no row in the authorization sweep: add one", key, r.name)
 			continue
 		}
-		if (r.access == "public") != (row.public != "") {
+		if (r.access == accessPublic) != (row.public != "") {
 			t.Errorf("route %s is %q but its sweep row says public=%q", key, r.access, row.public)
 		}
 	}
@@ -378,7 +375,7 @@ func TestSweepRoutes(t *testing.T) {
 		anon := w.app.client()
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "public" {
+			if !ok || r.access != accessPublic {
 				continue
 			}
 			path := w.path(r)
@@ -396,7 +393,7 @@ func TestSweepRoutes(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
 			// (connections/:id is bob's own connection here: nothing is mixed.)
-			if !ok || r.access != "owner" || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
+			if !ok || r.access != accessOwner || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
 				continue
 			}
 			path := w.bobPath(r) + row.query
@@ -420,7 +417,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of another workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			want := row.other
@@ -452,7 +449,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("signed out", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -486,7 +483,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("CSRF", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" || r.method != http.MethodPost {
+			if !ok || r.access == accessPublic || r.method != http.MethodPost {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -511,7 +508,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of the workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "owner" || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
+			if !ok || r.access != accessOwner || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -670,7 +667,7 @@ func (w *sweepWorld) toolTable(ref map[string]any) map[string]sweepTool {
 // another changed them.
 func (w *sweepWorld) agentRows() string {
 	var out string
-	err := w.app.store.Pool().QueryRow(context.Background(), `
+	err := w.app.sql().QueryRow(`
 		SELECT coalesce((SELECT p::text FROM agent_profiles p WHERE connection_id = $1), '') || '|' ||
 		       coalesce((SELECT s::text FROM statuses s WHERE connection_id = $1), '')`, w.ag.connID).Scan(&out)
 	if err != nil {
@@ -685,7 +682,7 @@ func (w *sweepWorld) agentRows() string {
 func TestSweepTools(t *testing.T) {
 	w := newSweepWorld(t)
 	scopes := w.toolScopes()
-	ref := map[string]any{"session_type": w.x.Type, "session_id": w.x.PublicID}
+	ref := map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID}
 	table := w.toolTable(ref)
 	var tools []string
 	for name := range scopes {

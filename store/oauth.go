@@ -173,25 +173,7 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 				return err
 			}
 		}
-		for _, p := range n.ProjectIDs {
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO project_seats (workspace_id, project_id, connection_id)
-				SELECT $1, p.id, $3 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
-				ON CONFLICT DO NOTHING`, n.WorkspaceID, p, c.ID)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				var exists bool
-				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE workspace_id = $1 AND id = $2)`, n.WorkspaceID, p).Scan(&exists); err != nil {
-					return err
-				}
-				if !exists {
-					return fmt.Errorf("project %d: %w", p, ErrNotFound)
-				}
-			}
-		}
-		return nil
+		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.CreateConnection(ctx, n)

@@ -55,6 +55,7 @@ type config struct {
 	shutdown      time.Duration
 	pprofAddr     string
 	trustProxy    bool
+	allowPrivate  bool
 	headerTimeout time.Duration
 }
 
@@ -75,6 +76,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
+	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
 }
 
@@ -112,7 +114,7 @@ func (c *config) log(l *slog.Logger) {
 		key = "configured (masked)"
 	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
-		"session_key", key, "log_level", c.logLevel)
+		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate)
 }
 
 func maskURL(s string) string {
@@ -339,7 +341,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		Store:  st,
 		Hub:    hub,
 		Logger: log,
-		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy},
+		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -52,6 +52,10 @@ func TestOwnerAndTokenCommands(t *testing.T) {
 	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "read", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
 		t.Fatal(err)
 	}
+	// A project named twice is seated once, not refused.
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--project", "Site", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatalf("repeated --project: %v", err)
+	}
 	if err := st.RecordBaseURL(context.Background(), "http://localhost:9998"); err != nil {
 		t.Fatal(err)
 	}

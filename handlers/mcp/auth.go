@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/osfoundry/osfoundry/handlers/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -320,7 +320,7 @@ func (h *Handler) allowedHost(host string) bool {
 	if strings.EqualFold(host, h.publicHost) {
 		return true
 	}
-	return isLoopback(host)
+	return outbound.IsLoopbackHost(host)
 }
 
 // allowedOrigin accepts the configured public origin and loopback origins.
@@ -332,20 +332,7 @@ func (h *Handler) allowedOrigin(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
 		return false
 	}
-	return isLoopback(u.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return outbound.IsLoopbackHost(u.Host)
 }
 
 // ProtectedResourceMetadata serves RFC 9728 metadata at both

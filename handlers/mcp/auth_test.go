@@ -36,9 +36,7 @@ func TestRefusals(t *testing.T) {
 	ws, owner := e.workspace("W")
 	valid := e.agent(ws, owner, store.AllScopes)
 	expired := e.agent(ws, owner, store.AllScopes)
-	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE connection_id = $1`, expired.conn.ID); err != nil {
-		t.Fatal(err)
-	}
+	e.sql().ExpireTokens(expired.conn.ID)
 	revoked := e.agent(ws, owner, store.AllScopes)
 	if err := e.st.RevokeConnection(e.ctx, ws, revoked.conn.ID); err != nil {
 		t.Fatal(err)
@@ -283,9 +281,7 @@ func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
 		t.Fatalf("last_seen_at rewritten within 30 s: %v then %v", first, second)
 	}
 	// Older than 30 s: the next call writes again.
-	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE connections SET last_seen_at = now() - interval '31 seconds' WHERE id = $1`, a.conn.ID); err != nil {
-		t.Fatal(err)
-	}
+	e.sql().SetLastSeen(a.conn.ID, store.PresenceWriteInterval+time.Second)
 	stale := seen()
 	a.ok("list_agents", map[string]any{}, nil)
 	if third := seen(); !third.After(*stale) {
