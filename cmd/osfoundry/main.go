@@ -26,6 +26,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/osfoundry/osfoundry/handlers"
+	"github.com/osfoundry/osfoundry/handlers/webhooks"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
 )
@@ -291,6 +292,11 @@ func sessionKeys(cfg config) ([]byte, []byte, error) {
 	return hash, block, nil
 }
 
+// fastWebhooksEnv, set to "true", shortens the webhook sender's waits
+// (webhooks.FastOptions) so that tests of the whole server need not wait
+// for production backoffs and leases. Not for production use.
+const fastWebhooksEnv = "OSFOUNDRY_TEST_FAST_WEBHOOKS"
+
 // defaultGCPercent trades memory for CPU: the MCP SDK allocates generously
 // per request (≈0.4 MB, nearly all garbage at once), so collecting less often
 // saves a large share of CPU while the live heap stays in the tens of MB.
@@ -315,10 +321,23 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// The note hub keeps every replica's "newest note per session" current
 	// over LISTEN/NOTIFY; it stops before the pool closes.
 	hub := st.NewNoteHub(log)
+	// The webhook sender delivers the outbox; the hub's connection wakes it
+	// when deliveries are queued. It stops claiming at shutdown and finishes
+	// what it has in flight before the pool closes.
+	senderOpts := webhooks.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
+	if os.Getenv(fastWebhooksEnv) == "true" {
+		senderOpts = webhooks.FastOptions(senderOpts)
+	}
+	sender := webhooks.New(senderOpts)
+	hub.OnNotify(store.WebhooksChannel, sender.Wake)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
 	defer func() { stopHub(); <-hubDone }()
+	senderCtx, stopSender := context.WithCancel(context.WithoutCancel(ctx))
+	senderDone := make(chan struct{})
+	go func() { defer close(senderDone); sender.Run(senderCtx) }()
+	defer func() { stopSender(); <-senderDone }()
 	h := handlers.New(handlers.Deps{
 		Store:  st,
 		Hub:    hub,
@@ -354,6 +373,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", cfg.shutdown)
+	stopSender()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
