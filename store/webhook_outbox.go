@@ -116,8 +116,10 @@ type WebhookAttempt struct {
 
 // FinishWebhookAttempt records the result of attempt number attempt of a
 // delivery and releases its lease. It returns false, recording nothing, when
-// the delivery was claimed again meanwhile (the lease ran out) or is gone
-// (its endpoint was deleted).
+// that attempt's result is already recorded, when the delivery was claimed
+// again meanwhile (the lease ran out), or when it is gone (its endpoint was
+// deleted). A result that comes after the lease ran out is still recorded
+// while nobody claimed the delivery again.
 func (s *Store) FinishWebhookAttempt(ctx context.Context, id int64, attempt int, a WebhookAttempt) (bool, error) {
 	var code *int
 	if a.ResponseCode != 0 {
@@ -135,7 +137,7 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, id int64, attempt int,
 		UPDATE webhook_deliveries SET state = $3, claimed_until = NULL, response_code = $4, last_error = $5,
 			next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $6 * interval '1 millisecond' ELSE next_attempt_at END,
 			finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
-		WHERE id = $1 AND attempts = $2 AND state = 'pending'`,
+		WHERE id = $1 AND attempts = $2 AND state = 'pending' AND claimed_until IS NOT NULL`,
 		id, attempt, a.State, code, msg, a.RetryIn.Milliseconds())
 	if err != nil {
 		return false, fmt.Errorf("store: finish webhook attempt: %w", err)
