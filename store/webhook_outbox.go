@@ -50,10 +50,14 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 		except = []int64{}
 	}
 	rows, err := s.pool.Query(ctx, `
-		WITH heads AS (
-			SELECT DISTINCT ON (endpoint_id) id FROM webhook_deliveries
-			WHERE state = 'pending'
-			ORDER BY endpoint_id, id
+		WITH RECURSIVE heads AS (
+			-- The oldest pending delivery of each endpoint, one index probe
+			-- per endpoint with pending deliveries (however many are pending).
+			(SELECT endpoint_id, id FROM webhook_deliveries WHERE state = 'pending' ORDER BY endpoint_id, id LIMIT 1)
+			UNION ALL
+			SELECT nxt.endpoint_id, nxt.id FROM heads h, LATERAL (
+				SELECT endpoint_id, id FROM webhook_deliveries
+				WHERE state = 'pending' AND endpoint_id > h.endpoint_id ORDER BY endpoint_id, id LIMIT 1) nxt
 		), due AS (
 			SELECT d.id, d.endpoint_id, d.note_id
 			FROM heads h

@@ -179,9 +179,17 @@ func (s *Sender) Run(ctx context.Context) {
 		case <-s.wake:
 			look = true
 		case r := <-finished:
-			delete(inflight, r.id)
-			schedule(r.retryAt)
-			// The endpoint's next delivery is its head now.
+			// The endpoint's next delivery is its head now. Deliveries that
+			// finished meanwhile are taken in too, so one claim serves them all.
+			for more := true; more; {
+				delete(inflight, r.id)
+				schedule(r.retryAt)
+				select {
+				case r = <-finished:
+				default:
+					more = false
+				}
+			}
 			look = true
 		case <-retry.C:
 			retryAt = time.Time{}
