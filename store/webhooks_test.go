@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -18,12 +20,11 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// hookFixture is a mail fixture plus a second project, raw SQL access to the
+// hookFixture is a mail fixture plus a second project, fixtures on the
 // test's database, and a statement counter on the store's pool.
 type hookFixture struct {
 	*mailFixture
-	dsn     string
-	sql     *pgxpool.Pool
+	sql     *storetest.Fixtures
 	project int64
 	other   int64 // another project of the workspace
 	queries atomic.Int64
@@ -40,16 +41,9 @@ func (countTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDa
 func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &hookFixture{dsn: storetest.NewDatabase(t)}
-	st, err := store.Open(ctx, f.dsn, func(c *pgxpool.Config) { c.ConnConfig.Tracer = countTracer{&f.queries} })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	if f.sql, err = pgxpool.New(ctx, f.dsn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.sql.Close)
+	f := &hookFixture{}
+	st := storetest.New(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = countTracer{&f.queries} })
+	f.sql = storetest.SQL(t, st)
 	f.mailFixture = fillMailFixture(t, st)
 	f.project = f.sess.ProjectID
 	p, err := st.CreateProject(ctx, f.owner.WorkspaceID, "Other")
@@ -106,10 +100,7 @@ func (f *hookFixture) endpoint(t *testing.T, project int64, kind, fires string) 
 // deliveries lists the outbox as "endpoint:note" (note 0 for a test delivery), in id order.
 func (f *hookFixture) deliveries(t *testing.T) []string {
 	t.Helper()
-	rows, err := f.sql.Query(context.Background(), `SELECT endpoint_id, coalesce(note_id, 0) FROM webhook_deliveries ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := f.sql.Query(`SELECT endpoint_id, coalesce(note_id, 0) FROM webhook_deliveries ORDER BY id`)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 		var e, n int64
 		err := r.Scan(&e, &n)
@@ -246,7 +237,7 @@ func TestNotesQueueDeliveries(t *testing.T) {
 	}
 	elsewhere := f.endpoint(t, f.other, store.WebhookJSON, store.FiresAll)
 
-	wake := listen(t, f.dsn, store.WebhooksChannel)
+	wake := wakeUps(t, f.st)
 	before = f.queries.Load()
 	agentNote := f.agentNote(t, "from the agent")
 	if n := f.queries.Load() - before; n != plain {
@@ -297,31 +288,25 @@ func TestNotesQueueDeliveries(t *testing.T) {
 	}
 }
 
-// listen opens a LISTEN connection of the test's own and returns a channel
-// that receives each notification's payload.
-func listen(t *testing.T, dsn, channel string) <-chan string {
+// wakeUps runs a note hub that listens on the webhooks channel, as a
+// replica's does, and returns a channel that receives each wake-up.
+func wakeUps(t *testing.T, st *store.Store) <-chan struct{} {
 	t.Helper()
+	out := make(chan struct{}, 100)
+	hub := st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hub.OnNotify(store.WebhooksChannel, func() { out <- struct{}{} })
 	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan string, 100)
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			n, err := conn.WaitForNotification(ctx)
-			if err != nil {
-				return
-			}
-			out <- n.Payload
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done; conn.Close(context.Background()) })
+	go func() { defer close(done); hub.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-hub.Ready()
+	// The hub wakes its listeners once when it connects (notifications sent
+	// while it was away are lost): that one is not the test's.
+	select {
+	case <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hub did not wake its listener on connecting")
+	}
 	return out
 }
 
@@ -330,7 +315,7 @@ func TestEnableAndTestDeliveryWakeSenders(t *testing.T) {
 	f := newHookFixture(t)
 	ctx := context.Background()
 	e := f.endpoint(t, f.project, store.WebhookJSON, store.FiresAgents)
-	wake := listen(t, f.dsn, store.WebhooksChannel)
+	wake := wakeUps(t, f.st)
 	expectWake := func(what string) {
 		t.Helper()
 		select {
@@ -357,8 +342,8 @@ func TestEnableAndTestDeliveryWakeSenders(t *testing.T) {
 		t.Fatalf("outbox %v, want one test delivery", got)
 	}
 	select {
-	case p := <-wake:
-		t.Fatalf("a NOTIFY (%q) nobody asked for", p)
+	case <-wake:
+		t.Fatal("a NOTIFY nobody asked for")
 	default:
 	}
 }
@@ -423,9 +408,7 @@ func TestClaimTakesEachEndpointsOldestDeliveryOnly(t *testing.T) {
 		t.Fatalf("stale attempt recorded: %v %v", ok, err)
 	}
 	// b's retry comes due: the same delivery, attempt 2.
-	if _, err := f.sql.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = $1`, byEndpoint[b.ID].ID); err != nil {
-		t.Fatal(err)
-	}
+	f.sql.Exec(`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = $1`, byEndpoint[b.ID].ID)
 	retried := f.claim(t, 10)
 	if len(retried) != 1 || retried[0].ID != byEndpoint[b.ID].ID || retried[0].Attempt != 2 {
 		t.Fatalf("retry claim: %+v", retried)
@@ -454,9 +437,7 @@ func TestClaimTakesEachEndpointsOldestDeliveryOnly(t *testing.T) {
 	if err := f.st.SetWebhookEndpointEnabled(ctx, f.owner.WorkspaceID, f.project, a.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.sql.Exec(ctx, `UPDATE webhook_deliveries SET claimed_until = NULL`); err != nil {
-		t.Fatal(err)
-	}
+	f.sql.Exec(`UPDATE webhook_deliveries SET claimed_until = NULL`)
 	for _, d := range f.claim(t, 10) {
 		if d.EndpointID == a.ID {
 			t.Fatalf("claimed %d of disabled endpoint", d.ID)
@@ -588,9 +569,7 @@ func TestOutboxDepthAndPrune(t *testing.T) {
 	for i := range 3 {
 		f.agentNote(t, fmt.Sprint("n", i))
 	}
-	if _, err := f.sql.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = now() - interval '90 seconds'`); err != nil {
-		t.Fatal(err)
-	}
+	f.sql.Exec(`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '90 seconds'`)
 	depth, err = f.st.WebhookOutboxDepth(ctx)
 	if err != nil || depth.Pending != 6 || depth.Due != 2 || depth.OldestDueAge < 89*time.Second || depth.OldestDueAge > time.Hour {
 		t.Fatalf("6 pending, 2 endpoints due: %+v %v", depth, err)
@@ -601,11 +580,9 @@ func TestOutboxDepthAndPrune(t *testing.T) {
 	}
 
 	// Prune keeps the newest DeliveryLogSize of an endpoint and every pending one.
-	if _, err := f.sql.Exec(ctx, `
+	f.sql.Exec(`
 		INSERT INTO webhook_deliveries (endpoint_id, state, finished_at) SELECT $1, 'delivered', now() FROM generate_series(1, $2)`,
-		a.ID, store.DeliveryLogSize+5); err != nil {
-		t.Fatal(err)
-	}
+		a.ID, store.DeliveryLogSize+5)
 	n, err := f.st.PruneWebhookDeliveries(ctx)
 	if err != nil || n != 5 {
 		// a has 3 pending (older) and 55 delivered: the 50 newest stay, the 5
@@ -613,7 +590,7 @@ func TestOutboxDepthAndPrune(t *testing.T) {
 		t.Fatalf("pruned %d, %v", n, err)
 	}
 	var left, pending int
-	if err := f.sql.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state = 'pending') FROM webhook_deliveries WHERE endpoint_id = $1`, a.ID).Scan(&left, &pending); err != nil {
+	if err := f.sql.QueryRow(`SELECT count(*), count(*) FILTER (WHERE state = 'pending') FROM webhook_deliveries WHERE endpoint_id = $1`, a.ID).Scan(&left, &pending); err != nil {
 		t.Fatal(err)
 	}
 	if pending != 3 || left != store.DeliveryLogSize+3 {

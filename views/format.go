@@ -2,6 +2,8 @@ package views
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
@@ -48,17 +50,14 @@ func IsStale(now time.Time, at *time.Time) bool {
 	return at != nil && now.Sub(*at) > 24*time.Hour
 }
 
-// SessionTypeLabel names a session type for people.
+// SessionTypeLabel names a session type of store.SessionTypes for people:
+// "team_session" reads "Team session". Anything else shows as it is.
 func SessionTypeLabel(t string) string {
-	switch t {
-	case "agent_session":
-		return "Agent session"
-	case "team_session":
-		return "Team session"
-	case "loop_session":
-		return "Loop session"
+	if !slices.Contains(store.SessionTypes, t) {
+		return t
 	}
-	return t
+	label := strings.ReplaceAll(t, "_", " ")
+	return strings.ToUpper(label[:1]) + label[1:]
 }
 
 // WebhookKindLabel names a webhook endpoint kind for people.
@@ -117,13 +116,6 @@ func valueOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func idStr(id int64) string { return fmt.Sprint(id) }

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -31,7 +29,6 @@ type world struct {
 	t       *testing.T
 	dsn     string
 	st      *store.Store
-	sql     *pgxpool.Pool
 	owner   *store.Owner
 	project *store.Project
 	session *store.Session
@@ -45,10 +42,6 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, dsn: storetest.NewDatabase(t)}
 	w.st = w.open()
 	var err error
-	if w.sql, err = pgxpool.New(ctx, w.dsn); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.sql.Close)
 	if w.owner, err = w.st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive Owner", Password: "long enough password"}); err != nil {
 		t.Fatal(err)
 	}
