@@ -31,12 +31,6 @@ const (
 	FiresAll = "all"
 )
 
-// WebhookKinds and WebhookFires list the accepted values, in the order forms show them.
-var (
-	WebhookKinds = []string{WebhookSlack, WebhookJSON}
-	WebhookFires = []string{FiresAgents, FiresAll}
-)
-
 // MaxWebhookURLLen bounds an endpoint URL, in bytes.
 const MaxWebhookURLLen = 2048
 

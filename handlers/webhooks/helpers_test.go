@@ -157,12 +157,12 @@ func run(t *testing.T, o Options) (s *Sender, stop func()) {
 
 // received is one request a receiver got.
 type received struct {
-	at       time.Time
-	path     string
-	id, ts   string
-	sig      string
-	body     []byte
-	userAgnt string
+	at        time.Time
+	path      string
+	id, ts    string
+	sig       string
+	body      []byte
+	userAgent string
 }
 
 // receiver is a loopback HTTP server that records what it receives and
@@ -234,7 +234,7 @@ func (r *receiver) start() {
 func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
 	rec := received{at: time.Now(), path: req.URL.Path, id: req.Header.Get(HeaderID), ts: req.Header.Get(HeaderTimestamp),
-		sig: req.Header.Get(HeaderSignature), body: b, userAgnt: req.Header.Get("User-Agent")}
+		sig: req.Header.Get(HeaderSignature), body: b, userAgent: req.Header.Get("User-Agent")}
 	r.mu.Lock()
 	r.busy[req.URL.Path]++
 	if r.busy[req.URL.Path] > 1 {

@@ -37,8 +37,8 @@ func TestDeliveriesAreSignedAndShaped(t *testing.T) {
 	if verify(slackKey, j) == nil {
 		t.Fatal("a delivery verified with another endpoint's secret")
 	}
-	if j.id == s.id || !strings.HasPrefix(j.id, "msg_") || j.userAgnt != "osFoundry-Webhooks/1" {
-		t.Fatalf("ids %q %q, user agent %q", j.id, s.id, j.userAgnt)
+	if j.id == s.id || !strings.HasPrefix(j.id, "msg_") || j.userAgent != "osFoundry-Webhooks/1" {
+		t.Fatalf("ids %q %q, user agent %q", j.id, s.id, j.userAgent)
 	}
 
 	var ev Event
