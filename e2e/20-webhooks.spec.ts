@@ -56,6 +56,10 @@ test('an owner adds webhooks, sends a test, and an agent note reaches both, veri
   await page.getByLabel('Name').fill(project);
   await page.getByRole('button', { name: 'Create project' }).click();
   await expect(page.getByTestId('project-name')).toHaveText(project);
+  const shots = testInfo.outputPath('screenshots');
+  mkdirSync(shots, { recursive: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.screenshot({ path: `${shots}/project-page.png` });
   await page.getByTestId('project-webhooks').click();
   await expect(page.getByRole('heading', { name: 'Webhooks' })).toBeVisible();
   await expect(page.getByTestId('no-webhooks')).toBeVisible();
@@ -81,9 +85,6 @@ test('an owner adds webhooks, sends a test, and an agent note reaches both, veri
   await expect(page.getByTestId('webhook-secret')).toContainText('shown only once');
   secret = await page.getByTestId('webhook-secret-value').inputValue();
   expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-  const shots = testInfo.outputPath('screenshots');
-  mkdirSync(shots, { recursive: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
   await page.screenshot({ path: `${shots}/webhook-secret.png`, fullPage: true });
   await expectAccessible(page);
   // The page came back from the form's POST; the endpoint's own address is
