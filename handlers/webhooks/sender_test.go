@@ -411,9 +411,10 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	}
 }
 
-// TestLatencyAndThroughput prints figures: the time from a note's commit to
-// its arrival at a loopback receiver, and deliveries per second to one
-// endpoint (in order, one at a time) and to eight.
+// TestLatencyAndThroughput prints figures: the time from posting a note
+// (its transaction included) to its arrival at a loopback receiver, and
+// deliveries per second of a backlog to one endpoint (in order, one at a
+// time) and to eight.
 func TestLatencyAndThroughput(t *testing.T) {
 	w := newWorld(t)
 	rcv := newReceiver(t)
@@ -428,7 +429,7 @@ func TestLatencyAndThroughput(t *testing.T) {
 		lat = append(lat, rcv.requests("/one")[i].at.Sub(start))
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	t.Logf("note commit → receiver (loopback, one endpoint, %d notes one by one): p50 %v, p99 %v, max %v",
+	t.Logf("note posted (the store call, transaction included) → at the receiver (loopback, one endpoint, %d notes one by one): p50 %v, p99 %v, max %v",
 		rounds, lat[rounds/2].Round(100*time.Microsecond), lat[rounds*99/100].Round(100*time.Microsecond), lat[rounds-1].Round(100*time.Microsecond))
 
 	for _, endpoints := range []int{1, 8} {
