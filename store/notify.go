@@ -35,6 +35,8 @@ type NoteHub struct {
 	// wake maps the other channels the hub listens on to their callbacks
 	// (see OnNotify); fixed once Run starts.
 	wake map[string]func()
+	// lag hears how late each note's notification arrived (see ObserveLag).
+	lag func(time.Duration)
 }
 
 type hubEntry struct {
@@ -68,6 +70,36 @@ func (h *NoteHub) OnNotify(channel string, fn func()) {
 		h.wake = map[string]func(){}
 	}
 	h.wake[channel] = fn
+}
+
+// ObserveLag makes the hub call fn with the lag of each note notification
+// it hears: from just before the note's transaction committed to its
+// arrival here (clocks of PostgreSQL and this replica; negative differences
+// count as zero). fn runs on the hub's goroutine and must not block. Call it
+// before Run.
+func (h *NoteHub) ObserveLag(fn func(time.Duration)) { h.lag = fn }
+
+// HubState is what the hub is doing, for metrics.
+type HubState struct {
+	// Listening is true while the listening connection is up: only then does
+	// the hub answer for the sessions it tracks.
+	Listening bool
+	// Sessions counts the sessions it tracks (loaded by Track, kept current).
+	Sessions int
+}
+
+// State returns whether the hub is listening and how many sessions it
+// tracks. It walks the tracked sessions: for a scrape, not a request path.
+func (h *NoteHub) State() HubState {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	st := HubState{Listening: h.live}
+	for _, e := range h.entries {
+		if e.workspaceID != 0 {
+			st.Sessions++
+		}
+	}
+	return st
 }
 
 // Ready is closed the first time the hub is listening.
@@ -111,8 +143,9 @@ func (h *NoteHub) Track(ctx context.Context, workspaceID, sessionID int64) (int6
 }
 
 // Run listens until ctx ends, reconnecting with backoff when the connection
-// drops.
+// drops. Its statements count as background work.
 func (h *NoteHub) Run(ctx context.Context) {
+	ctx = Background(ctx)
 	backoff := hubMinBackoff
 	for ctx.Err() == nil {
 		start := time.Now()
@@ -210,10 +243,13 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			fn()
 			continue
 		}
-		sid, nid, ok := parseNotePayload(n.Payload)
+		sid, nid, sent, ok := parseNotePayload(n.Payload)
 		if !ok {
 			h.log.Warn("note hub: unexpected payload", "payload", n.Payload)
 			continue
+		}
+		if h.lag != nil && !sent.IsZero() {
+			h.lag(max(time.Since(sent), 0))
 		}
 		h.mu.Lock()
 		e := h.entries[sid]
@@ -225,13 +261,22 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	}
 }
 
-// parseNotePayload reads "<session id>:<note id>".
-func parseNotePayload(p string) (sessionID, noteID int64, ok bool) {
+// parseNotePayload reads "<session id>:<note id>" and the optional
+// ":<sent>" after it (Unix microseconds; zero time when absent).
+func parseNotePayload(p string) (sessionID, noteID int64, sent time.Time, ok bool) {
 	a, b, found := strings.Cut(p, ":")
 	if !found {
-		return 0, 0, false
+		return 0, 0, time.Time{}, false
 	}
+	b, c, hasSent := strings.Cut(b, ":")
 	s, err1 := strconv.ParseInt(a, 10, 64)
 	n, err2 := strconv.ParseInt(b, 10, 64)
-	return s, n, err1 == nil && err2 == nil
+	if hasSent {
+		us, err := strconv.ParseInt(c, 10, 64)
+		if err != nil {
+			return 0, 0, time.Time{}, false
+		}
+		sent = time.UnixMicro(us)
+	}
+	return s, n, sent, err1 == nil && err2 == nil
 }
