@@ -44,17 +44,17 @@ func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.tools = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "mcp", Name: "tool_call_duration_seconds",
-		Help: "MCP tool calls by tool and outcome (ok, is_error, refused, error) and how long the server took to answer them.",
+		Help:    "MCP tool calls by tool and outcome (ok, is_error, refused, error) and how long the server took to answer them.",
 		Buckets: latencyBuckets,
 	}, []string{"tool", "outcome"})
 	m.http = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "http", Name: "request_duration_seconds",
-		Help: "HTTP requests by route name, method and status class, and how long they took.",
+		Help:    "HTTP requests by route name, method and status class, and how long they took.",
 		Buckets: latencyBuckets,
 	}, []string{"route", "method", "status"})
 	m.hubLag = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "note_hub", Name: "lag_seconds",
-		Help: "Time from just before a note's transaction committed to this replica's note hub hearing of it.",
+		Help:    "Time from just before a note's transaction committed to this replica's note hub hearing of it.",
 		Buckets: lagBuckets,
 	})
 	m.reg.MustRegister(m.tools, m.http, m.hubLag,
