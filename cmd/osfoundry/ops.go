@@ -16,12 +16,8 @@ import (
 // internals and are never part of the public app (a scraper on another
 // machine reaches it through a tunnel or a sidecar).
 func serveOps(addr string, m *metrics.Metrics, log *slog.Logger) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--ops-addr %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("--ops-addr %q: must be a loopback address", addr)
+	if err := checkOpsAddr(addr); err != nil {
+		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
@@ -38,5 +34,17 @@ func serveOps(addr string, m *metrics.Metrics, log *slog.Logger) error {
 	go srv.Serve(ln) //nolint:errcheck
 	url := "http://" + ln.Addr().String()
 	log.Info("operations listener", "metrics", url+"/metrics", "profiles", url+"/debug/pprof/")
+	return nil
+}
+
+// checkOpsAddr accepts loopback addresses only.
+func checkOpsAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--ops-addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--ops-addr %q: must be a loopback address", addr)
+	}
 	return nil
 }
