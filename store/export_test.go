@@ -1,0 +1,20 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// InsertNote runs the note transaction alone (insertNote: the session lock
+// by the event sequence, the note, its event, outbox and notifications), for
+// the benchmarks of store_test.
+func (s *Store) InsertNote(ctx context.Context, n *Note) (*Note, error) {
+	var out *Note
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = insertNote(ctx, tx, n)
+		return err
+	})
+	return out, err
+}
