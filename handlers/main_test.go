@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -70,8 +71,18 @@ func (c *client) do(req *http.Request) (*http.Response, string) {
 		c.t.Fatal(err)
 	}
 	defer res.Body.Close()
+	return res, string(readBody(res))
+}
+
+// readBody reads a response whole, or for an event stream (which never
+// ends by itself) what arrives within 300 ms.
+func readBody(res *http.Response) []byte {
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t := time.AfterFunc(300*time.Millisecond, func() { res.Body.Close() })
+		defer t.Stop()
+	}
 	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
+	return b
 }
 
 func (c *client) get(path string) (*http.Response, string) {
