@@ -46,7 +46,8 @@ func newTestApp(t *testing.T) *testApp {
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()
-	t.Cleanup(srv.Close)
+	// Streams end first: the server's Close waits for every request.
+	t.Cleanup(func() { h.CloseStreams(); srv.Close() })
 	return &testApp{t: t, store: st, srv: srv, h: h, queries: qc}
 }
 
