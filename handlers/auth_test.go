@@ -123,8 +123,8 @@ func TestHealthStaticAndErrors(t *testing.T) {
 		}
 	}
 	res, body := c.get("/nope")
-	if !strings.Contains(body, `data-testid="error-page"`) {
-		t.Fatalf("404 page: %s", body)
+	if res.StatusCode != 404 || !strings.Contains(body, `data-testid="error-page"`) {
+		t.Fatalf("404 page: %d %s", res.StatusCode, body)
 	}
 	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/nope", nil)
 	req.Header.Set("HX-Request", "true")

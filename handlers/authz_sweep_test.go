@@ -68,7 +68,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, w.ag.connID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
-	app.exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
+	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
 	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
 	// Alice has the session open: the note hub tracks it, so polls of it
@@ -140,14 +140,11 @@ func (w *sweepWorld) bobPath(r route) string {
 // counter) is never part of it.
 func (a *testApp) digest(ws int64, only ...string) string {
 	a.t.Helper()
-	ctx := context.Background()
-	rows, err := a.store.Pool().Query(ctx, `
+	db := a.sql()
+	rows := db.Query(`
 		SELECT table_name::text, bool_or(column_name = 'workspace_id')
 		FROM information_schema.columns WHERE table_schema = current_schema()
 		GROUP BY table_name ORDER BY table_name`)
-	if err != nil {
-		a.t.Fatal(err)
-	}
 	type table struct {
 		name  string
 		scope bool
@@ -182,7 +179,7 @@ func (a *testApp) digest(ws int64, only ...string) string {
 			continue
 		}
 		var sum string
-		if err := a.store.Pool().QueryRow(ctx, q, args...).Scan(&sum); err != nil {
+		if err := db.QueryRow(q, args...).Scan(&sum); err != nil {
 			a.t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "%s:%s\n", tb.name, sum)
@@ -672,7 +669,7 @@ func (w *sweepWorld) toolTable(ref map[string]any) map[string]sweepTool {
 // another changed them.
 func (w *sweepWorld) agentRows() string {
 	var out string
-	err := w.app.store.Pool().QueryRow(context.Background(), `
+	err := w.app.sql().QueryRow(`
 		SELECT coalesce((SELECT p::text FROM agent_profiles p WHERE connection_id = $1), '') || '|' ||
 		       coalesce((SELECT s::text FROM statuses s WHERE connection_id = $1), '')`, w.ag.connID).Scan(&out)
 	if err != nil {
@@ -789,7 +786,7 @@ func TestSweepTools(t *testing.T) {
 			a = w.mcpCall(t, "", name, row.args)
 			check("no token", a, secretsOfA)
 			if a.status != http.StatusUnauthorized || !strings.HasPrefix(a.header, "Bearer ") || !strings.Contains(a.header, metadata) ||
-				!strings.Contains(a.header, `scope="`+scope+`"`) || !a.isError || a.text != "Authentication required" ||
+				!strings.Contains(a.header, `scope="osfoundry:read osfoundry:write"`) || !a.isError || a.text != "Authentication required" ||
 				len(a.meta) != 1 || a.meta[0] != a.header {
 				t.Errorf("no token: status %d, header %q, isError %v, text %q, _meta %q", a.status, a.header, a.isError, a.text, a.meta)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // Helpers for the project and session pages: a signed-in owner's browser,
@@ -183,26 +184,20 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	var ws int64
-	if err := a.store.Pool().QueryRow(ctx, `SELECT workspace_id FROM connections WHERE id = $1`, tok.ConnectionID).Scan(&ws); err != nil {
-		a.t.Fatal(err)
-	}
-	p, err := a.store.ClaimProfile(ctx, ws, tok.ConnectionID, handle, displayName)
+	// The token's first use, as /mcp makes it, gives the workspace and marks the agent seen.
+	ti, err := a.store.UseAccessToken(ctx, tok.Token, a.srv.URL+"/mcp")
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if err := a.store.MarkConnectionSeen(ctx, tok.ConnectionID); err != nil {
+	p, err := a.store.ClaimProfile(ctx, ti.WorkspaceID, tok.ConnectionID, handle, displayName)
+	if err != nil {
 		a.t.Fatal(err)
 	}
-	return agent{connID: tok.ConnectionID, workspaceID: ws, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
+	return agent{connID: tok.ConnectionID, workspaceID: ti.WorkspaceID, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
 }
 
-func (a *testApp) exec(sql string, args ...any) {
-	a.t.Helper()
-	if _, err := a.store.Pool().Exec(context.Background(), sql, args...); err != nil {
-		a.t.Fatal(err)
-	}
-}
+// sql reaches the test's database directly (storetest.Fixtures).
+func (a *testApp) sql() *storetest.Fixtures { return storetest.SQL(a.t, a.store) }
 
 // setStatus sets all three status fields as set_status does (nil clears).
 func (a *testApp) setStatus(ag agent, repo, branch, task *string) {

@@ -3,12 +3,13 @@ package handlers
 import (
 	"net/http"
 	"testing"
+	"time"
 )
 
 func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, nil, nil, ptr("old task"))
-	f.app.exec(`UPDATE statuses SET updated_at = now() - interval '3 days'`)
+	f.app.sql().AgeStatuses(3 * 24 * time.Hour)
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	st := doc.Find(`[data-testid="presence-status"]`)
 	if !st.HasClass("stale") || st.Find(`[data-testid="status-task"]`).Text() != "old task" {
@@ -45,7 +46,7 @@ func TestPresencePoll(t *testing.T) {
 		t.Fatalf("sidebar unchanged since: %d", res.StatusCode)
 	}
 	// Presence tiers change what it shows.
-	f.app.exec(`UPDATE connections SET last_seen_at = now() - interval '1 hour' WHERE id = $1`, f.ag.connID)
+	f.app.sql().SetLastSeen(f.ag.connID, time.Hour)
 	side = f.alice.doc(f.alice.htmx(next), http.StatusOK)
 	if got := side.Find(`[data-testid="presence-tier"]`).Text(); got != "away" {
 		t.Fatalf("tier %q, want away", got)

@@ -365,7 +365,7 @@ func TestHubDownClosesStreams(t *testing.T) {
 	st := f.alice.openEvents(f.url + "/stream")
 	first := f.app.agentNote(f.ag, f.session.ID, "before", "b")
 	st.next("note", wait)
-	f.app.exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName)
+	f.app.sql().Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName)
 	st.ends(wait)
 	missed := f.app.agentNote(f.ag, f.session.ID, "while down", "b")
 	var again *eventStream
@@ -397,7 +397,7 @@ func TestStreamHeartbeatAndRecheck(t *testing.T) {
 	st := f.alice.openEvents(f.url + "/stream")
 	st.next(":", wait)
 	st.next(":", wait)
-	f.app.exec(`DELETE FROM sessions WHERE id = $1`, f.session.ID)
+	f.app.sql().Exec(`DELETE FROM sessions WHERE id = $1`, f.session.ID)
 	st.ends(wait)
 }
 
@@ -446,10 +446,7 @@ func TestReceiptEvent(t *testing.T) {
 	}
 	st := f.alice.openEvents(f.url + "/stream")
 	f.app.waitStreams(f.session.ID, 1)
-	tx, err := f.app.store.Pool().Begin(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := f.app.sql().Begin()
 	if err := store.NotifyReceipt(context.Background(), tx, f.session.ID, note); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // heard records what a hub passes to its listener.
@@ -132,10 +133,7 @@ func TestHubHearsLiveChannels(t *testing.T) {
 	h.waitFor(t, store.SignOutChannel+" sign-in-1")
 	h.none(t, store.ReadsChannel) // the unmoved mark, sent before the sign-out, was not heard
 
-	tx, err := f.st.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := storetest.SQL(t, f.st).Begin()
 	if err := store.NotifyReceipt(ctx, tx, f.sess.ID, n.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +149,8 @@ func TestHubHearsLiveChannels(t *testing.T) {
 
 	// The listening connection dies: the listener hears the hub go down,
 	// then come back.
-	if _, err := f.st.Pool().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
-		store.HubApplicationName); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SQL(t, f.st).Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+		store.HubApplicationName)
 	deadline := time.After(10 * time.Second)
 	for {
 		h.mu.Lock()

@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SessionTypes are the three kinds of session, as agents name them.
+// SessionTypes are the three kinds of session, as agents name them: the one
+// list that validation, its message, the web forms' labels and the tool
+// schemas are made from (the table's CHECK is the last guard).
 var SessionTypes = []string{"agent_session", "team_session", "loop_session"}
 
 // Invitation roles.
@@ -51,12 +53,20 @@ type NewSession struct {
 func (n *NewSession) Validate() error {
 	n.Title = strings.TrimSpace(n.Title)
 	if !slices.Contains(SessionTypes, n.Type) {
-		return &FieldError{"session_type", "choose agent_session, team_session or loop_session"}
+		return &FieldError{"session_type", "choose " + orList(SessionTypes)}
 	}
 	if n.Title == "" || utf8.RuneCountInString(n.Title) > 200 {
 		return &FieldError{"title", "enter a title of 1 to 200 characters"}
 	}
 	return nil
+}
+
+// orList joins values as a sentence lists choices: "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // newPublicID returns an opaque session id like "s_3kT9…".
@@ -139,41 +149,6 @@ func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID 
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	return out, nil
-}
-
-// SeatConnection seats a connection in a project (both of the workspace).
-func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO project_seats (workspace_id, project_id, connection_id)
-		SELECT $1, p.id, c.id FROM projects p, connections c
-		WHERE p.workspace_id = $1 AND p.id = $2 AND c.workspace_id = $1 AND c.id = $3
-		ON CONFLICT DO NOTHING`, workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: seat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		var seated bool
-		_ = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3)`,
-			workspaceID, projectID, connectionID).Scan(&seated)
-		if !seated {
-			return fmt.Errorf("store: seat connection: %w", ErrNotFound)
-		}
-	}
-	return nil
-}
-
-// UnseatConnection removes a connection from a project.
-func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
-		workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: unseat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: unseat connection: %w", ErrNotFound)
-	}
-	return nil
 }
 
 // Invite invites a connection to a session as contributor or runner, or

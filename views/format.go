@@ -2,7 +2,11 @@ package views
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // Ago renders a duration in words, like "3 min ago".
@@ -31,17 +35,14 @@ func IsStale(now time.Time, at *time.Time) bool {
 	return at != nil && now.Sub(*at) > 24*time.Hour
 }
 
-// SessionTypeLabel names a session type for people.
+// SessionTypeLabel names a session type of store.SessionTypes for people:
+// "team_session" reads "Team session". Anything else shows as it is.
 func SessionTypeLabel(t string) string {
-	switch t {
-	case "agent_session":
-		return "Agent session"
-	case "team_session":
-		return "Team session"
-	case "loop_session":
-		return "Loop session"
+	if !slices.Contains(store.SessionTypes, t) {
+		return t
 	}
-	return t
+	label := strings.ReplaceAll(t, "_", " ")
+	return strings.ToUpper(label[:1]) + label[1:]
 }
 
 // agentLabel names an agent by handle, or by its client before it claims one.
@@ -64,13 +65,6 @@ func valueOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func idStr(id int64) string { return fmt.Sprint(id) }

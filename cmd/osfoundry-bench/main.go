@@ -136,7 +136,7 @@ func run() error {
 	}
 	o.url = strings.TrimRight(o.url, "/")
 
-	st, err := store.Open(ctx, o.databaseURL, func(c *pgxpool.Config) { c.MaxConns = 64 })
+	st, err := store.Open(ctx, o.databaseURL)
 	if err != nil {
 		return err
 	}
@@ -145,6 +145,16 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	// The physical ceiling talks to PostgreSQL itself, on a pool of its own.
+	rawCfg, err := pgxpool.ParseConfig(o.databaseURL)
+	if err != nil {
+		return err
+	}
+	rawCfg.MaxConns = 64
+	if fx.pool, err = pgxpool.NewWithConfig(ctx, rawCfg); err != nil {
+		return err
+	}
+	defer fx.pool.Close()
 	if serverPID > 0 {
 		fx.varsURL = "http://" + o.pprof + "/debug/vars"
 	}
@@ -226,7 +236,7 @@ func waitReady(base string) error {
 type fixture struct {
 	url         string
 	http        *http.Client
-	pool        *pgxpool.Pool
+	pool        *pgxpool.Pool // for rawInsert
 	workspaceID int64
 	sessions    []*store.Session
 	agents      []agent
@@ -258,7 +268,7 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	if err != nil {
 		return nil, err
 	}
-	fx := &fixture{url: o.url, pool: st.Pool(), workspaceID: owner.WorkspaceID, runID: runID,
+	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxWorkers, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}}
 	for i := range o.sessions {
 		s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: owner.WorkspaceID, ProjectID: project.ID, Type: "team_session", Title: fmt.Sprintf("Bench %d", i), CreatedBy: owner.ID})

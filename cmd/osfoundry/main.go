@@ -37,7 +37,8 @@ Usage:
   osfoundry owner create --email E --name N [--workspace W] [flags]
                                                  create an owner; password from stdin or a prompt
   osfoundry token create --email OWNER [--client NAME] [--scope read,write] [--project NAME]... [flags]
-                                                 mint a bearer token for a client without OAuth (shown once)
+                                                 mint a bearer token for a client without OAuth (shown once),
+                                                 bound to the base URL the server last started with (or --base-url)
   osfoundry migrate [flags]                      apply database migrations and exit
 
 Flags (the environment variable named in brackets is used when the flag is not given):
@@ -67,7 +68,7 @@ func envOr(name, def string) string {
 
 func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", envOr("OSFOUNDRY_ADDR", "localhost:8080"), "listen address (OSFOUNDRY_ADDR)")
-	fs.StringVar(&c.baseURL, "base-url", envOr("OSFOUNDRY_BASE_URL", ""), "public origin agents and browsers use, e.g. https://foundry.example.com (OSFOUNDRY_BASE_URL; default http://<addr>)")
+	fs.StringVar(&c.baseURL, "base-url", envOr("OSFOUNDRY_BASE_URL", ""), "public origin agents and browsers use, e.g. https://foundry.example.com (OSFOUNDRY_BASE_URL; default http://<addr> for serve, the base URL the server last started with for token create)")
 	fs.StringVar(&c.dataDir, "data-dir", envOr("OSFOUNDRY_DATA_DIR", ".osfoundry"), "folder for the private PostgreSQL cluster (pg/) and the cookie key (OSFOUNDRY_DATA_DIR)")
 	fs.StringVar(&c.databaseURL, "database-url", envOr("DATABASE_URL", ""), "PostgreSQL server to use instead of the private one (DATABASE_URL)")
 	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
@@ -79,22 +80,28 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
 }
 
+// finish checks the flags. A --base-url that was given is normalised here;
+// one that was not stays empty: serve derives it from --addr, token create
+// reads the one the server recorded.
 func (c *config) finish() error {
-	if c.baseURL == "" {
-		host, port, err := net.SplitHostPort(c.addr)
-		if err != nil {
-			return fmt.Errorf("--addr %q: %w", c.addr, err)
-		}
-		if host == "" || host == "0.0.0.0" || host == "::" {
-			host = "localhost"
-		}
-		c.baseURL = "http://" + net.JoinHostPort(host, port)
-	}
 	c.baseURL = strings.TrimRight(c.baseURL, "/")
-	if !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
+	if c.baseURL != "" && !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
 		return fmt.Errorf("--base-url %q: must start with http:// or https://", c.baseURL)
 	}
 	return nil
+}
+
+// listenBaseURL is serve's base URL when --base-url is not given:
+// http://<addr>, with localhost for a wildcard host.
+func (c *config) listenBaseURL() (string, error) {
+	host, port, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %q: %w", c.addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 func (c *config) log(l *slog.Logger) {
@@ -300,6 +307,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	if cfg.baseURL == "" {
+		u, err := cfg.listenBaseURL()
+		if err != nil {
+			return err
+		}
+		cfg.baseURL = u
+	}
 	cfg.log(log)
 	begin := time.Now()
 	st, stopPG, err := openDatabase(ctx, cfg, log)
@@ -308,6 +322,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer stopPG()
 	defer st.Close()
+	// token create binds its tokens to this address.
+	if err := st.RecordBaseURL(ctx, cfg.baseURL); err != nil {
+		return err
+	}
 	hashKey, blockKey, err := sessionKeys(cfg)
 	if err != nil {
 		return err
@@ -419,12 +437,25 @@ func tokenCreate(ctx context.Context, cfg config, log *slog.Logger, email, clien
 	}
 	defer stopPG()
 	defer st.Close()
+	base := cfg.baseURL
+	if base == "" {
+		base, err = st.ServedBaseURL(ctx)
+		if errors.Is(err, store.ErrNotFound) {
+			return errors.New("token create: no base URL known: start `osfoundry serve` once on this database, " +
+				"or pass --base-url (OSFOUNDRY_BASE_URL) with the address agents will reach")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	resource := base + "/mcp"
 	tok, err := st.CreateStaticToken(ctx, store.StaticTokenRequest{
-		OwnerEmail: email, ClientName: client, Scopes: scopes, ProjectNames: projects, Resource: cfg.baseURL + "/mcp",
+		OwnerEmail: email, ClientName: client, Scopes: scopes, ProjectNames: projects, Resource: resource,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Connection %d created. Its bearer token (shown once, valid until %s):\n\n%s\n\n", tok.ConnectionID, tok.ExpiresAt.Format(time.RFC3339), tok.Token)
+	fmt.Printf("Connection %d created for %s (a server at another address refuses the token).\n"+
+		"Its bearer token (shown once, valid until %s):\n\n%s\n\n", tok.ConnectionID, resource, tok.ExpiresAt.Format(time.RFC3339), tok.Token)
 	return nil
 }

@@ -43,7 +43,20 @@ func TestOwnerAndTokenCommands(t *testing.T) {
 	if err := run([]string{"owner", "create", "--email", "x@example.com"}); err == nil || !strings.Contains(err.Error(), "--name") {
 		t.Fatalf("missing --name: %v", err)
 	}
+	// No server has started on this database and no --base-url is given:
+	// there is no address to bind the token to.
+	t.Setenv("OSFOUNDRY_BASE_URL", "")
+	if err := run([]string{"token", "create", "--email", "op@example.com"}); err == nil || !strings.Contains(err.Error(), "no base URL known") {
+		t.Fatalf("token create without a base URL: %v", err)
+	}
 	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "read", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	// A project named twice is seated once, not refused.
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--project", "Site", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatalf("repeated --project: %v", err)
+	}
+	if err := st.RecordBaseURL(context.Background(), "http://localhost:9998"); err != nil {
 		t.Fatal(err)
 	}
 	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "admin"}); err == nil || !strings.Contains(err.Error(), "scope") {

@@ -267,9 +267,10 @@ func (e *env) refresh(clientID, rt string) (*http.Response, map[string]any) {
 	}, "", "")
 }
 
-// verify reports whether an access token is accepted for /mcp.
+// verify reports whether an access token is accepted for /mcp, using it as
+// /mcp does.
 func (e *env) verify(token string) (*store.TokenInfo, bool) {
-	ti, err := e.st.VerifyAccessToken(context.Background(), token, e.resource())
+	ti, err := e.st.UseAccessToken(context.Background(), token, e.resource())
 	return ti, err == nil
 }
 
