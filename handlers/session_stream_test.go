@@ -502,3 +502,25 @@ func TestUnreadStream(t *testing.T) {
 		t.Errorf("project badge %q", got)
 	}
 }
+
+// TestSignedOutPollReturnsToThePage: a poll signed out (the stream closed on
+// sign-out, the fallback poll runs) sends the page to sign in and back to
+// the page, not to the poll's fragment.
+func TestSignedOutPollReturnsToThePage(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	anon := f.app.client()
+	req, _ := http.NewRequest(http.MethodGet, f.app.srv.URL+f.url+"/mail/poll?after=3", nil)
+	req.Header.Set("HX-Request", "true")
+	req.Header.Set("HX-Current-URL", f.app.srv.URL+f.url+"?x=1")
+	res, _ := anon.do(req)
+	if got, want := res.Header.Get("HX-Redirect"), "/login?next="+url.QueryEscape(f.url+"?x=1"); got != want {
+		t.Fatalf("HX-Redirect %q, want %q", got, want)
+	}
+	// Another site's URL is not followed.
+	req.Header.Set("HX-Current-URL", "https://evil.example"+f.url)
+	res, _ = anon.do(req)
+	if got, want := res.Header.Get("HX-Redirect"), "/login?next="+url.QueryEscape(f.url+"/mail/poll?after=3"); got != want {
+		t.Fatalf("HX-Redirect %q, want %q", got, want)
+	}
+}

@@ -32,6 +32,14 @@
     document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
   }
 
+  // Signed out (in another tab, or on another replica): the page follows to
+  // sign in, unless it is already leaving (this tab's own sign-out form).
+  var leaving = false;
+  window.addEventListener("beforeunload", function () { leaving = true; });
+  function signedOut() {
+    if (!leaving) location.reload();
+  }
+
   // ---- The live stream (session page) and the polls that stand in for it.
 
   var streamEl = document.querySelector("[data-stream]");
@@ -63,13 +71,14 @@
     if (!source || !sources || sources.has(source)) return;
     sources.add(source);
     source.addEventListener("reload", function (ev) { reloadList(ev.data); });
-    // Signed out (here or in another tab): the page follows to sign in.
-    source.addEventListener("signout", function () { location.reload(); });
+    source.addEventListener("signout", signedOut);
   });
-  function streamDown() {
+  function streamDown(e) {
     if (!streamUp) return;
     setStreamUp(false);
-    pollNow(); // catch up at once, then every 5 s until the stream is back
+    // Catch up at once, then every 5 s until the stream is back; not when
+    // the stream closed on its signout event (the page is leaving).
+    if (!(e.type === "htmx:sseClose" && e.detail && e.detail.type === "message")) pollNow();
   }
   document.addEventListener("htmx:sseError", streamDown);
   document.addEventListener("htmx:sseClose", streamDown);
@@ -340,7 +349,7 @@
         });
         setTitleCount(scope === "workspace" ? u.total : u.projects[scope.split(":")[1]] || 0);
       });
-      es.addEventListener("signout", function () { es.close(); location.reload(); });
+      es.addEventListener("signout", function () { es.close(); signedOut(); });
       es.addEventListener("error", function () {
         // The browser retries by itself unless the server refused the stream.
         if (es.readyState !== EventSource.CLOSED) return;
