@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -271,8 +270,4 @@ func (a *testApp) replica() (*Server, *httptest.Server) {
 	srv.Start()
 	a.t.Cleanup(func() { h.CloseStreams(); srv.Close() })
 	return h, srv
-}
-
-func sessionPath(session *store.Session, rest string) string {
-	return fmt.Sprintf("/sessions/%d%s", session.ID, rest)
 }
