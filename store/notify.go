@@ -35,9 +35,13 @@ type NoteHub struct {
 	entries map[int64]hubEntry
 	ready   chan struct{}
 	once    sync.Once
-	// listener hears every notification and every change of live; set
-	// under mu, called from the listening goroutine.
+	// listener hears every notification on hubChannels and every change
+	// of live; set under mu, called from the listening goroutine.
 	listener HubListener
+
+	// wake maps the other channels the hub listens on to their callbacks
+	// (see OnNotify); fixed once Run starts.
+	wake map[string]func()
 }
 
 // Channels the hub listens to besides NotesChannel ("<session id>:<note
@@ -102,6 +106,17 @@ func (s *Store) NewNoteHub(log *slog.Logger) *NoteHub {
 		log = slog.Default()
 	}
 	return &NoteHub{store: s, log: log, entries: map[int64]hubEntry{}, ready: make(chan struct{})}
+}
+
+// OnNotify makes the hub listen on one more channel, on its one connection,
+// and call fn for each notification there and after each (re)connection,
+// since notifications sent while the hub was away are lost. fn runs on the
+// hub's goroutine and must not block. Call it before Run.
+func (h *NoteHub) OnNotify(channel string, fn func()) {
+	if h.wake == nil {
+		h.wake = map[string]func(){}
+	}
+	h.wake[channel] = fn
 }
 
 // Ready is closed the first time the hub is listening.
@@ -200,6 +215,11 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, strings.Join(listen, "; ")); err != nil {
 		return err
 	}
+	for ch := range h.wake {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
 	h.mu.RLock()
 	ids := make([]int64, 0, len(h.entries))
 	for id, e := range h.entries {
@@ -238,10 +258,17 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	h.mu.Unlock()
 	h.once.Do(func() { close(h.ready) })
 	h.log.Debug("note hub listening", "sessions", len(ids))
+	for _, fn := range h.wake {
+		fn()
+	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if fn, ok := h.wake[n.Channel]; ok {
+			fn()
+			continue
 		}
 		if l == nil {
 			h.mu.RLock()
