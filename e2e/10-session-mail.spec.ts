@@ -398,10 +398,12 @@ test('desktop notifications: opt-in toggle, a notification for an agent note whi
   mkdirSync(shots, { recursive: true });
   await expect(toggle).toHaveText('Desktop notifications: off');
   await expect(toggle).toHaveAttribute('aria-pressed', 'false');
-  await page.locator('.mail-col').screenshot({ path: `${shots}/notify-toggle-off.png` });
+  await page.locator('.mail-tools').screenshot({ path: `${shots}/notify-toggle-off.png` });
   await toggle.click();
   await expect(toggle).toHaveText('Desktop notifications: on');
   await expect(toggle).toHaveAttribute('aria-pressed', 'true');
+  await page.locator('.mail-tools').screenshot({ path: `${shots}/notify-toggle-on.png` });
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: `${shots}/session-notify-on.png` });
   await expectAccessible(page);
   // Remembered by the browser.

@@ -76,6 +76,7 @@
   function streamDown(e) {
     if (!streamUp) return;
     setStreamUp(false);
+    if (leaving) return; // the page is unloading: the browser closed the stream
     // Catch up at once, then every 5 s until the stream is back; not when
     // the stream closed on its signout event (the page is leaving).
     if (!(e.type === "htmx:sseClose" && e.detail && e.detail.type === "message")) pollNow();
