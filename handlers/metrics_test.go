@@ -42,3 +42,30 @@ func TestRequestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveStreamsGauge: osfoundry_live_streams counts the session and
+// unread streams this replica holds, and forgets a stream that ended.
+func TestLiveStreamsGauge(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	gauge := func() float64 {
+		rec := httptest.NewRecorder()
+		f.app.h.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return metricstest.Parse(t, rec.Body).Value("osfoundry_live_streams")
+	}
+	if n := gauge(); n != 0 {
+		t.Fatalf("%v streams before any opened", n)
+	}
+	page := f.alice.openEvents(f.url + "/stream")
+	f.alice.openEvents("/unread/stream")
+	f.app.waitStreams(f.session.ID, 1)
+	f.app.waitStreams(0, 1)
+	if n := gauge(); n != 2 {
+		t.Fatalf("%v streams with a session and an unread stream open, want 2", n)
+	}
+	page.close()
+	f.app.waitStreams(f.session.ID, 0)
+	if n := gauge(); n != 1 {
+		t.Fatalf("%v streams after one closed, want 1", n)
+	}
+}

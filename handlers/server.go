@@ -4,11 +4,13 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
@@ -49,6 +51,12 @@ type Server struct {
 	hub *store.NoteHub
 	// owners caches signed-in owners briefly, so that polls need no query.
 	owners ownerCache
+	// live holds this replica's open event streams; the hub feeds it.
+	live *liveStreams
+	// receiptsOf renders the read receipts line of an owner's note for the
+	// live stream's receipt event (see NoteReceipts); nil until read
+	// receipts are recorded, and then receipt notifications are ignored.
+	receiptsOf func(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error)
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
@@ -90,8 +98,17 @@ func New(d Deps) *Server {
 		d.Metrics = metrics.New()
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub, metrics: d.Metrics}
+	s.live = newLiveStreams(s)
+	d.Hub.SetListener(s.live)
+	d.Metrics.CountStreams(s.live.open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s
 }
+
+// CloseStreams ends every live event stream and refuses new ones. Call it
+// when shutdown starts, before http.Server.Shutdown: streams never finish on
+// their own, and the drain must not wait for them. Browsers reconnect to
+// another replica (or this one, restarted) and replay what they missed.
+func (s *Server) CloseStreams() { s.live.close() }

@@ -47,6 +47,8 @@ type options struct {
 	sessions    int
 	opsAddr     string
 	only        string
+	streams     int
+	streamNotes int
 }
 
 func main() {
@@ -69,6 +71,8 @@ func run() error {
 	flag.IntVar(&o.sessions, "sessions", 8, "sessions the write load is spread over")
 	flag.StringVar(&o.opsAddr, "ops-addr", "", "the server's operations listener (loopback): where the bench starts it (default: a free port), or where the --url server has it, to read its statement count")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text")
+	flag.IntVar(&o.streams, "streams", 2000, "live Team mail streams to hold open in the \""+streamsScenario+"\" scenario (0: skip it)")
+	flag.IntVar(&o.streamNotes, "stream-notes", 20, "notes timed across all the open streams")
 	flag.Parse()
 	rounds, step := 2, 750*time.Millisecond
 	switch o.mode {
@@ -184,6 +188,14 @@ func run() error {
 		report.StatementsDuringUnchangedPolls = &n
 	} else {
 		fmt.Fprintln(os.Stderr, "statements during unchanged polls not measured:", err)
+	}
+	if o.streams > 0 && (o.only == "" || strings.Contains(streamsScenario, o.only)) {
+		fmt.Fprintf(os.Stderr, "opening %d live streams …\n", o.streams)
+		sr, err := fx.runStreams(o.streams, o.streamNotes, serverPID, o.opsAddr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", streamsScenario, err)
+		}
+		report.Streams = sr
 	}
 	report.LoadAverageEnd = loadAverage()
 	report.print(os.Stdout)

@@ -48,6 +48,8 @@ type report struct {
 	// sent to PostgreSQL while serving 200 unchanged polls
 	// (osfoundry_db_statements_total{origin="request"}).
 	StatementsDuringUnchangedPolls *int64 `json:"db_statements_during_200_unchanged_polls,omitempty"`
+	// Streams is the live streams scenario (streams.go).
+	Streams *streamsResult `json:"live_streams,omitempty"`
 }
 
 // finish computes each scenario's ratio to its physical limit.
@@ -93,6 +95,14 @@ func (r *report) print(w io.Writer) {
 	}
 	if r.StatementsDuringUnchangedPolls != nil {
 		fmt.Fprintf(w, "db statements during 200 unchanged polls: %d\n", *r.StatementsDuringUnchangedPolls)
+	}
+	if s := r.Streams; s != nil {
+		fmt.Fprintf(w, "\n%s: %d open Team mail streams (opened in %.1f s)\n", streamsScenario, s.Streams, s.OpenSeconds)
+		if s.ServerRSSMB > 0 {
+			fmt.Fprintf(w, "  server RSS %.0f MB (%.0f MB before), goroutines %d (%d before)\n", s.ServerRSSMB, s.ServerRSSBeforeMB, s.Goroutines, s.GoroutinesBefore)
+		}
+		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
+			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
 	for _, x := range r.Results {
 		if x.FirstError != "" {
