@@ -80,9 +80,6 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// Register adds collectors of the caller's own to the registry.
-func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs...) }
-
 // CountStreams sets the function that says how many live event streams are
 // open; osfoundry_live_streams reads it at each scrape (0 until it is set).
 func (m *Metrics) CountStreams(open func() int) { m.streams.Store(&open) }
