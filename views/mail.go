@@ -1,8 +1,11 @@
 package views
 
 import (
+	"context"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/a-h/templ"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -44,4 +47,50 @@ func ReplySubject(subject string) string {
 		s = string([]rune(s)[:store.MaxSubjectLen])
 	}
 	return s
+}
+
+// hasReceipts reports whether a note shows read receipts: an owner's note
+// agents read (not an analysis note, which they never see).
+func hasReceipts(n store.Note) bool {
+	return n.SenderKind == "owner" && n.MessageType != store.MessageAnalysis
+}
+
+// receiptsLine is ReceiptsLine, or nil while nobody has read the note.
+func receiptsLine(receipts []store.Receipt) templ.Component {
+	if len(receipts) == 0 {
+		return nil
+	}
+	return ReceiptsLine(receipts)
+}
+
+// isViewer reports whether a sender slug is the signed-in owner's.
+func isViewer(ctx context.Context, slug string) bool {
+	o := PageFrom(ctx).Owner
+	return o != nil && store.OwnerSlug(o.ID) == slug
+}
+
+// ReceiptsUpdate is what a mail poll brings of read receipts: the lines that
+// changed since the page's cursor and the cursor to send next.
+type ReceiptsUpdate struct {
+	Lines  []NoteReceiptsLine
+	Cursor int64
+}
+
+// NoteReceiptsLine is the receipts of one note.
+type NoteReceiptsLine struct {
+	NoteID   int64
+	Receipts []store.Receipt
+}
+
+// GroupReceipts groups receipts ordered by note into one line per note, in
+// that order.
+func GroupReceipts(receipts []store.Receipt) []NoteReceiptsLine {
+	var out []NoteReceiptsLine
+	for _, r := range receipts {
+		if len(out) == 0 || out[len(out)-1].NoteID != r.NoteID {
+			out = append(out, NoteReceiptsLine{NoteID: r.NoteID})
+		}
+		out[len(out)-1].Receipts = append(out[len(out)-1].Receipts, r)
+	}
+	return out
 }
