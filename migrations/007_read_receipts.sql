@@ -14,14 +14,15 @@ CREATE TABLE note_receipts (
 );
 CREATE INDEX note_receipts_connection_idx ON note_receipts (connection_id);
 
--- Per invitation: every note of the session addressed to the connection with
--- an id up to read_through has a receipt. The unread count looks only above
--- it, so a connection that keeps up costs a few index entries per call. Gone
--- with the invitation (the receipts stay, so a note once read stays read).
+-- Per connection and session: every note of the session addressed to the
+-- connection with an id up to read_through has a receipt. The unread count
+-- looks only above it, so a connection that keeps up costs a few index
+-- entries per call. Receipts are never removed, so it stays true whatever
+-- happens to the invitation; it goes with the session or the connection.
 CREATE TABLE agent_mail_reads (
-    session_id    bigint NOT NULL,
-    connection_id bigint NOT NULL,
+    session_id    bigint NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    connection_id bigint NOT NULL REFERENCES connections (id) ON DELETE CASCADE,
     read_through  bigint NOT NULL CHECK (read_through >= 0),
-    PRIMARY KEY (session_id, connection_id),
-    FOREIGN KEY (session_id, connection_id) REFERENCES invitations (session_id, connection_id) ON DELETE CASCADE
+    PRIMARY KEY (session_id, connection_id)
 );
+CREATE INDEX agent_mail_reads_connection_idx ON agent_mail_reads (connection_id);

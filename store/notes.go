@@ -275,8 +275,8 @@ const MaxMailPage = 20
 // The same statement records what it returns: a read receipt for each
 // returned note the connection did not write, once per (note, connection)
 // however many reads race on however many replicas, announced on
-// ReceiptsChannel when the note is an owner's; and the invitation's
-// read_through. It answers the connection's unread mail as it stands after
+// ReceiptsChannel when the note is an owner's; and the connection's
+// read_through in the session (agent_mail_reads). It answers the connection's unread mail as it stands after
 // this read, so a session whose unread notes were all returned is no longer
 // counted and one read in part counts what remains.
 func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, Unread, error) {

@@ -57,12 +57,12 @@ type UnreadSession struct {
 }
 
 // unreadSQL selects one row (total, sessions, types, ids, counts): a
-// connection's unread mail, to scan with scanUnread. A note is unread when it
-// is addressed to the connection, in a session it is invited to, above the
-// invitation's read_through and without a receipt. conn and slug are SQL
-// expressions (see readableBy); seen is a condition on n naming notes to
-// count as read besides, such as the page a read is returning ("false" for
-// none).
+// connection's unread mail, to scan into unreadTargets. A note is unread when
+// it is addressed to the connection, in a session it is invited to, above
+// its read_through there (agent_mail_reads) and without a receipt. conn and
+// slug are SQL expressions (see readableBy); seen is a condition on n naming
+// notes to count as read besides, such as the page a read is returning
+// ("false" for none).
 func unreadSQL(conn, slug, seen string) string {
 	listed := strconv.Itoa(MaxUnreadListed)
 	return `
