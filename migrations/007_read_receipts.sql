@@ -1,6 +1,6 @@
--- Agents hear back (SPEC §9): read receipts, and how far each invited
--- connection has been shown the mail addressed to it, which the unread hint of
--- every tool result counts from.
+-- Agents hear back (SPEC §9): read receipts, and how far each connection has
+-- been shown each session's mail, which the unread hint of every tool result
+-- counts from.
 
 -- The first time read_session_mail returned a note to a connection that did
 -- not write it. One row per (note, connection), whoever reads first on
@@ -14,11 +14,11 @@ CREATE TABLE note_receipts (
 );
 CREATE INDEX note_receipts_connection_idx ON note_receipts (connection_id);
 
--- Per connection and session: every note of the session addressed to the
--- connection with an id up to read_through has a receipt. The unread count
--- looks only above it, so a connection that keeps up costs a few index
--- entries per call. Receipts are never removed, so it stays true whatever
--- happens to the invitation; it goes with the session or the connection.
+-- Per connection and session: the newest note read_session_mail has returned
+-- to the connection there. Its unread mail in the session is what is
+-- addressed to it above this, so a connection that keeps up costs one index
+-- probe per session it is invited to. Kept when the invitation ends (a note
+-- once read stays read); it goes with the session or the connection.
 CREATE TABLE agent_mail_reads (
     session_id    bigint NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     connection_id bigint NOT NULL REFERENCES connections (id) ON DELETE CASCADE,

@@ -266,6 +266,64 @@ func sameRecipient(recipient *string, to string) bool {
 // MaxMailPage is the largest page read_session_mail returns.
 const MaxMailPage = 20
 
+// readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
+// the connection, $3 and $4 the session's type and public id, $5 before_id
+// (0: none), $6 the page size, $7 ReceiptsChannel.
+//
+// One round trip on the hottest read. target: the session and the caller's
+// invitation (no row means no such session, a NULL role means not invited).
+// page: the notes, one more than asked; shown: those returned. fresh: the
+// shown notes that get a receipt now. The session row is locked before
+// receipts take their ids, as insertNote does for notes, so that a
+// session's receipts become visible in id order and the owners' pages can
+// poll with "receipt id > last seen". mark: read_through moves up to the
+// newest note shown.
+var readAgentMailSQL = `
+	WITH target AS (
+		SELECT s.id, i.role, c.sender_slug
+		FROM sessions s
+		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+		LEFT JOIN connections c ON c.id = i.connection_id
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
+	), page AS (
+		SELECT n.* FROM target CROSS JOIN LATERAL (
+			SELECT * FROM notes n
+			WHERE target.role IS NOT NULL AND n.session_id = target.id AND ` + readableBy("$2", "target.sender_slug") + `
+				AND ($5 = 0 OR n.id < $5)
+			-- Ordered as notes_session_idx (session_id, id DESC) is, so even a
+			-- generic plan walks that index instead of the whole table by id.
+			ORDER BY n.session_id, n.id DESC
+			LIMIT $6 + 1
+		) n
+	), shown AS (
+		SELECT * FROM page ORDER BY id DESC LIMIT $6
+	), fresh AS (
+		SELECT n.id, n.session_id, n.sender_kind FROM shown n
+		WHERE ` + receiptFor("$2") + `
+			AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
+	), locked AS (
+		SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
+	), receipts AS (
+		INSERT INTO note_receipts (note_id, connection_id)
+		SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
+		ON CONFLICT (note_id, connection_id) DO NOTHING
+		RETURNING note_id
+	), notified AS (
+		SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
+		FROM receipts r JOIN fresh f ON f.id = r.note_id
+		WHERE f.sender_kind = 'owner'
+	), mark AS (
+		INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
+		SELECT target.id, $2, max(shown.id) FROM target, shown GROUP BY target.id
+		ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
+		WHERE m.read_through < EXCLUDED.read_through
+	)
+	SELECT target.role, (SELECT notified.n FROM notified), u.*, ` + noteColumns + `
+	FROM target
+	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
+	LEFT JOIN page n ON true
+	ORDER BY n.id DESC`
+
 // ReadAgentMail returns a page of the Team mail the connection may read in a
 // session it is invited to (readableBy): notes to its sender slug, notes to
 // the whole session, and the notes it posted; never analysis notes. Newest
@@ -275,76 +333,16 @@ const MaxMailPage = 20
 // The same statement records what it returns: a read receipt for each
 // returned note the connection did not write, once per (note, connection)
 // however many reads race on however many replicas, announced on
-// ReceiptsChannel when the note is an owner's; and the connection's
-// read_through in the session (agent_mail_reads). It answers the connection's unread mail as it stands after
-// this read, so a session whose unread notes were all returned is no longer
-// counted and one read in part counts what remains.
+// ReceiptsChannel when the note is an owner's; and the newest note returned,
+// above which its unread mail in the session starts (agent_mail_reads). It
+// answers the connection's unread mail as it stands after this read: a
+// session read from the top is no longer counted, one read below its newest
+// notes (before_id) counts the notes above the page.
 func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, Unread, error) {
 	if limit < 1 || limit > MaxMailPage {
 		return nil, Unread{}, &FieldError{"limit", "use 1 to 20"}
 	}
-	// One round trip on the hottest read. target: the session and the
-	// caller's invitation (no row means no such session, a NULL role means
-	// not invited). page: the notes, one more than asked; shown: those
-	// returned. fresh: the shown notes that get a receipt now. The session
-	// row is locked before receipts take their ids, as insertNote does for
-	// notes, so that a session's receipts become visible in id order and the
-	// owners' pages can poll with "receipt id > last seen". mark: the new
-	// read_through, just below the oldest addressed note still unread.
-	rows, err := s.pool.Query(ctx, `
-		WITH target AS (
-			SELECT s.id, i.role, c.sender_slug, coalesce(m.read_through, 0) AS read_through
-			FROM sessions s
-			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
-			LEFT JOIN connections c ON c.id = i.connection_id
-			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
-			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
-		), page AS (
-			SELECT n.* FROM target CROSS JOIN LATERAL (
-				SELECT * FROM notes n
-				WHERE target.role IS NOT NULL AND n.session_id = target.id AND `+readableBy("$2", "target.sender_slug")+`
-					AND ($5 = 0 OR n.id < $5)
-				-- Ordered as notes_session_idx (session_id, id DESC) is, so even a
-				-- generic plan walks that index instead of the whole table by id.
-				ORDER BY n.session_id, n.id DESC
-				LIMIT $6 + 1
-			) n
-		), shown AS (
-			SELECT * FROM page ORDER BY id DESC LIMIT $6
-		), fresh AS (
-			SELECT n.id, n.session_id, n.sender_kind FROM shown n
-			WHERE `+receiptFor("$2")+`
-				AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
-		), locked AS (
-			SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
-		), receipts AS (
-			INSERT INTO note_receipts (note_id, connection_id)
-			SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
-			ON CONFLICT (note_id, connection_id) DO NOTHING
-			RETURNING note_id
-		), notified AS (
-			SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
-			FROM receipts r JOIN fresh f ON f.id = r.note_id
-			WHERE f.sender_kind = 'owner'
-		), mark AS (
-			INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
-			SELECT target.id, $2, x.read_through FROM target CROSS JOIN LATERAL (
-				SELECT coalesce(
-					(SELECT min(n.id) - 1 FROM notes n
-						WHERE n.session_id = target.id AND n.id > target.read_through AND `+addressedTo("$2", "target.sender_slug")+`
-							AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
-							AND n.id NOT IN (SELECT id FROM shown)),
-					(SELECT max(n.id) FROM notes n WHERE n.session_id = target.id),
-					0) AS read_through
-			) x
-			WHERE target.role IS NOT NULL AND x.read_through > target.read_through
-			ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
-		)
-		SELECT target.role, (SELECT notified.n FROM notified), u.*, `+noteColumns+`
-		FROM target
-		CROSS JOIN LATERAL (`+unreadSQL("$2", "target.sender_slug", "n.id IN (SELECT id FROM shown)")+`) u
-		LEFT JOIN page n ON true
-		ORDER BY n.id DESC`, workspaceID, connectionID, sessionType, publicID, beforeID, limit, ReceiptsChannel)
+	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, beforeID, limit, ReceiptsChannel)
 	if err != nil {
 		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 	}

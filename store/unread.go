@@ -36,9 +36,9 @@ func addressedTo(conn, slug string) string {
 // unread first); its total counts every session.
 const MaxUnreadListed = 10
 
-// Unread is a connection's unread mail: the notes addressed to it
-// (addressedTo) in the sessions it is currently invited to that
-// read_session_mail has not returned to it yet.
+// Unread is a connection's unread mail: in each session it is currently
+// invited to, the notes addressed to it (addressedTo) newer than the newest
+// note read_session_mail has returned to it there (agent_mail_reads).
 type Unread struct {
 	// Total counts the unread notes of every session.
 	Total int
@@ -57,12 +57,12 @@ type UnreadSession struct {
 }
 
 // unreadSQL selects one row (total, sessions, types, ids, counts): a
-// connection's unread mail, to scan into unreadTargets. A note is unread when
-// it is addressed to the connection, in a session it is invited to, above
-// its read_through there (agent_mail_reads) and without a receipt. conn and
+// connection's unread mail (Unread), to scan into unreadTargets. conn and
 // slug are SQL expressions (see readableBy); seen is a condition on n naming
-// notes to count as read besides, such as the page a read is returning
-// ("false" for none).
+// notes to count as read besides, such as those below the page a read is
+// returning ("false" for none). Per session it reads the range of
+// notes_session_idx above read_through, so a connection that keeps up costs
+// one index probe per invitation.
 func unreadSQL(conn, slug, seen string) string {
 	listed := strconv.Itoa(MaxUnreadListed)
 	return `
@@ -71,15 +71,16 @@ func unreadSQL(conn, slug, seen string) string {
 			coalesce((array_agg(u.public_id ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
 			coalesce((array_agg(u.count ORDER BY u.newest DESC))[1:` + listed + `], '{}')
 		FROM (
-			SELECT s.session_type, s.public_id, count(*)::int AS count, max(n.id) AS newest
+			SELECT s.session_type, s.public_id, x.count, x.newest
 			FROM invitations i
 			JOIN sessions s ON s.id = i.session_id
 			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
-			JOIN notes n ON n.session_id = i.session_id AND n.id > coalesce(m.read_through, 0)
-			WHERE i.connection_id = ` + conn + ` AND ` + addressedTo(conn, slug) + `
-				AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = ` + conn + `)
-				AND NOT (` + seen + `)
-			GROUP BY s.id, s.session_type, s.public_id
+			CROSS JOIN LATERAL (
+				SELECT count(*)::int AS count, max(n.id) AS newest FROM notes n
+				WHERE n.session_id = i.session_id AND n.id > coalesce(m.read_through, 0) AND ` + addressedTo(conn, slug) + `
+					AND NOT (` + seen + `)
+			) x
+			WHERE i.connection_id = ` + conn + ` AND x.count > 0
 		) u`
 }
 

@@ -60,6 +60,16 @@ func unreadOf(t *testing.T, res *mcpsdk.CallToolResult) *unreadHint {
 	return v.Unread
 }
 
+// newestID is the id of the newest note of a session.
+func newestID(t *testing.T, e *env, s *store.Session) int64 {
+	t.Helper()
+	var id int64
+	if err := e.sql().QueryRow(`SELECT max(id) FROM notes WHERE session_id = $1`, s.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // counts is a hint as "session_id:count" in its order, "" for none.
 func counts(u *unreadHint) string {
 	if u == nil {
@@ -74,7 +84,8 @@ func counts(u *unreadHint) string {
 
 // TestUnreadHint: what counts as unread (replies to the agent's slug from
 // owners and agents, owners' notes to the whole session, in sessions it is
-// invited to), what never does (its own notes, analysis notes, other agents'
+// invited to, newer than the newest note read_session_mail returned to it
+// there), what never does (its own notes, analysis notes, other agents'
 // notes to the whole session, replies to others), on every result (refusals
 // too), and how read_session_mail clears it, whole or in part.
 func TestUnreadHint(t *testing.T) {
@@ -144,24 +155,18 @@ func TestUnreadHint(t *testing.T) {
 	if got := counts(unreadOf(t, res)); got != s1.PublicID+":2" {
 		t.Fatalf("after reading s2: %q", got)
 	}
-	// Reading s1 in part leaves the rest: the newest note is bob's reply.
+	// Reading s1 below its newest note leaves that note unread.
 	var mail mailResult
-	res = a.call("read_session_mail", with(ref(s1), "limit", 1))
-	if err := jsonInto(res.StructuredContent, &mail); err != nil || len(mail.Notes) != 1 || mail.Notes[0].Subject != "bob to alice" {
-		t.Fatalf("first page %s %v", mustJSON(res.StructuredContent), err)
+	bobReply := newestID(t, e, s1)
+	res = a.call("read_session_mail", with(ref(s1), "before_id", bobReply))
+	if err := jsonInto(res.StructuredContent, &mail); err != nil || mail.Notes[0].Subject != "owner to all" {
+		t.Fatalf("older page %s %v", mustJSON(res.StructuredContent), err)
 	}
 	if got := counts(unreadOf(t, res)); got != s1.PublicID+":1" {
-		t.Fatalf("after one of two: %q", got)
+		t.Fatalf("after the older page: %q, want bob's reply alone", got)
 	}
 	if got := counts(unreadOf(t, a.call("list_agents", nil))); got != s1.PublicID+":1" {
-		t.Fatalf("the next call after one of two: %q", got)
-	}
-	// An older page first does not clear the newer: the owner writes again,
-	// alice reads what is below it.
-	newest := e.ownerNote(s1, owner, nil, "note", "owner again")
-	res = a.call("read_session_mail", with(ref(s1), "before_id", newest))
-	if got := counts(unreadOf(t, res)); got != s1.PublicID+":1" {
-		t.Fatalf("after the older page: %q, want the newest note alone", got)
+		t.Fatalf("the next call after the older page: %q", got)
 	}
 	res = a.call("read_session_mail", ref(s1))
 	if u := unreadOf(t, res); u != nil {
@@ -170,10 +175,20 @@ func TestUnreadHint(t *testing.T) {
 	if u := unreadOf(t, a.call("list_sessions", nil)); u != nil {
 		t.Fatalf("all read, next call: %s", mustJSON(u))
 	}
-	// Read again: nothing comes back unread.
-	a.ok("read_session_mail", ref(s1), nil)
-	if u := unreadOf(t, a.call("list_sessions", nil)); u != nil {
-		t.Fatalf("reread: %s", mustJSON(u))
+	// Unread is what is newer than the newest note returned: a page from
+	// the top catches up whatever its size (a client reads from the top
+	// until it meets an id it has seen). Receipts stay exact.
+	first := e.ownerNote(s1, owner, nil, "note", "again 1")
+	e.ownerNote(s1, owner, nil, "note", "again 2")
+	if got := counts(unreadOf(t, a.call("list_sessions", nil))); got != s1.PublicID+":2" {
+		t.Fatalf("two new: %q", got)
+	}
+	if u := unreadOf(t, a.call("read_session_mail", with(ref(s1), "limit", 1))); u != nil {
+		t.Fatalf("after the top page of one: %s", mustJSON(u))
+	}
+	var receipted bool
+	if err := e.sql().QueryRow(`SELECT EXISTS (SELECT 1 FROM note_receipts WHERE note_id = $1)`, first).Scan(&receipted); err != nil || receipted {
+		t.Fatalf("a receipt for a note never returned: %v %v", receipted, err)
 	}
 
 	// A session she is no longer invited to stops counting.
@@ -187,7 +202,7 @@ func TestUnreadHint(t *testing.T) {
 	if u := unreadOf(t, a.call("list_sessions", nil)); u != nil {
 		t.Fatalf("uninvited: %s", mustJSON(u))
 	}
-	// Invited again: what she read stays read (the receipts remain).
+	// Invited again: what she read stays read (her read mark remains).
 	a.invite(s2, store.RoleContributor)
 	if got := counts(unreadOf(t, a.call("list_sessions", nil))); got != s2.PublicID+":1" {
 		t.Fatalf("invited again: %q, want only the note she never read", got)
@@ -199,7 +214,7 @@ func TestUnreadHint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "bob to all,owner to alice,owner to all,bob to alice,owner again"; strings.Join(subjects, ",") != want {
+	if want := "bob to all,owner to alice,owner to all,bob to alice,again 2"; strings.Join(subjects, ",") != want {
 		t.Fatalf("receipts of %v, want %s", subjects, want)
 	}
 }
