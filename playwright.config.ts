@@ -1,7 +1,8 @@
 import { defineConfig } from '@playwright/test';
 
 // One server for the whole run, on its own private PostgreSQL in a fresh data
-// folder; specs share it and run one at a time, in file-name order.
+// folder; specs share it and run one at a time, in file-name order. It may
+// reach private targets: the webhook spec's receiver listens on loopback.
 const port = Number(process.env.E2E_PORT || 18931);
 export const baseURL = `http://127.0.0.1:${port}`;
 export const dataDir = process.env.E2E_DATA_DIR || `/tmp/osfoundry-e2e-${port}`;
@@ -28,7 +29,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn`,
+    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn --allow-private-targets`,
     url: `${baseURL}/readyz`,
     timeout: 60_000,
     reuseExistingServer: false,

@@ -68,7 +68,7 @@ func TestAccessLevelsThroughTheRouter(t *testing.T) {
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	for _, r := range app.h.routes() {
-		path := strings.NewReplacer(":id", "1", ":conn", "1", "*", "app.css").Replace(r.path)
+		path := strings.NewReplacer(":id", "1", ":conn", "1", ":hook", "1", "*", "app.css").Replace(r.path)
 		what := r.method + " " + path + " (" + r.access.String() + ")"
 		send := func(c *client, form url.Values) *http.Response {
 			t.Helper()

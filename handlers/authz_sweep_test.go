@@ -35,8 +35,9 @@ type sweepWorld struct {
 	note       int64 // ag's note in the session
 	bobP       *store.Project
 	bobSession *store.Session
-	bobAg      agent // B's agent
-	stranger   agent // A's connection, neither seated nor invited
+	bobAg      agent                  // B's agent
+	stranger   agent                  // A's connection, neither seated nor invited
+	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
 	readOnly   string
 	clientID   string // a registered OAuth client
 }
@@ -51,10 +52,11 @@ const (
 	secretName    = "Amber Display A"
 	secretTask    = "Cobalt-Task-A"
 	secretClient  = "Jade-Client-A"
+	secretHook    = "Garnet-Hook-A"
 )
 
 // secretsOfA is what an owner or agent of another workspace must never see.
-var secretsOfA = []string{secretProject, secretSession, secretSubject, secretBody, secretHandle, secretName, secretTask, secretClient}
+var secretsOfA = []string{secretProject, secretSession, secretSubject, secretBody, secretHandle, secretName, secretTask, secretClient, secretHook}
 
 func newSweepWorld(t *testing.T) *sweepWorld {
 	app := newTestApp(t)
@@ -70,6 +72,12 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	}
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
+	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
+		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hook = hook
 	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
 	// Alice has the session open: the note hub tracks it, so polls of it
 	// take the fast path that asks no database.
@@ -116,11 +124,13 @@ func (w *sweepWorld) path(r route) string {
 		p = strings.Replace(p, ":id", fmt.Sprint(w.ag.connID), 1)
 	}
 	p = strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
+	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
 	return strings.Replace(p, "*", "0/app.css", 1)
 }
 
 // bobPath fills a route's parameters with bob's own project, session and
-// agent, except :conn, which names A's agent: ids of two workspaces mixed.
+// agent, except :conn and :hook, which name A's agent and A's webhook
+// endpoint: ids of two workspaces mixed.
 func (w *sweepWorld) bobPath(r route) string {
 	p := r.path
 	switch {
@@ -131,6 +141,7 @@ func (w *sweepWorld) bobPath(r route) string {
 	case strings.HasPrefix(p, "/connections/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.bobAg.connID), 1)
 	}
+	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
 	return strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
 }
 
@@ -267,6 +278,14 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /projects/:id/seats":                    {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":       {},
 		"POST /projects/:id/sessions":                 {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},
+		"GET /projects/:id/webhooks":                  {},
+		"POST /projects/:id/webhooks":                 {form: url.Values{"url": {"https://hooks.example.com/hijack"}, "kind": {store.WebhookJSON}}},
+		"GET /projects/:id/webhooks/:hook":            {},
+		"GET /projects/:id/webhooks/:hook/log":        {},
+		"POST /projects/:id/webhooks/:hook/test":      {},
+		"POST /projects/:id/webhooks/:hook/enable":    {},
+		"POST /projects/:id/webhooks/:hook/disable":   {},
+		"POST /projects/:id/webhooks/:hook/delete":    {},
 		"GET /sessions/:id":                           {},
 		"GET /sessions/:id/mail/poll":                 {query: "?after=0"},
 		"GET /sessions/:id/mail/older":                {query: fmt.Sprintf("?before=%d", w.note+1)},
@@ -403,8 +422,8 @@ func TestSweepRoutes(t *testing.T) {
 			if res.status >= 500 || res.status == http.StatusForbidden {
 				t.Errorf("%s: %s", what, res)
 			}
-			if strings.Contains(r.path, ":conn") && res.status != http.StatusNotFound {
-				t.Errorf("%s: %s, want 404 for A's connection", what, res)
+			if (strings.Contains(r.path, ":conn") || strings.Contains(r.path, ":hook")) && res.status != http.StatusNotFound {
+				t.Errorf("%s: %s, want 404 for A's connection or webhook endpoint", what, res)
 			}
 			noSecrets(t, what, res.body, secretsOfA)
 			if w.app.digest(aliceWS) != beforeA {

@@ -24,6 +24,21 @@ func Ago(now, t time.Time) string {
 	}
 }
 
+// Until renders how long until t, like "in 12 s"; "now" once it is past.
+func Until(now, t time.Time) string {
+	d := t.Sub(now)
+	switch {
+	case d <= 0:
+		return "now"
+	case d < time.Minute:
+		return fmt.Sprintf("in %d s", int(d.Round(time.Second)/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("in %d min", int(d.Round(time.Minute)/time.Minute))
+	default:
+		return fmt.Sprintf("in %d h", int(d.Round(time.Hour)/time.Hour))
+	}
+}
+
 // Exact renders a time for title attributes and <time datetime>.
 func Exact(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
@@ -43,6 +58,42 @@ func SessionTypeLabel(t string) string {
 	}
 	label := strings.ReplaceAll(t, "_", " ")
 	return strings.ToUpper(label[:1]) + label[1:]
+}
+
+// WebhookKindLabel names a webhook endpoint kind for people.
+func WebhookKindLabel(kind string) string {
+	switch kind {
+	case store.WebhookSlack:
+		return "Slack-compatible"
+	case store.WebhookJSON:
+		return "JSON, signed"
+	}
+	return kind
+}
+
+// WebhookFiresLabel says which notes fire an endpoint.
+func WebhookFiresLabel(fires string) string {
+	switch fires {
+	case store.FiresAgents:
+		return "Agents' notes"
+	case store.FiresAll:
+		return "All notes"
+	}
+	return fires
+}
+
+// DeliveryStateLabel words a delivery's state: delivered, failed, sending,
+// retrying (it failed and waits for another attempt) or waiting.
+func DeliveryStateLabel(d store.WebhookDelivery) string {
+	switch {
+	case d.State != store.DeliveryPending:
+		return d.State
+	case d.InFlight:
+		return "sending"
+	case d.Attempts > 0:
+		return "retrying"
+	}
+	return "waiting"
 }
 
 // agentLabel names an agent by handle, or by its client before it claims one.

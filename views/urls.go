@@ -12,3 +12,7 @@ func sessionURL(id int64, rest ...string) string {
 func projectURL(id int64, rest ...string) string {
 	return fmt.Sprintf("/projects/%d", id) + strings.Join(rest, "")
 }
+
+func webhookURL(projectID, endpointID int64, rest ...string) string {
+	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, endpointID) + strings.Join(rest, "")
+}

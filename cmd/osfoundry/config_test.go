@@ -44,3 +44,19 @@ func TestAllowPrivateTargetsConfig(t *testing.T) {
 		t.Fatalf("start-up configuration log lacks the setting: %s", out.String())
 	}
 }
+
+// TestFastWebhooksFlagIsHidden: the tests' flag works but --help leaves it out.
+func TestFastWebhooksFlagIsHidden(t *testing.T) {
+	var c config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	c.register(fs)
+	if err := fs.Parse([]string{"--" + testFastWebhooks}); err != nil || !c.fastWebhooks {
+		t.Fatalf("--%s: %v %v", testFastWebhooks, c.fastWebhooks, err)
+	}
+	printFlags(fs)
+	if strings.Contains(out.String(), testFastWebhooks) || !strings.Contains(out.String(), "-allow-private-targets") {
+		t.Fatalf("--help lists:\n%s", out.String())
+	}
+}

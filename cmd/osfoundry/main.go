@@ -25,7 +25,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
+	"github.com/osfoundry/osfoundry/handlers/webhooks"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
 )
@@ -40,6 +42,9 @@ Usage:
                                                  mint a bearer token for a client without OAuth (shown once),
                                                  bound to the base URL the server last started with (or --base-url)
   osfoundry migrate [flags]                      apply database migrations and exit
+  osfoundry agent login|status|logout|install claude-code|uninstall claude-code …
+                                                 the agent side: connect a checkout, wire Claude Code to it
+                                                 (osfoundry agent help)
 
 Flags (the environment variable named in brackets is used when the flag is not given):
 `
@@ -57,7 +62,18 @@ type config struct {
 	trustProxy    bool
 	allowPrivate  bool
 	headerTimeout time.Duration
+	// fastWebhooks shortens the webhook sender's waits (hidden; for tests).
+	fastWebhooks bool
 }
+
+// testFastWebhooks is a flag for tests of the whole server, left out of
+// --help: webhook retries after 100 ms to 1 s, 3 s leases, a sweep every
+// 250 ms (webhooks.FastOptions), so that tests need not wait for production
+// backoffs and leases. Not for production use.
+const testFastWebhooks = "test-fast-webhooks"
+
+// hiddenFlags are registered but not listed by --help.
+var hiddenFlags = map[string]bool{testFastWebhooks: true}
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -78,6 +94,20 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
+	fs.BoolVar(&c.fastWebhooks, testFastWebhooks, false, "tests only: shorten webhook retries, leases and sweeps")
+}
+
+// printFlags lists the flags of fs as PrintDefaults does, hidden ones left out.
+func printFlags(fs *flag.FlagSet) {
+	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	visible.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			visible.Var(f.Value, f.Name, f.Usage)
+			visible.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	visible.PrintDefaults()
 }
 
 // finish checks the flags. A --base-url that was given is normalised here;
@@ -139,6 +169,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "agent" {
+		return agent.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd = args[0]
@@ -152,7 +185,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("osfoundry "+cmd, flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	cfg.register(fs)
 	var email, name, workspace, client, scope string
@@ -333,10 +366,24 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// The note hub keeps every replica's "newest note per session" current
 	// over LISTEN/NOTIFY; it stops before the pool closes.
 	hub := st.NewNoteHub(log)
+	// The webhook sender delivers the outbox; the hub's connection wakes it
+	// when deliveries are queued. It stops claiming at shutdown and finishes
+	// what it has in flight before the pool closes.
+	senderOpts := webhooks.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
+	if cfg.fastWebhooks {
+		log.Warn("webhook test timing in use: retries, leases and sweeps are shortened (--" + testFastWebhooks + ")")
+		senderOpts = webhooks.FastOptions(senderOpts)
+	}
+	sender := webhooks.New(senderOpts)
+	hub.OnNotify(store.WebhooksChannel, sender.Wake)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
 	defer func() { stopHub(); <-hubDone }()
+	senderCtx, stopSender := context.WithCancel(context.WithoutCancel(ctx))
+	senderDone := make(chan struct{})
+	go func() { defer close(senderDone); sender.Run(senderCtx) }()
+	defer func() { stopSender(); <-senderDone }()
 	h := handlers.New(handlers.Deps{
 		Store:  st,
 		Hub:    hub,
@@ -372,6 +419,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", cfg.shutdown)
+	stopSender()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
