@@ -55,8 +55,10 @@ func hasReceipts(n store.Note) bool {
 	return n.SenderKind == "owner" && n.MessageType != store.MessageAnalysis
 }
 
-// receiptsLine is ReceiptsLine, or nil while nobody has read the note.
-func receiptsLine(receipts []store.Receipt) templ.Component {
+// ReadBy is the ReceiptsLine of a note's receipts, or nil while nobody has
+// read it: the line NoteReceipts shows. A live stream's receipt event renders
+// NoteReceipts(noteID, true, ReadBy(store.NoteReceipts(…, []int64{noteID}))).
+func ReadBy(receipts []store.Receipt) templ.Component {
 	if len(receipts) == 0 {
 		return nil
 	}
