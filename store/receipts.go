@@ -8,11 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ReceiptsChannel is the PostgreSQL NOTIFY channel announcing a new read
-// receipt on an owner's note; the payload is "<session id>:<note id>", ids
-// only. ReadAgentMail sends it in the statement that records the receipt.
-const ReceiptsChannel = "osfoundry_receipts"
-
 // Receipt records that read_session_mail returned a note to a connection
 // for the first time: "read by <Reader> · <ReadAt>".
 type Receipt struct {
