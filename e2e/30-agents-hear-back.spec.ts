@@ -87,7 +87,6 @@ test('the owner replies, the agent is told on its next call, reads, and the page
   await expect(answer).toBeVisible({ timeout: 6_000 });
   await expect(answer.getByTestId('note-type')).toHaveText('reply');
   await expect(answer.getByTestId('note-recipient')).toHaveText(mail.notes[0].from);
-  await expect(answer.getByTestId('note-recipient-you')).toHaveText('(you)');
   await expect(answer.getByTestId('note-outside')).toHaveText('outside assistant');
   // Its own reply is never unread for it.
   expect(toolJSON(await tool('list_sessions')).unread).toBeUndefined();

@@ -1,7 +1,6 @@
 package views
 
 import (
-	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -63,12 +62,6 @@ func ReadBy(receipts []store.Receipt) templ.Component {
 		return nil
 	}
 	return ReceiptsLine(receipts)
-}
-
-// isViewer reports whether a sender slug is the signed-in owner's.
-func isViewer(ctx context.Context, slug string) bool {
-	o := PageFrom(ctx).Owner
-	return o != nil && store.OwnerSlug(o.ID) == slug
 }
 
 // ReceiptsUpdate is what a mail poll brings of read receipts: the lines that
