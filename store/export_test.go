@@ -6,6 +6,12 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// The statements of the hot paths, for tests that explain their plans.
+var (
+	UseAccessTokenSQL = useAccessTokenSQL
+	ReadAgentMailSQL  = readAgentMailSQL
+)
+
 // InsertNote runs the note transaction alone (insertNote: the session lock
 // by the event sequence, the note, its event, outbox and notifications), for
 // the benchmarks of store_test.
