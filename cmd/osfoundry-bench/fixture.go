@@ -30,12 +30,16 @@ type fixture struct {
 	pool        *pgxpool.Pool // the physical scenarios' own
 	workspaceID int64
 	sessions    []*store.Session
-	agents      []agent
-	owner       *http.Client
-	pollURL     string
-	metricsURL  string // the server's /metrics, when known
-	runID       string
-	seq         atomic.Int64
+	// physical are the sessions the physical note insert writes to: no
+	// agent is invited there, so its rows do not add to what the tools read
+	// and count (one scenario must not change another's cost).
+	physical   []*store.Session
+	agents     []agent
+	owner      *http.Client
+	pollURL    string
+	metricsURL string // the server's /metrics, when known
+	runID      string
+	seq        atomic.Int64
 }
 
 type agent struct {
@@ -67,6 +71,11 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 			return nil, err
 		}
 		fx.sessions = append(fx.sessions, s)
+		p, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: owner.WorkspaceID, ProjectID: project.ID, Type: "team_session", Title: fmt.Sprintf("Physical %d", i), CreatedBy: owner.ID})
+		if err != nil {
+			return nil, err
+		}
+		fx.physical = append(fx.physical, p)
 	}
 	workers := 0
 	for _, c := range o.levels {

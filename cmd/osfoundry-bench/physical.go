@@ -18,7 +18,8 @@ var errShortPage = errors.New("physical mail page: fewer than 10 notes")
 
 // physicalInsert writes one agent note with its idempotency key in a single
 // INSERT … ON CONFLICT DO NOTHING RETURNING: the row post_session_note adds,
-// and the unique key that makes it idempotent.
+// and the unique key that makes it idempotent. It writes to sessions of its
+// own, which no agent is invited to.
 func (fx *fixture) physicalInsert(ctx context.Context, w, i int) error {
 	a := fx.agents[w]
 	var id int64
@@ -27,7 +28,7 @@ func (fx *fixture) physicalInsert(ctx context.Context, w, i int) error {
 			message_type, subject, body, idempotency_key)
 		VALUES ($1, $2, 'agent', $3, $4, 'Bench', 'note', 'Physical', $5, $6)
 		ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING RETURNING id`,
-		fx.workspaceID, fx.session(w).ID, a.connectionID, a.slug, "Note "+strconv.Itoa(i)+" of worker "+strconv.Itoa(w), fx.key("p")).Scan(&id)
+		fx.workspaceID, fx.physical[w%len(fx.physical)].ID, a.connectionID, a.slug, "Note "+strconv.Itoa(i)+" of worker "+strconv.Itoa(w), fx.key("p")).Scan(&id)
 }
 
 // physicalMailPage reads the newest 10 notes of a session, in one statement
