@@ -65,12 +65,17 @@ go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
 e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
 	E2E_PORT=$(E2E_PORT) npx playwright test
 
+# TEMPL_SUM is a checksum of all templ output, to tell whether `templ generate` changed any.
+TEMPL_SUM = find . -name '*_templ.go' -not -path './node_modules/*' | sort | xargs cat | sha256sum
+
 .PHONY: lint
-lint: ## gofmt, go vet, and fail if regenerating templ output changes anything
+lint: ## gofmt, go vet, staticcheck, and fail if templ output or go.mod/go.sum are stale
 	@test -z "$$(gofmt -l . | grep -v node_modules)" || (echo "gofmt needed:"; gofmt -l . | grep -v node_modules; exit 1)
 	$(GO) vet ./...
-	$(GO) tool templ generate
-	@git diff --exit-code -- views || (echo "templ output is stale: run make generate and commit"; exit 1)
+	$(GO) tool staticcheck ./...
+	@before=$$($(TEMPL_SUM)); $(GO) tool templ generate -log-level warn; \
+		test "$$before" = "$$($(TEMPL_SUM))" || (echo "templ output was stale: regenerated, commit it"; exit 1)
+	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy and commit"; exit 1)
 
 .PHONY: bench
 bench: pg-deps ## run the load benchmark and print the table

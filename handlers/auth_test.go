@@ -151,13 +151,13 @@ func TestHealthStaticAndErrors(t *testing.T) {
 			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
 		}
 	}
-	res, body := c.get("/nope")
+	_, body := c.get("/nope")
 	if !strings.Contains(body, `data-testid="error-page"`) {
 		t.Fatalf("404 page: %s", body)
 	}
 	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/nope", nil)
 	req.Header.Set("HX-Request", "true")
-	res, body = c.do(req)
+	res, body := c.do(req)
 	if res.StatusCode != 404 || strings.Contains(body, "<html") || !strings.Contains(body, "error-fragment") {
 		t.Fatalf("htmx 404 must be a fragment: %d %s", res.StatusCode, body)
 	}

@@ -95,12 +95,6 @@ func isUniqueViolation(err error, constraint string) bool {
 	return false
 }
 
-// isCheckViolation reports whether err is a check_violation.
-func isCheckViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23514"
-}
-
 // notFound converts pgx.ErrNoRows into ErrNotFound, wrapped with op.
 func wrap(op string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -76,13 +76,6 @@ func projectURL(id int64, rest ...string) string {
 
 func idStr(id int64) string { return fmt.Sprint(id) }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // agentLabel names an agent by handle, or by its client before it claims one.
 func agentLabel(handle, clientName string) string {
 	if handle != "" {

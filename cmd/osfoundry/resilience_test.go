@@ -219,10 +219,6 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 	w := newWorld(t, dsn, base, 8)
 
 	const perClient = 30
-	type ack struct {
-		id  float64
-		key string
-	}
 	var mu sync.Mutex
 	acked := map[string]float64{}
 	var total atomic.Int64
