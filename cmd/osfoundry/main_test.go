@@ -10,7 +10,18 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+// serverEnv, set in a child's environment, makes the test binary run main:
+// the process tests start it as the server (see binary), so no separate build
+// is needed and the server runs with the same flags (-race) as the tests.
+const serverEnv = "OSFOUNDRY_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	storetest.Main(m)
+}
 
 func TestOwnerAndTokenCommands(t *testing.T) {
 	dsn := storetest.NewDatabase(t)
