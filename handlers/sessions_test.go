@@ -48,6 +48,7 @@ func noteIDs(doc *goquery.Document) []int64 {
 }
 
 func TestSessionPageShowsMailAndPresence(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, ptr("github.com/acme/"+xss), ptr("feat/"+xss), ptr("Fixing "+xss))
 	long := strings.Repeat("line of a long body\n", 40) + xss
@@ -123,6 +124,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 }
 
 func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, nil, nil, ptr("old task"))
 	f.app.exec(`UPDATE statuses SET updated_at = now() - interval '3 days'`)
@@ -140,6 +142,7 @@ func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
 }
 
 func TestSessionOtherWorkspaceIs404(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	note := f.app.agentNote(f.ag, f.x.ID, "s", "b")
 	bob := f.app.owner("bob@example.com", "Bob's")
@@ -176,6 +179,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 }
 
 func TestMailPoll(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	first := f.app.agentNote(f.ag, f.x.ID, "one", "1")
 	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the hub tracks the session
@@ -259,6 +263,7 @@ func TestMailPoll(t *testing.T) {
 }
 
 func TestPresencePoll(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	src, _ := doc.Find(`#presence`).Attr("hx-get")
@@ -289,6 +294,7 @@ func TestPresencePoll(t *testing.T) {
 }
 
 func TestReply(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	note := f.app.agentNote(f.ag, f.x.ID, "Question "+xss, "Which branch?")
 	f.alice.get(f.url)
@@ -388,6 +394,7 @@ func TestReply(t *testing.T) {
 }
 
 func TestParticipants(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	other := f.app.agent("alice@example.com", "", "other-bot", "Other "+xss)
 	p := f.url + "/participants"
@@ -420,6 +427,7 @@ func TestParticipants(t *testing.T) {
 }
 
 func TestOlderNotes(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	var ids []int64
 	for i := range store.MailPageSize + 2 {

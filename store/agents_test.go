@@ -48,6 +48,7 @@ func newConn(t *testing.T, st *store.Store, ws, owner int64, projects ...int64) 
 }
 
 func TestClaimProfileConcurrentSameHandle(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	const n = 8
@@ -80,6 +81,7 @@ func TestClaimProfileConcurrentSameHandle(t *testing.T) {
 }
 
 func TestClaimProfileValidatesAndKeepsSlug(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner)
@@ -113,6 +115,7 @@ func TestClaimProfileValidatesAndKeepsSlug(t *testing.T) {
 }
 
 func TestSetStatusStore(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner)
@@ -147,6 +150,7 @@ func TestSetStatusStore(t *testing.T) {
 }
 
 func TestPostAgentNoteStore(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, p := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner, p)

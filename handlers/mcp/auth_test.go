@@ -32,6 +32,7 @@ type refusalBody struct {
 // can lack a valid token: status, every WWW-Authenticate field, and the
 // JSON-RPC isError result carrying the same header.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	valid := e.agent(ws, owner, store.AllScopes)
@@ -122,6 +123,7 @@ func TestRefusals(t *testing.T) {
 // TestAnonymousMethods checks that initialize, tools/list, ping and
 // notifications answer without a token.
 func TestAnonymousMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`,
@@ -144,6 +146,7 @@ func TestAnonymousMethods(t *testing.T) {
 
 // TestHostAndOrigin checks the DNS-rebinding guard and CORS.
 func TestHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	do := func(method, host, origin string) *http.Response {
@@ -189,6 +192,7 @@ func TestHostAndOrigin(t *testing.T) {
 
 // TestProtectedResourceMetadata checks both RFC 9728 documents.
 func TestProtectedResourceMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
 		resp, err := http.Get(e.base + path)
@@ -216,6 +220,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 // TestPresenceWrittenAtMostEvery30s checks that an authenticated call marks
 // the connection seen and a second call right after does not write again.
 func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)
@@ -252,6 +257,7 @@ func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
 // TestPublicHost: with a public base URL, its Host and Origin are accepted
 // besides loopback, and anything else is refused.
 func TestPublicHost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := mcp.New(mcp.Options{Store: e.st, BaseURL: "https://foundry.example"})
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
@@ -283,6 +289,7 @@ func TestPublicHost(t *testing.T) {
 // TestDatabaseDownLeaksNothing: when the token cannot be checked, the answer
 // is a 500 JSON-RPC error without database detail.
 func TestDatabaseDownLeaksNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)

@@ -15,6 +15,7 @@ import (
 // TestToolErrorMapping: problems an agent can fix become refusals naming the
 // rule; anything else becomes an opaque JSON-RPC internal error.
 func TestToolErrorMapping(t *testing.T) {
+	t.Parallel()
 	h := New(Options{BaseURL: "http://localhost:8080"})
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -42,6 +43,7 @@ func TestToolErrorMapping(t *testing.T) {
 }
 
 func TestTidyValidation(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`validating "arguments": validating root: validating /properties/task: maxLength: "ttt" contains 281 Unicode code points, more than 280`:   "Invalid arguments: task: too long: 281 characters, at most 280",
 		`validating "arguments": validating root: validating /properties/display_name: minLength: "" contains 0 Unicode code points, fewer than 1`: "Invalid arguments: display_name: too short: 0 characters, at least 1",

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMatchRedirectURI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		registered, requested string
 		want                  bool
@@ -79,6 +80,7 @@ func FuzzMatchRedirectURI(f *testing.F) {
 }
 
 func TestValidateRedirectURI(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{
 		"https://app.example.com/cb", "http://localhost/cb", "http://127.0.0.1:8080/cb", "http://[::1]/cb",
 		"cursor://anysphere.cursor-retrieval/oauth/cb", "com.example.app:/oauth2redirect", "vscode://publisher.ext/cb",
@@ -99,6 +101,7 @@ func TestValidateRedirectURI(t *testing.T) {
 }
 
 func TestPublicAddr(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		ip            string
 		loopback, pub bool
@@ -125,6 +128,7 @@ func TestPublicAddr(t *testing.T) {
 }
 
 func TestCheckDocumentURL(t *testing.T) {
+	t.Parallel()
 	public := New(Options{BaseURL: "https://foundry.example.com"})
 	local := New(Options{BaseURL: "http://127.0.0.1:8080"})
 	for _, tc := range []struct {
@@ -151,6 +155,7 @@ func TestCheckDocumentURL(t *testing.T) {
 }
 
 func TestSuccessorIsDeterministicAndKeyed(t *testing.T) {
+	t.Parallel()
 	a1, r1 := successor([]byte("k1"))("osf_rt_x")
 	a2, r2 := successor([]byte("k1"))("osf_rt_x")
 	a3, r3 := successor([]byte("k2"))("osf_rt_x")
@@ -164,6 +169,7 @@ func TestSuccessorIsDeterministicAndKeyed(t *testing.T) {
 }
 
 func TestVerifyPKCE(t *testing.T) {
+	t.Parallel()
 	// RFC 7636 appendix B.
 	if !VerifyPKCE("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") {
 		t.Fatal("RFC 7636 example refused")
@@ -177,6 +183,7 @@ func TestVerifyPKCE(t *testing.T) {
 }
 
 func TestDocumentFetchRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hop" {
 			http.Redirect(w, r, "http://example.com/client.json", http.StatusFound)
