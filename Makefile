@@ -58,8 +58,8 @@ endef
 test: deps go-test fuzz-brief e2e ## install what is missing, then run every test (Go and browser)
 
 .PHONY: go-test
-go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
-	$(GO) test -race -count=1 ./...
+go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector; count them per package
+	set -o pipefail; $(GO) test -json -race -count=1 ./... | $(GO) run ./cmd/testsummary
 
 .PHONY: e2e
 e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
