@@ -4,7 +4,6 @@ GO ?= go
 BIN := bin/osfoundry
 PG_BIN_GLOB := /usr/lib/postgresql/*/bin/initdb
 CHROMIUM ?= /usr/bin/chromium
-E2E_PORT ?= 18931
 
 .DEFAULT_GOAL := help
 
@@ -61,9 +60,15 @@ test: deps go-test fuzz-brief e2e ## install what is missing, then run every tes
 go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector; count them per package
 	set -o pipefail; $(GO) test -json -race -count=1 ./... | $(GO) run ./cmd/testsummary
 
+# The e2e server listens on E2E_PORT when set, else on a free port
+# (playwright.config.ts picks it); its data folder is a fresh temp folder,
+# removed when the run ends, pass or fail. Playwright's compiled-spec cache
+# stays in node_modules instead of /tmp.
 .PHONY: e2e
 e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
-	E2E_PORT=$(E2E_PORT) npx playwright test
+	@data=$$(mktemp -d /tmp/osfoundry-e2e.XXXXXX) && trap 'rm -rf "$$data"' EXIT && \
+		echo "e2e data folder: $$data (removed at the end)" && \
+		E2E_DATA_DIR=$$data PLAYWRIGHT_TRANSFORM_CACHE_DIR=$(CURDIR)/node_modules/.cache/playwright-transform npx playwright test
 
 # TEMPL_SUM is a checksum of all templ output, to tell whether `templ generate` changed any.
 TEMPL_SUM = find . -name '*_templ.go' -not -path './node_modules/*' | sort | xargs cat | sha256sum

