@@ -47,14 +47,27 @@ node-deps:
 		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \
 	fi
 
-# apt_install installs Debian packages, as root or through sudo.
+# apt_install installs Debian packages, as root or through sudo. While another
+# apt or dpkg holds its lock it waits, 5 s at a time, at most 5 minutes.
 define apt_install
 	SUDO=""; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
-	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1)
+	apt_get() { \
+		for try in $$(seq 60); do \
+			out=$$($$SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$$@" 2>&1) && return 0; \
+			case "$$out" in \
+			*"Could not get lock"*|*"Unable to lock"*) \
+				if [ "$$try" = 1 ]; then echo "another apt or dpkg is running: waiting for its lock (at most 5 minutes)"; fi; \
+				sleep 5;; \
+			*) printf '%s\n' "$$out" >&2; return 1;; \
+			esac; \
+		done; \
+		echo "the apt lock was still held after 5 minutes" >&2; return 1; \
+	}; \
+	apt_get update -qq && apt_get install -y -qq --no-install-recommends $(1)
 endef
 
 .PHONY: test
-test: deps go-test fuzz-brief e2e ## install what is missing, then run every test (Go and browser)
+test: deps lint go-test fuzz-brief e2e ## install what is missing, lint, then run every test (Go and browser)
 
 .PHONY: go-test
 go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector; count them per package
