@@ -44,7 +44,7 @@ browser-deps:
 .PHONY: node-deps
 node-deps:
 	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
-		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \
+		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefer-offline --no-audit --no-fund; \
 	fi
 
 # apt_install installs Debian packages, as root or through sudo. While another
@@ -75,9 +75,10 @@ test: deps lint go-test fuzz-brief e2e ## install what is missing, lint, then ru
 # usual temp folder.
 TEST_TMPDIR ?= $(shell d=/dev/shm; if [ -d $$d ] && [ -w $$d ] && [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -gt 2000000 ]; then echo $$d; else echo $${TMPDIR:-/tmp}; fi)
 
+# go test's own vet pass is off: make lint runs all of go vet first.
 .PHONY: go-test
 go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector; count them per package
-	set -o pipefail; TMPDIR=$(TEST_TMPDIR) $(GO) test -json -race -count=1 ./... | $(GO) run ./cmd/testsummary
+	set -o pipefail; TMPDIR=$(TEST_TMPDIR) $(GO) test -json -race -count=1 -vet=off ./... | $(GO) run ./cmd/testsummary
 
 # The e2e server listens on E2E_PORT when set, else on a free port
 # (playwright.config.ts picks it); its data folder is a fresh temp folder,
@@ -119,7 +120,7 @@ FUZZ_TIME ?= 2m
 fuzz-brief: ## run each fuzz target for $(FUZZ_BRIEF)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($(FUZZ_BRIEF))"; \
-		TMPDIR=$(TEST_TMPDIR) $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_BRIEF) "$${t%%:*}"; \
+		TMPDIR=$(TEST_TMPDIR) $(GO) test -vet=off -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_BRIEF) "$${t%%:*}"; \
 	done
 
 .PHONY: fuzz
