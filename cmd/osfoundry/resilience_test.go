@@ -265,24 +265,34 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 
 	// Every client now (re)sends every note: retries of acknowledged notes must
 	// come back as duplicates with the same id; the rest are stored once.
-	duplicates := 0
+	var duplicates atomic.Int64
 	for c := range 8 {
-		for i := range perClient {
-			subject, body, key := keyOf(c, i)
-			res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
-			if err != nil || res.isError || res.rpcErr != "" {
-				t.Fatalf("retry after restart: %v %+v", err, res)
-			}
-			id, _ := res.data["id"].(float64)
-			if first, ok := acked[key]; ok {
-				if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
-					t.Fatalf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perClient {
+				subject, body, key := keyOf(c, i)
+				res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
+				if err != nil || res.isError || res.rpcErr != "" {
+					t.Errorf("retry after restart: %v %+v", err, res)
+					return
 				}
-				duplicates++
+				id, _ := res.data["id"].(float64)
+				if first, ok := acked[key]; ok {
+					if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
+						t.Errorf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+						return
+					}
+					duplicates.Add(1)
+				}
 			}
-		}
+		}()
 	}
-	if duplicates != ackedBefore {
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if duplicates := int(duplicates.Load()); duplicates != ackedBefore {
 		t.Fatalf("duplicates %d, acknowledged before the kill %d", duplicates, ackedBefore)
 	}
 	if n := countRows(t, dsn, `SELECT count(*) FROM notes WHERE session_id = $1`, w.session.ID); n != 8*perClient {
