@@ -66,6 +66,7 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 	const notes, maxRetries = 200, 3
 	for _, mode := range []string{"content key", "fresh key per attempt"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			ws, owner := e.workspace("W")
 			p := e.project(ws, "P")
