@@ -3,6 +3,7 @@ module github.com/osfoundry/osfoundry
 go 1.26.8
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/a-h/templ v0.3.1100
 	github.com/gorilla/sessions v1.4.0

@@ -2,9 +2,10 @@ import { defineConfig } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
 
 // One server for the whole run, on its own private PostgreSQL in a fresh data
-// folder; specs share it and run one at a time, in file-name order. The port is
-// E2E_PORT, or a free one chosen here and put in the environment, so that the
-// workers (which load this file again) use the same.
+// folder; specs share it and run one at a time, in file-name order. It may
+// reach private targets: the webhook spec's receiver listens on loopback. The
+// port is E2E_PORT, or a free one chosen here and put in the environment, so
+// that the workers (which load this file again) use the same.
 if (!process.env.E2E_PORT) {
   process.env.E2E_PORT = execFileSync(process.execPath, ['-e',
     'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })',
@@ -36,7 +37,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn`,
+    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn --allow-private-targets`,
     url: `${baseURL}/readyz`,
     timeout: 60_000,
     reuseExistingServer: false,

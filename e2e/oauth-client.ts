@@ -51,6 +51,13 @@ export class CookieBrowser {
     });
   }
 
+  /** Signs the owner in (for the web app's forms, without an authorization to follow). */
+  async signIn(): Promise<void> {
+    const fields = hiddenInputs(await (await this.fetch('/login')).text());
+    const res = await this.postForm('/login', [...fields, ['email', owner.email], ['password', owner.password]]);
+    if (res.status !== 303) throw new Error(`sign-in answered ${res.status}`);
+  }
+
   /**
    * Follows an authorization URL as the owner would: signs in when asked,
    * approves the consent page (granting write unless told not to, seating the
@@ -133,6 +140,8 @@ export class TestProvider {
   verifier = '';
   /** How many times the SDK sent the user to authorize. */
   redirects = 0;
+  /** The scope each of those authorizations asked for. */
+  scopesAsked: string[] = [];
   /** The code from the last approval, and the whole callback query (code, state, iss). */
   code = '';
   callback = new URLSearchParams();
@@ -171,6 +180,7 @@ export class TestProvider {
 
   async redirectToAuthorization(url: URL) {
     this.redirects++;
+    this.scopesAsked.push(url.searchParams.get('scope') ?? '');
     const back = await this.browser.approve(url);
     if (back.origin + back.pathname !== redirectUrl) throw new Error(`redirected to ${back}`);
     const error = back.searchParams.get('error');

@@ -26,14 +26,7 @@ func (s *Server) Echo() *echo.Echo {
 	e.Pre(middleware.RequestID())
 	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders)
 	for _, r := range s.routes() {
-		var mw []echo.MiddlewareFunc
-		switch r.access {
-		case "web":
-			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
-		case "owner":
-			mw = []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
-		}
-		e.Add(r.method, r.path, r.handler, mw...).Name = r.name
+		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name
 	}
 	return e
 }

@@ -115,36 +115,6 @@ func TestLoginRefusalsAndThrottle(t *testing.T) {
 	}
 }
 
-func TestTamperedCookieIsIgnored(t *testing.T) {
-	t.Parallel()
-	app := newTestApp(t)
-	if _, err := app.store.CreateFirstOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
-		t.Fatal(err)
-	}
-	c := app.client()
-	res, _ := c.post("/login", url.Values{"_csrf": {c.csrf("/login")}, "email": {"a@example.com"}, "password": {"long enough password"}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatal(res.StatusCode)
-	}
-	u, _ := url.Parse(app.srv.URL)
-	cookies := c.http.Jar.Cookies(u)
-	if len(cookies) != 1 {
-		t.Fatalf("cookies: %v", cookies)
-	}
-	v := []byte(cookies[0].Value)
-	v[len(v)/2] ^= 1
-	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/", nil)
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: string(v)})
-	res, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/login") {
-		t.Fatalf("tampered cookie: %d %s", res.StatusCode, res.Header.Get("Location"))
-	}
-}
-
 func TestHealthStaticAndErrors(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
@@ -155,13 +125,13 @@ func TestHealthStaticAndErrors(t *testing.T) {
 			t.Errorf("%s: %d, want %d", path, res.StatusCode, want)
 		}
 	}
-	_, body := c.get("/nope")
-	if !strings.Contains(body, `data-testid="error-page"`) {
-		t.Fatalf("404 page: %s", body)
+	res, body := c.get("/nope")
+	if res.StatusCode != 404 || !strings.Contains(body, `data-testid="error-page"`) {
+		t.Fatalf("404 page: %d %s", res.StatusCode, body)
 	}
 	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/nope", nil)
 	req.Header.Set("HX-Request", "true")
-	res, body := c.do(req)
+	res, body = c.do(req)
 	if res.StatusCode != 404 || strings.Contains(body, "<html") || !strings.Contains(body, "error-fragment") {
 		t.Fatalf("htmx 404 must be a fragment: %d %s", res.StatusCode, body)
 	}
@@ -178,29 +148,5 @@ func TestHealthStaticAndErrors(t *testing.T) {
 	res, _ = c.get("/static/stale/app.css")
 	if res.StatusCode != 200 || res.Header.Get("Cache-Control") != "no-cache" {
 		t.Fatalf("stale hash: %d %q", res.StatusCode, res.Header.Get("Cache-Control"))
-	}
-}
-
-func TestBadTextAndBigBodiesAreRefused(t *testing.T) {
-	t.Parallel()
-	app := newTestApp(t)
-	c := app.client()
-	token := c.csrf("/setup")
-	for name, form := range map[string]url.Values{
-		"email":        {"_csrf": {token}, "email": {"a\x00@example.com"}, "display_name": {"A"}, "password": {"long enough password"}},
-		"display_name": {"_csrf": {token}, "email": {"a@example.com"}, "display_name": {"A\xff\xfe"}, "password": {"long enough password"}},
-	} {
-		res, body := c.post("/setup", form)
-		if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, name) {
-			t.Errorf("%s: %d, body names field: %v", name, res.StatusCode, strings.Contains(body, name))
-		}
-	}
-	if has, _ := app.store.HasOwner(context.Background()); has {
-		t.Fatal("an owner was created from bad input")
-	}
-	big := url.Values{"_csrf": {token}, "email": {strings.Repeat("a", 2<<20)}}
-	res, _ := c.post("/setup", big)
-	if res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Fatalf("2 MiB body: %d, want 413", res.StatusCode)
 	}
 }

@@ -26,19 +26,20 @@ import (
 // seated nor invited, a read-only connection) and workspace B (bob and his
 // agent). Every name in A is distinctive, so it can be looked for in answers.
 type sweepWorld struct {
-	app      *testApp
-	alice    *ownerClient
-	bob      *ownerClient
-	p        *store.Project
-	x        *store.Session
-	ag       agent // A's agent, seated in p and invited to x
-	note     int64 // ag's note in x
-	bobP     *store.Project
-	bobX     *store.Session
-	bobAg    agent // B's agent
-	stranger agent // A's connection, neither seated nor invited
-	readOnly string
-	clientID string // a registered OAuth client
+	app        *testApp
+	alice      *ownerClient
+	bob        *ownerClient
+	p          *store.Project
+	session    *store.Session
+	ag         agent // A's agent, seated in p and invited to the session
+	note       int64 // ag's note in the session
+	bobP       *store.Project
+	bobSession *store.Session
+	bobAg      agent                  // B's agent
+	stranger   agent                  // A's connection, neither seated nor invited
+	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
+	readOnly   string
+	clientID   string // a registered OAuth client
 }
 
 // A's distinctive strings: none may reach another workspace.
@@ -51,10 +52,11 @@ const (
 	secretName    = "Amber Display A"
 	secretTask    = "Cobalt-Task-A"
 	secretClient  = "Jade-Client-A"
+	secretHook    = "Garnet-Hook-A"
 )
 
 // secretsOfA is what an owner or agent of another workspace must never see.
-var secretsOfA = []string{secretProject, secretSession, secretSubject, secretBody, secretHandle, secretName, secretTask, secretClient}
+var secretsOfA = []string{secretProject, secretSession, secretSubject, secretBody, secretHandle, secretName, secretTask, secretClient, secretHook}
 
 func newSweepWorld(t *testing.T) *sweepWorld {
 	app := newTestApp(t)
@@ -63,19 +65,25 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w.alice = app.owner("alice@example.com", "")
 	w.bob = app.owner("bob@example.com", "Bob's")
 	w.p = w.alice.project(secretProject)
-	w.x = w.alice.session(w.p, secretSession)
+	w.session = w.alice.session(w.p, secretSession)
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
-	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.x.ID, w.ag.connID, store.RoleContributor); err != nil {
+	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, w.ag.connID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
-	app.exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
+	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
-	w.note = app.agentNote(w.ag, w.x.ID, secretSubject, secretBody)
+	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
+		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hook = hook
+	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
 	// Alice has the session open: the note hub tracks it, so polls of it
 	// take the fast path that asks no database.
-	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.x.ID)), http.StatusOK)
+	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.session.ID)), http.StatusOK)
 	w.bobP = w.bob.project("Bob project")
-	w.bobX = w.bob.session(w.bobP, "Bob session")
+	w.bobSession = w.bob.session(w.bobP, "Bob session")
 	w.bobAg = app.agent("bob@example.com", "Bob project", "bee-agent", "Bee")
 	w.stranger = app.agent("alice@example.com", "", "stranger-agent", "Stranger")
 	ro, err := app.store.CreateStaticToken(ctx, store.StaticTokenRequest{OwnerEmail: "alice@example.com", ClientName: "Read only",
@@ -83,7 +91,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.x.ID, ro.ConnectionID, store.RoleContributor); err != nil {
+	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, ro.ConnectionID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
 	w.readOnly = ro.Token
@@ -111,26 +119,29 @@ func (w *sweepWorld) path(r route) string {
 	case strings.HasPrefix(p, "/projects/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.p.ID), 1)
 	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.x.ID), 1)
+		p = strings.Replace(p, ":id", fmt.Sprint(w.session.ID), 1)
 	case strings.HasPrefix(p, "/connections/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.ag.connID), 1)
 	}
 	p = strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
+	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
 	return strings.Replace(p, "*", "0/app.css", 1)
 }
 
 // bobPath fills a route's parameters with bob's own project, session and
-// agent, except :conn, which names A's agent: ids of two workspaces mixed.
+// agent, except :conn and :hook, which name A's agent and A's webhook
+// endpoint: ids of two workspaces mixed.
 func (w *sweepWorld) bobPath(r route) string {
 	p := r.path
 	switch {
 	case strings.HasPrefix(p, "/projects/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.bobP.ID), 1)
 	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.bobX.ID), 1)
+		p = strings.Replace(p, ":id", fmt.Sprint(w.bobSession.ID), 1)
 	case strings.HasPrefix(p, "/connections/:id"):
 		p = strings.Replace(p, ":id", fmt.Sprint(w.bobAg.connID), 1)
 	}
+	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
 	return strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
 }
 
@@ -140,14 +151,11 @@ func (w *sweepWorld) bobPath(r route) string {
 // counter) is never part of it.
 func (a *testApp) digest(ws int64, only ...string) string {
 	a.t.Helper()
-	ctx := context.Background()
-	rows, err := a.store.Pool().Query(ctx, `
+	db := a.sql()
+	rows := db.Query(`
 		SELECT table_name::text, bool_or(column_name = 'workspace_id')
 		FROM information_schema.columns WHERE table_schema = current_schema()
 		GROUP BY table_name ORDER BY table_name`)
-	if err != nil {
-		a.t.Fatal(err)
-	}
 	type table struct {
 		name  string
 		scope bool
@@ -182,7 +190,7 @@ func (a *testApp) digest(ws int64, only ...string) string {
 			continue
 		}
 		var sum string
-		if err := a.store.Pool().QueryRow(ctx, q, args...).Scan(&sum); err != nil {
+		if err := db.QueryRow(q, args...).Scan(&sum); err != nil {
 			a.t.Fatal(err)
 		}
 		fmt.Fprintf(&b, "%s:%s\n", tb.name, sum)
@@ -270,12 +278,20 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /projects/:id/seats":                    {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":       {},
 		"POST /projects/:id/sessions":                 {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},
+		"GET /projects/:id/webhooks":                  {},
+		"POST /projects/:id/webhooks":                 {form: url.Values{"url": {"https://hooks.example.com/hijack"}, "kind": {store.WebhookJSON}}},
+		"GET /projects/:id/webhooks/:hook":            {},
+		"GET /projects/:id/webhooks/:hook/log":        {},
+		"POST /projects/:id/webhooks/:hook/test":      {},
+		"POST /projects/:id/webhooks/:hook/enable":    {},
+		"POST /projects/:id/webhooks/:hook/disable":   {},
+		"POST /projects/:id/webhooks/:hook/delete":    {},
 		"GET /sessions/:id":                           {},
 		"GET /sessions/:id/mail/poll":                 {query: "?after=0"},
 		"GET /sessions/:id/mail/older":                {query: fmt.Sprintf("?before=%d", w.note+1)},
 		"GET /sessions/:id/presence":                  {query: "?v=x"},
 		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
-		"POST /sessions/:id/notes":                    {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
+		"POST /sessions/:id/mail":                     {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
 		"GET /sessions/:id/participants":              {},
 		"POST /sessions/:id/invitations":              {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
 		"POST /sessions/:id/invitations/:conn":        {form: url.Values{"role": {store.RoleRunner}}},
@@ -360,7 +376,7 @@ func TestSweepRoutes(t *testing.T) {
 			t.Errorf("route %s (%s) has no row in the authorization sweep: add one", key, r.name)
 			continue
 		}
-		if (r.access == "public") != (row.public != "") {
+		if (r.access == accessPublic) != (row.public != "") {
 			t.Errorf("route %s is %q but its sweep row says public=%q", key, r.access, row.public)
 		}
 	}
@@ -379,7 +395,7 @@ func TestSweepRoutes(t *testing.T) {
 		anon := w.app.client()
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "public" {
+			if !ok || r.access != accessPublic {
 				continue
 			}
 			path := w.path(r)
@@ -397,7 +413,7 @@ func TestSweepRoutes(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
 			// (connections/:id is bob's own connection here: nothing is mixed.)
-			if !ok || r.access != "owner" || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
+			if !ok || r.access != accessOwner || !strings.Contains(r.path, ":id") || strings.HasPrefix(r.path, "/connections/") {
 				continue
 			}
 			path := w.bobPath(r) + row.query
@@ -407,8 +423,8 @@ func TestSweepRoutes(t *testing.T) {
 			if res.status >= 500 || res.status == http.StatusForbidden {
 				t.Errorf("%s: %s", what, res)
 			}
-			if strings.Contains(r.path, ":conn") && res.status != http.StatusNotFound {
-				t.Errorf("%s: %s, want 404 for A's connection", what, res)
+			if (strings.Contains(r.path, ":conn") || strings.Contains(r.path, ":hook")) && res.status != http.StatusNotFound {
+				t.Errorf("%s: %s, want 404 for A's connection or webhook endpoint", what, res)
 			}
 			noSecrets(t, what, res.body, secretsOfA)
 			if w.app.digest(aliceWS) != beforeA {
@@ -421,7 +437,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of another workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			want := row.other
@@ -453,7 +469,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("signed out", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" {
+			if !ok || r.access == accessPublic {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -487,7 +503,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("CSRF", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access == "public" || r.method != http.MethodPost {
+			if !ok || r.access == accessPublic || r.method != http.MethodPost {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -512,7 +528,7 @@ func TestSweepRoutes(t *testing.T) {
 	t.Run("owner of the workspace", func(t *testing.T) {
 		for _, r := range routes {
 			row, ok := table[r.method+" "+r.path]
-			if !ok || r.access != "owner" || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
+			if !ok || r.access != accessOwner || r.method != http.MethodGet || !strings.Contains(r.path, ":id") {
 				continue
 			}
 			path := w.path(r) + row.query
@@ -671,7 +687,7 @@ func (w *sweepWorld) toolTable(ref map[string]any) map[string]sweepTool {
 // another changed them.
 func (w *sweepWorld) agentRows() string {
 	var out string
-	err := w.app.store.Pool().QueryRow(context.Background(), `
+	err := w.app.sql().QueryRow(`
 		SELECT coalesce((SELECT p::text FROM agent_profiles p WHERE connection_id = $1), '') || '|' ||
 		       coalesce((SELECT s::text FROM statuses s WHERE connection_id = $1), '')`, w.ag.connID).Scan(&out)
 	if err != nil {
@@ -687,7 +703,7 @@ func TestSweepTools(t *testing.T) {
 	t.Parallel()
 	w := newSweepWorld(t)
 	scopes := w.toolScopes()
-	ref := map[string]any{"session_type": w.x.Type, "session_id": w.x.PublicID}
+	ref := map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID}
 	table := w.toolTable(ref)
 	var tools []string
 	for name := range scopes {
@@ -789,7 +805,7 @@ func TestSweepTools(t *testing.T) {
 			a = w.mcpCall(t, "", name, row.args)
 			check("no token", a, secretsOfA)
 			if a.status != http.StatusUnauthorized || !strings.HasPrefix(a.header, "Bearer ") || !strings.Contains(a.header, metadata) ||
-				!strings.Contains(a.header, `scope="`+scope+`"`) || !a.isError || a.text != "Authentication required" ||
+				!strings.Contains(a.header, `scope="osfoundry:read osfoundry:write"`) || !a.isError || a.text != "Authentication required" ||
 				len(a.meta) != 1 || a.meta[0] != a.header {
 				t.Errorf("no token: status %d, header %q, isError %v, text %q, _meta %q", a.status, a.header, a.isError, a.text, a.meta)
 			}

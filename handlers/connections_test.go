@@ -128,12 +128,10 @@ func TestConnectionsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.st.Pool().Exec(ctx, `INSERT INTO agent_profiles (connection_id, workspace_id, handle, display_name) VALUES ($1, $2, 'alice-claude', 'Alice''s Claude')`, c.ID, s.owner.WorkspaceID); err != nil {
+	if _, err := s.st.ClaimProfile(ctx, s.owner.WorkspaceID, c.ID, "alice-claude", "Alice's Claude"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.st.MarkConnectionSeen(ctx, c.ID); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SQL(t, s.st).SetLastSeen(c.ID, 0)
 
 	resp, d := s.get("/connections")
 	if resp.StatusCode != 200 {
@@ -207,7 +205,9 @@ func TestConnectionsPage(t *testing.T) {
 		}
 	})
 	t.Run("revoke ends the grant and clears status", func(t *testing.T) {
-		if _, err := s.st.Pool().Exec(ctx, `INSERT INTO statuses (connection_id, repo, task) VALUES ($1, 'osfoundry', 'testing')`, c.ID); err != nil {
+		repo, task := "osfoundry", "testing"
+		if _, err := s.st.SetStatus(ctx, s.owner.WorkspaceID, c.ID, store.StatusUpdate{
+			Repo: store.StatusField{Set: true, Value: &repo}, Task: store.StatusField{Set: true, Value: &task}}); err != nil {
 			t.Fatal(err)
 		}
 		tok, _, err := s.st.MintAccessToken(ctx, c.ID, s.srv.URL+"/mcp", c.Scopes, time.Hour)
@@ -218,11 +218,11 @@ func TestConnectionsPage(t *testing.T) {
 		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/connections" {
 			t.Fatalf("revoke: %d", resp.StatusCode)
 		}
-		if _, err := s.st.VerifyAccessToken(ctx, tok, s.srv.URL+"/mcp"); err == nil {
+		if _, err := s.st.UseAccessToken(ctx, tok, s.srv.URL+"/mcp"); err == nil {
 			t.Fatal("token still valid")
 		}
 		var n int
-		_ = s.st.Pool().QueryRow(ctx, `SELECT count(*) FROM statuses WHERE connection_id = $1`, c.ID).Scan(&n)
+		_ = storetest.SQL(t, s.st).QueryRow(`SELECT count(*) FROM statuses WHERE connection_id = $1`, c.ID).Scan(&n)
 		if n != 0 {
 			t.Fatal("status not cleared")
 		}
@@ -263,7 +263,7 @@ func TestStaticTokenForm(t *testing.T) {
 			t.Fatalf("status %d", resp.StatusCode)
 		}
 		tok, _ := d.Find(`[data-testid="new-token-value"]`).Attr("value")
-		ti, err := s.st.VerifyAccessToken(ctx, tok, s.srv.URL+"/mcp")
+		ti, err := s.st.UseAccessToken(ctx, tok, s.srv.URL+"/mcp")
 		if err != nil {
 			t.Fatalf("minted token not accepted: %v", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // Helpers for the project and session pages: a signed-in owner's browser,
@@ -182,26 +184,20 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	var ws int64
-	if err := a.store.Pool().QueryRow(ctx, `SELECT workspace_id FROM connections WHERE id = $1`, tok.ConnectionID).Scan(&ws); err != nil {
-		a.t.Fatal(err)
-	}
-	p, err := a.store.ClaimProfile(ctx, ws, tok.ConnectionID, handle, displayName)
+	// The token's first use, as /mcp makes it, gives the workspace and marks the agent seen.
+	ti, err := a.store.UseAccessToken(ctx, tok.Token, a.srv.URL+"/mcp")
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	if err := a.store.MarkConnectionSeen(ctx, tok.ConnectionID); err != nil {
+	p, err := a.store.ClaimProfile(ctx, ti.WorkspaceID, tok.ConnectionID, handle, displayName)
+	if err != nil {
 		a.t.Fatal(err)
 	}
-	return agent{connID: tok.ConnectionID, workspaceID: ws, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
+	return agent{connID: tok.ConnectionID, workspaceID: ti.WorkspaceID, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
 }
 
-func (a *testApp) exec(sql string, args ...any) {
-	a.t.Helper()
-	if _, err := a.store.Pool().Exec(context.Background(), sql, args...); err != nil {
-		a.t.Fatal(err)
-	}
-}
+// sql reaches the test's database directly (storetest.Fixtures).
+func (a *testApp) sql() *storetest.Fixtures { return storetest.SQL(a.t, a.store) }
 
 // setStatus sets all three status fields as set_status does (nil clears).
 func (a *testApp) setStatus(ag agent, repo, branch, task *string) {
@@ -219,12 +215,12 @@ func (a *testApp) setStatus(ag agent, repo, branch, task *string) {
 func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int64 {
 	a.t.Helper()
 	ctx := context.Background()
-	x, err := a.store.GetSession(ctx, ag.workspaceID, sessionID)
+	session, err := a.store.GetSession(ctx, ag.workspaceID, sessionID)
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	n, _, err := a.store.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ag.workspaceID, ConnectionID: ag.connID,
-		SessionType: x.Type, SessionID: x.PublicID, Subject: subject, Body: body, IdempotencyKey: fmt.Sprintf("k-%d", noteKeys.Add(1))})
+		SessionType: session.Type, SessionID: session.PublicID, Subject: subject, Body: body, IdempotencyKey: fmt.Sprintf("k-%d", noteKeys.Add(1))})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -245,12 +241,44 @@ func (c *ownerClient) project(name string) *store.Project {
 
 func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 	c.app.t.Helper()
-	x, err := c.app.store.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
+	session, err := c.app.store.CreateSession(context.Background(), store.NewSession{WorkspaceID: c.owner.WorkspaceID, ProjectID: p.ID,
 		Type: "team_session", Title: title, CreatedBy: c.owner.ID})
 	if err != nil {
 		c.app.t.Fatal(err)
 	}
-	return x
+	return session
 }
 
 func ptr(s string) *string { return &s }
+
+// sessionFixture is a signed-in owner with a project, a session and an
+// agent seated and invited there.
+type sessionFixture struct {
+	app     *testApp
+	alice   *ownerClient
+	p       *store.Project
+	session *store.Session
+	ag      agent
+	url     string
+}
+
+func newSessionFixture(t *testing.T) *sessionFixture {
+	app := newTestApp(t)
+	alice := app.owner("alice@example.com", "")
+	p := alice.project("Site")
+	session := alice.session(p, "Release week")
+	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
+	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
+	return &sessionFixture{app: app, alice: alice, p: p, session: session, ag: ag, url: fmt.Sprintf("/sessions/%d", session.ID)}
+}
+
+func noteIDs(doc *goquery.Document) []int64 {
+	var ids []int64
+	doc.Find(`[data-testid="note"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := strconv.ParseInt(s.AttrOr("data-note-id", ""), 10, 64)
+		ids = append(ids, id)
+	})
+	return ids
+}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -10,34 +9,6 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
-
-// paramID reads a numeric path parameter; anything else is a 404.
-func paramID(c echo.Context, name string) (int64, error) {
-	id, err := strconv.ParseInt(c.Param(name), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, echo.NewHTTPError(http.StatusNotFound, "Page not found")
-	}
-	return id, nil
-}
-
-// formOf collects the named fields of a submitted form.
-func formOf(c echo.Context, fields ...string) views.Form {
-	f := views.Form{Values: map[string]string{}}
-	for _, k := range fields {
-		f.Values[k] = c.FormValue(k)
-	}
-	return f
-}
-
-// fieldErrors turns a store.FieldError into form errors; other errors are
-// returned as they are.
-func fieldErrors(err error) (views.FormErrors, error) {
-	var fe *store.FieldError
-	if errors.As(err, &fe) {
-		return views.FormErrors{fe.Field: fe.Message}, nil
-	}
-	return nil, err
-}
 
 func (s *Server) projectsPage(c echo.Context) error {
 	return s.renderProjects(c, http.StatusOK, views.Form{})
@@ -147,7 +118,7 @@ func (s *Server) sessionCreate(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	f := formOf(c, "session_type", "title")
-	x, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
+	session, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
 		WorkspaceID: o.WorkspaceID, ProjectID: id, Type: f.Value("session_type"), Title: f.Value("title"), CreatedBy: o.ID,
 	})
 	if err != nil {
@@ -156,5 +127,5 @@ func (s *Server) sessionCreate(c echo.Context) error {
 		}
 		return s.renderProject(c, http.StatusUnprocessableEntity, views.ProjectView{Create: f})
 	}
-	return redirect(c, "/sessions/"+strconv.FormatInt(x.ID, 10))
+	return redirect(c, "/sessions/"+strconv.FormatInt(session.ID, 10))
 }

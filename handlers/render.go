@@ -57,3 +57,11 @@ func redirect(c echo.Context, url string) error {
 	}
 	return c.Redirect(http.StatusSeeOther, url)
 }
+
+// noContent answers a poll that has nothing new: 204, never cached.
+func noContent(c echo.Context) error {
+	h := c.Response().Header()
+	h.Add("Vary", "HX-Request")
+	h.Set("Cache-Control", "no-store")
+	return c.NoContent(http.StatusNoContent)
+}

@@ -15,73 +15,80 @@ type route struct {
 	path    string
 	name    string
 	handler echo.HandlerFunc
-	// access: "public" (no cookie session), "web" (cookie session + CSRF, signed
-	// out allowed) or "owner" (signed-in owner required).
-	access string
+	// access is accessPublic, accessWeb or accessOwner (see access.go).
+	access access
 }
 
 // routes is every route of the application, in one table.
 func (s *Server) routes() []route {
 	return []route{
 		// Operations.
-		{http.MethodGet, "/healthz", "healthz", s.healthz, "public"},
-		{http.MethodGet, "/readyz", "readyz", s.readyz, "public"},
-		{http.MethodGet, "/static/*", "static", echo.WrapHandler(static.Handler()), "public"},
+		{http.MethodGet, "/healthz", "healthz", s.healthz, accessPublic},
+		{http.MethodGet, "/readyz", "readyz", s.readyz, accessPublic},
+		{http.MethodGet, "/static/*", "static", echo.WrapHandler(static.Handler()), accessPublic},
 
 		// MCP endpoint and its protected-resource metadata (RFC 9728).
-		{http.MethodPost, "/mcp", "mcp", echo.WrapHandler(s.mcp), "public"},
-		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), "public"},
-		{http.MethodDelete, "/mcp", "mcp-delete", echo.WrapHandler(s.mcp), "public"},
-		{http.MethodOptions, "/mcp", "mcp-preflight", echo.WrapHandler(s.mcp), "public"},
-		{http.MethodGet, "/.well-known/oauth-protected-resource", "resource-metadata", echo.WrapHandler(s.mcpMeta), "public"},
-		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp", echo.WrapHandler(s.mcpMeta), "public"},
-		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), "public"},
-		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), "public"},
+		{http.MethodPost, "/mcp", "mcp", echo.WrapHandler(s.mcp), accessPublic},
+		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), accessPublic},
+		{http.MethodDelete, "/mcp", "mcp-delete", echo.WrapHandler(s.mcp), accessPublic},
+		{http.MethodOptions, "/mcp", "mcp-preflight", echo.WrapHandler(s.mcp), accessPublic},
+		{http.MethodGet, "/.well-known/oauth-protected-resource", "resource-metadata", echo.WrapHandler(s.mcpMeta), accessPublic},
+		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp", echo.WrapHandler(s.mcpMeta), accessPublic},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
+		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
 
 		// OAuth authorization server.
-		{http.MethodGet, "/.well-known/oauth-authorization-server", "oauth-metadata", oauth.CORS(s.oauth.ServeMetadata), "public"},
-		{http.MethodOptions, "/.well-known/oauth-authorization-server", "oauth-metadata-preflight", oauth.CORS(oauth.Preflight), "public"},
-		{http.MethodGet, "/.well-known/openid-configuration", "openid-configuration", oauth.CORS(s.oauth.ServeMetadata), "public"},
-		{http.MethodOptions, "/.well-known/openid-configuration", "openid-configuration-preflight", oauth.CORS(oauth.Preflight), "public"},
-		{http.MethodPost, "/register", "oauth-register", oauth.CORS(s.oauth.Register), "public"},
-		{http.MethodOptions, "/register", "oauth-register-preflight", oauth.CORS(oauth.Preflight), "public"},
-		{http.MethodPost, "/token", "oauth-token", oauth.CORS(s.oauth.Token), "public"},
-		{http.MethodOptions, "/token", "oauth-token-preflight", oauth.CORS(oauth.Preflight), "public"},
-		{http.MethodPost, "/revoke", "oauth-revoke", oauth.CORS(s.oauth.Revoke), "public"},
-		{http.MethodOptions, "/revoke", "oauth-revoke-preflight", oauth.CORS(oauth.Preflight), "public"},
-		{http.MethodGet, "/authorize", "authorize", s.authorizeForm, "web"},
-		{http.MethodPost, "/authorize", "authorize-submit", s.authorizeSubmit, "web"},
+		{http.MethodGet, "/.well-known/oauth-authorization-server", "oauth-metadata", oauth.CORS(s.oauth.ServeMetadata), accessPublic},
+		{http.MethodOptions, "/.well-known/oauth-authorization-server", "oauth-metadata-preflight", oauth.CORS(oauth.Preflight), accessPublic},
+		{http.MethodGet, "/.well-known/openid-configuration", "openid-configuration", oauth.CORS(s.oauth.ServeMetadata), accessPublic},
+		{http.MethodOptions, "/.well-known/openid-configuration", "openid-configuration-preflight", oauth.CORS(oauth.Preflight), accessPublic},
+		{http.MethodPost, "/register", "oauth-register", oauth.CORS(s.oauth.Register), accessPublic},
+		{http.MethodOptions, "/register", "oauth-register-preflight", oauth.CORS(oauth.Preflight), accessPublic},
+		{http.MethodPost, "/token", "oauth-token", oauth.CORS(s.oauth.Token), accessPublic},
+		{http.MethodOptions, "/token", "oauth-token-preflight", oauth.CORS(oauth.Preflight), accessPublic},
+		{http.MethodPost, "/revoke", "oauth-revoke", oauth.CORS(s.oauth.Revoke), accessPublic},
+		{http.MethodOptions, "/revoke", "oauth-revoke-preflight", oauth.CORS(oauth.Preflight), accessPublic},
+		{http.MethodGet, "/authorize", "authorize", s.authorizeForm, accessWeb},
+		{http.MethodPost, "/authorize", "authorize-submit", s.authorizeSubmit, accessWeb},
 
 		// Owner accounts.
-		{http.MethodGet, "/setup", "setup", s.setupForm, "web"},
-		{http.MethodPost, "/setup", "setup-submit", s.setupSubmit, "web"},
-		{http.MethodGet, "/login", "login", s.loginForm, "web"},
-		{http.MethodPost, "/login", "login-submit", s.loginSubmit, "web"},
-		{http.MethodPost, "/logout", "logout", s.logout, "web"},
+		{http.MethodGet, "/setup", "setup", s.setupForm, accessWeb},
+		{http.MethodPost, "/setup", "setup-submit", s.setupSubmit, accessWeb},
+		{http.MethodGet, "/login", "login", s.loginForm, accessWeb},
+		{http.MethodPost, "/login", "login-submit", s.loginSubmit, accessWeb},
+		{http.MethodPost, "/logout", "logout", s.logout, accessWeb},
 
 		// Projects and sessions.
-		{http.MethodGet, "/", "home", s.projectsPage, "owner"},
-		{http.MethodPost, "/projects", "project-create", s.projectCreate, "owner"},
-		{http.MethodGet, "/projects/:id", "project", s.projectPage, "owner"},
-		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, "owner"},
-		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, "owner"},
-		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, "owner"},
-		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, "owner"},
-		{http.MethodGet, "/sessions/:id", "session", s.sessionPage, "owner"},
-		{http.MethodGet, "/sessions/:id/mail/poll", "session-mail-poll", s.mailPoll, "owner"},
-		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, "owner"},
-		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, "owner"},
-		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, "owner"},
-		{http.MethodPost, "/sessions/:id/notes", "session-note-post", s.notePost, "owner"},
-		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantsPage, "owner"},
-		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.invite, "owner"},
-		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, "owner"},
-		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, "owner"},
+		{http.MethodGet, "/", "home", s.projectsPage, accessOwner},
+		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
+		{http.MethodGet, "/projects/:id", "project", s.projectPage, accessOwner},
+		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
+		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
+		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
+		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessOwner},
+		{http.MethodGet, "/projects/:id/webhooks", "webhooks", s.webhooksPage, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks", "webhook-create", s.webhookCreate, accessOwner},
+		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookPage, accessOwner},
+		{http.MethodGet, "/projects/:id/webhooks/:hook/log", "webhook-log", s.webhookLog, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/test", "webhook-test", s.webhookSendTest, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/enable", "webhook-enable", s.webhookEnable, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/disable", "webhook-disable", s.webhookDisable, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/delete", "webhook-delete", s.webhookDelete, accessOwner},
+		{http.MethodGet, "/sessions/:id", "session", s.sessionPage, accessOwner},
+		{http.MethodGet, "/sessions/:id/mail/poll", "session-mail-poll", s.mailPoll, accessOwner},
+		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, accessOwner},
+		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, accessOwner},
+		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, accessOwner},
+		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessOwner},
+		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantsPage, accessOwner},
+		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.invite, accessOwner},
+		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessOwner},
+		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, accessOwner},
 
 		// Connections.
-		{http.MethodGet, "/connections", "connections", s.connections, "owner"},
-		{http.MethodPost, "/connections/tokens", "connections-token", s.createStaticToken, "owner"},
-		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.confirmRevokeConnection, "owner"},
-		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.revokeConnection, "owner"},
+		{http.MethodGet, "/connections", "connections", s.connections, accessOwner},
+		{http.MethodPost, "/connections/tokens", "connections-token", s.createStaticToken, accessOwner},
+		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.confirmRevokeConnection, accessOwner},
+		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.revokeConnection, accessOwner},
 	}
 }

@@ -26,6 +26,10 @@ type Config struct {
 	// request comes from a loopback or private-network proxy; otherwise the
 	// TCP peer address is used, so throttles cannot be dodged with a header.
 	TrustProxyHeaders bool
+	// AllowPrivateTargets lets outgoing requests (client ID metadata
+	// documents, webhooks) reach addresses that are not public: loopback,
+	// private networks, link-local and the like. Off, they are refused.
+	AllowPrivateTargets bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.
@@ -76,7 +80,7 @@ func New(d Deps) *Server {
 		d.Hub = d.Store.NewNoteHub(d.Logger)
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub}
-	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now})
+	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
 	s.initMCP()
 	return s
 }

@@ -80,10 +80,10 @@ func (s *Store) ListInvitedSessions(ctx context.Context, workspaceID, connection
 		return nil, fmt.Errorf("store: list invited sessions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (InvitedSession, error) {
-		var x InvitedSession
-		err := r.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq,
-			&x.CreatedAt, &x.UpdatedAt, &x.ProjectName, &x.Role)
-		return x, err
+		var session InvitedSession
+		err := r.Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title, &session.LastEventSeq,
+			&session.CreatedAt, &session.UpdatedAt, &session.ProjectName, &session.Role)
+		return session, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list invited sessions: %w", err)
@@ -97,7 +97,7 @@ func (s *Store) ListInvitedSessions(ctx context.Context, workspaceID, connection
 func sessionForAgent(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, workspaceID, connectionID int64, sessionType, publicID string) (*InvitedSession, error) {
-	x := &InvitedSession{}
+	session := &InvitedSession{}
 	var role *string
 	err := q.QueryRow(ctx, `
 		SELECT `+sessionColumns+`, pr.name, i.role
@@ -106,16 +106,16 @@ func sessionForAgent(ctx context.Context, q interface {
 		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
 		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`,
 		workspaceID, sessionType, publicID, connectionID).
-		Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq,
-			&x.CreatedAt, &x.UpdatedAt, &x.ProjectName, &role)
+		Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title, &session.LastEventSeq,
+			&session.CreatedAt, &session.UpdatedAt, &session.ProjectName, &role)
 	if err != nil {
 		return nil, err
 	}
 	if role == nil {
 		return nil, ErrForbidden
 	}
-	x.Role = *role
-	return x, nil
+	session.Role = *role
+	return session, nil
 }
 
 // Participant is a connection invited to a session, as agents see it.
@@ -137,7 +137,7 @@ type SessionState struct {
 // and the session's participants. ErrNotFound: no such session in the
 // workspace; ErrForbidden: not invited.
 func (s *Store) ReadSessionState(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string) (*SessionState, error) {
-	x, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
+	session, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
 	if err != nil {
 		return nil, wrap("read session state", err)
 	}
@@ -147,7 +147,7 @@ func (s *Store) ReadSessionState(ctx context.Context, workspaceID, connectionID 
 		JOIN connections c ON c.id = i.connection_id
 		LEFT JOIN agent_profiles p ON p.connection_id = i.connection_id
 		WHERE i.workspace_id = $1 AND i.session_id = $2
-		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, x.ID)
+		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, session.ID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read session state: %w", err)
 	}
@@ -163,5 +163,5 @@ func (s *Store) ReadSessionState(ctx context.Context, workspaceID, connectionID 
 	if err != nil {
 		return nil, fmt.Errorf("store: read session state: %w", err)
 	}
-	return &SessionState{InvitedSession: *x, Participants: parts}, nil
+	return &SessionState{InvitedSession: *session, Participants: parts}, nil
 }

@@ -18,14 +18,7 @@ func agentWorld(t *testing.T) (*store.Store, int64, int64, int64) {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.New(t)
-	var ws, owner int64
-	if err := st.Pool().QueryRow(ctx, `INSERT INTO workspaces (name) VALUES ('W') RETURNING id`).Scan(&ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Pool().QueryRow(ctx, `INSERT INTO owners (workspace_id, email, display_name, password_hash)
-		VALUES ($1, 'o@example.com', 'O', '$argon2id$x') RETURNING id`, ws).Scan(&owner); err != nil {
-		t.Fatal(err)
-	}
+	ws, owner := storetest.SQL(t, st).InsertWorkspace("W")
 	p, err := st.CreateProject(ctx, ws, "P")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +33,7 @@ func newConn(t *testing.T, st *store.Store, ws, owner int64, projects ...int64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ti, err := st.VerifyAccessToken(context.Background(), token, testResource)
+	ti, err := st.UseAccessToken(context.Background(), token, testResource)
 	if err != nil || ti.ConnectionID != c.ID {
 		t.Fatalf("token does not verify: %v", err)
 	}
@@ -144,7 +137,7 @@ func TestSetStatusStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM statuses`).Scan(&n); err != nil || n != 0 {
+	if err := storetest.SQL(t, st).QueryRow(`SELECT count(*) FROM statuses`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("statuses after revoke: %d %v", n, err)
 	}
 }

@@ -96,19 +96,7 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 			n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt); err != nil {
 			return err
 		}
-		for _, p := range n.ProjectIDs {
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO project_seats (workspace_id, project_id, connection_id)
-				SELECT $1, p.id, $3 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
-				ON CONFLICT DO NOTHING`, n.WorkspaceID, p, c.ID)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("project %d: %w", p, ErrNotFound)
-			}
-		}
-		return nil
+		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: create connection: %w", err)
@@ -212,39 +200,8 @@ type TokenInfo struct {
 // HasScope reports whether the token carries scope.
 func (t *TokenInfo) HasScope(scope string) bool { return slices.Contains(t.Scopes, scope) }
 
-// VerifyAccessToken looks a token up by its hash. Unknown, expired, revoked
-// and other-resource tokens all give ErrNotFound.
-func (s *Store) VerifyAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
-	ti := &TokenInfo{}
-	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM (`+liveTokenQuery+`) t`,
-		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
-	if err != nil {
-		return nil, wrap("verify access token", err)
-	}
-	return ti, nil
-}
-
-// liveTokenQuery finds an access token ($1: its hash) that is unexpired,
-// bound to the resource $2 and whose connection is not revoked.
-const liveTokenQuery = `
-	SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
-	FROM access_tokens t JOIN connections c ON c.id = t.connection_id
-	WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2`
-
 // PresenceWriteInterval bounds how often a connection's last-seen time is written.
 const PresenceWriteInterval = 30 * time.Second
-
-// MarkConnectionSeen records an authenticated call for presence, writing at
-// most once per PresenceWriteInterval per connection.
-func (s *Store) MarkConnectionSeen(ctx context.Context, connectionID int64) error {
-	_, err := s.pool.Exec(ctx, `
-		UPDATE connections SET last_seen_at = now()
-		WHERE id = $1 AND (last_seen_at IS NULL OR last_seen_at < now() - interval '30 seconds')`, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: mark connection seen: %w", err)
-	}
-	return nil
-}
 
 // Presence tiers derived from a connection's last authenticated call.
 const (
@@ -376,18 +333,23 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 	return c, token, expires, nil
 }
 
-// UseAccessToken verifies a token like VerifyAccessToken and, in the same
-// statement, marks its connection seen for presence (at most once per
-// PresenceWriteInterval): one round trip per authenticated call.
+// UseAccessToken looks a token up by its hash and, in the same statement,
+// marks its connection seen for presence (at most once per
+// PresenceWriteInterval): one round trip per authenticated call. Unknown,
+// expired, revoked and other-resource tokens all give ErrNotFound.
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
 	err := s.pool.QueryRow(ctx, `
-		WITH t AS (`+liveTokenQuery+`), seen AS (
+		WITH t AS (
+			SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
+			FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+			WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
+		), seen AS (
 			UPDATE connections c SET last_seen_at = now()
-			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - interval '30 seconds')
+			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
 		)
 		SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM t`,
-		HashToken(token), resource).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+		HashToken(token), resource, PresenceWriteInterval.Seconds()).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
 	if err != nil {
 		return nil, wrap("use access token", err)
 	}

@@ -18,7 +18,6 @@ func TestSchemaConstraints(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
-	db := st.Pool()
 	// Fixture: two workspaces with an owner, a project, a connection, a profile and a session each.
 	setup := `
 		INSERT INTO workspaces (id, name) OVERRIDING SYSTEM VALUE VALUES (1, 'one'), (2, 'two');
@@ -36,9 +35,7 @@ func TestSchemaConstraints(t *testing.T) {
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body, idempotency_key)
 			VALUES (1, 1, 'agent', 1, 'ext-alice', 'Alice', 'note', 's', 'b', 'k1');
 		SELECT setval(pg_get_serial_sequence(t, 'id'), 100) FROM unnest(ARRAY['workspaces', 'owners', 'projects', 'connections', 'sessions']) AS t;`
-	if _, err := db.Exec(ctx, setup); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SQL(t, st).Exec(setup)
 	const (
 		check  = "23514"
 		unique = "23505"
@@ -99,12 +96,9 @@ func TestSchemaConstraints(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tx, err := db.Begin(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tx := storetest.SQL(t, st).Begin()
 			defer tx.Rollback(ctx)
-			_, err = tx.Exec(ctx, tc.sql)
+			_, err := tx.Exec(ctx, tc.sql)
 			var pgErr *pgconn.PgError
 			if !errors.As(err, &pgErr) || pgErr.Code != tc.code {
 				t.Fatalf("want SQLSTATE %s, got %v", tc.code, err)

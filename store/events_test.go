@@ -49,10 +49,11 @@ func TestDuplicateNotesLeaveNoSequenceGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n, maxSeq, last int64
-	if err := st.Pool().QueryRow(ctx, `SELECT count(*), max(sequence) FROM resource_events WHERE session_id = $1`, s.ID).Scan(&n, &maxSeq); err != nil {
+	db := storetest.SQL(t, st)
+	if err := db.QueryRow(`SELECT count(*), max(sequence) FROM resource_events WHERE session_id = $1`, s.ID).Scan(&n, &maxSeq); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Pool().QueryRow(ctx, `SELECT last_event_seq FROM sessions WHERE id = $1`, s.ID).Scan(&last); err != nil {
+	if err := db.QueryRow(`SELECT last_event_seq FROM sessions WHERE id = $1`, s.ID).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
 	if n != 3 || maxSeq != 3 || last != 3 {

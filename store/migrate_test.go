@@ -80,9 +80,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
-	if _, err := st.Pool().Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_future.sql')`); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SQL(t, st).Exec(`INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_future.sql')`)
 	_, err := st.Migrate(ctx)
 	if err == nil || !strings.Contains(err.Error(), "9999") {
 		t.Fatalf("want refusal naming version 9999, got %v", err)
@@ -99,9 +97,7 @@ func TestMigrateAppliesAGapBelowTheNewest(t *testing.T) {
 	}
 	// Pretend the first migration was never recorded (as if it arrived later).
 	first := all[0]
-	if _, err := st.Pool().Exec(ctx, `DELETE FROM schema_migrations WHERE version = $1`, first.Version); err != nil {
-		t.Fatal(err)
-	}
+	storetest.SQL(t, st).Exec(`DELETE FROM schema_migrations WHERE version = $1`, first.Version)
 	_, err = st.Migrate(ctx)
 	// Re-running 001 on a built schema fails, which proves it was attempted.
 	if err == nil || !strings.Contains(err.Error(), first.Name) {

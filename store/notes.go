@@ -19,6 +19,9 @@ const (
 	MessageAnalysis = "analysis"
 )
 
+// AgentLabel is how an agent's note is labelled wherever people read it.
+const AgentLabel = "outside assistant"
+
 // Limits of a note, the same for agents and owners.
 const (
 	MaxSubjectLen = 200
@@ -58,8 +61,9 @@ func scanNote(row pgx.Row) (*Note, error) {
 	return n, err
 }
 
-// insertNote writes a note, its note_posted resource event and the change
-// notification inside tx: all three commit together or not at all. For agent
+// insertNote writes a note, its note_posted resource event, its webhook
+// deliveries (the outbox) and the change notifications inside tx: all commit
+// together or not at all. Analysis notes get neither event nor deliveries. For agent
 // notes with an idempotency key, a conflicting (connection, key) returns
 // (nil, nil) so that the caller can load the first note.
 //
@@ -72,11 +76,11 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 	// session ids become visible in increasing order. A note that gets an event
 	// takes the lock by reserving the event's sequence number; an analysis note
 	// (no event) locks it alone.
-	var seq int64
+	var seq, projectID int64
 	if n.MessageType != MessageAnalysis {
 		if err := tx.QueryRow(ctx, `
 			UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
-			WHERE id = $1 RETURNING last_event_seq`, n.SessionID).Scan(&seq); err != nil {
+			WHERE id = $1 RETURNING last_event_seq, project_id`, n.SessionID).Scan(&seq, &projectID); err != nil {
 			return nil, fmt.Errorf("reserve event sequence: %w", err)
 		}
 	} else if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
@@ -110,14 +114,23 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The event and the change notification in one statement.
+	// The event, the webhook outbox rows and the change notifications in one
+	// statement: a delivery per enabled endpoint of the project that this
+	// note fires (agents' notes fire every endpoint, owners' notes those set
+	// to all notes), and a wake-up for the senders when there is any.
 	if _, err := tx.Exec(ctx, `
 		WITH ev AS (
 			INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
 			VALUES ($1, $2, 'note_posted', $3, $4)
+		), outbox AS (
+			INSERT INTO webhook_deliveries (endpoint_id, note_id)
+			SELECT e.id, $3 FROM webhook_endpoints e
+			WHERE e.project_id = $7 AND e.enabled AND ($8 OR e.fires = 'all')
+			RETURNING id
 		)
-		SELECT pg_notify($5, $6)`, out.SessionID, seq, out.ID, payload, NotesChannel, notify); err != nil {
-		return nil, fmt.Errorf("event and notify: %w", err)
+		SELECT pg_notify($5, $6), (SELECT pg_notify($9, '') FROM outbox LIMIT 1)`,
+		out.SessionID, seq, out.ID, payload, NotesChannel, notify, projectID, out.SenderKind == "agent", WebhooksChannel); err != nil {
+		return nil, fmt.Errorf("event, outbox and notify: %w", err)
 	}
 	return out, nil
 }

@@ -31,6 +31,10 @@ type NoteHub struct {
 	entries map[int64]hubEntry
 	ready   chan struct{}
 	once    sync.Once
+
+	// wake maps the other channels the hub listens on to their callbacks
+	// (see OnNotify); fixed once Run starts.
+	wake map[string]func()
 }
 
 type hubEntry struct {
@@ -53,6 +57,17 @@ func (s *Store) NewNoteHub(log *slog.Logger) *NoteHub {
 		log = slog.Default()
 	}
 	return &NoteHub{store: s, log: log, entries: map[int64]hubEntry{}, ready: make(chan struct{})}
+}
+
+// OnNotify makes the hub listen on one more channel, on its one connection,
+// and call fn for each notification there and after each (re)connection,
+// since notifications sent while the hub was away are lost. fn runs on the
+// hub's goroutine and must not block. Call it before Run.
+func (h *NoteHub) OnNotify(channel string, fn func()) {
+	if h.wake == nil {
+		h.wake = map[string]func(){}
+	}
+	h.wake[channel] = fn
 }
 
 // Ready is closed the first time the hub is listening.
@@ -144,6 +159,11 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotesChannel}.Sanitize()); err != nil {
 		return err
 	}
+	for ch := range h.wake {
+		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
+			return err
+		}
+	}
 	h.mu.RLock()
 	ids := make([]int64, 0, len(h.entries))
 	for id, e := range h.entries {
@@ -178,10 +198,17 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	h.mu.Unlock()
 	h.once.Do(func() { close(h.ready) })
 	h.log.Debug("note hub listening", "sessions", len(ids))
+	for _, fn := range h.wake {
+		fn()
+	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return err
+		}
+		if fn, ok := h.wake[n.Channel]; ok {
+			fn()
+			continue
 		}
 		sid, nid, ok := parseNotePayload(n.Payload)
 		if !ok {

@@ -124,6 +124,13 @@ func (s *Store) RecentClientRegistrations(ctx context.Context, addr string, sinc
 // scopes and any added projects (so the agent keeps its profile and sender
 // slug), or a new connection. Scopes the owner no longer grants are taken off
 // the connection's existing tokens too.
+//
+// "That client" is the same client_id, or else a dynamically registered client
+// with the same name, redirect URIs and authentication method: some clients
+// (the go-sdk's) register again on every sign-in, and a step-up must not leave
+// a second, never-used connection behind. The connection then moves to the new
+// registration; refresh tokens issued to the earlier one keep working for it
+// (they remember their client). The most recently used match wins.
 func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connection, error) {
 	if n.ClientID == nil {
 		return nil, fmt.Errorf("store: grant connection: %w", &FieldError{"client_id", "an OAuth grant needs a client"})
@@ -135,10 +142,18 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 	c := &Connection{}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `
-			UPDATE connections SET scopes = $4
-			WHERE id = (SELECT id FROM connections
-				WHERE workspace_id = $1 AND owner_id = $2 AND client_id = $3 AND revoked_at IS NULL
-				ORDER BY id DESC LIMIT 1 FOR UPDATE)
+			UPDATE connections SET scopes = $4, client_id = $3
+			WHERE id = (SELECT c.id FROM connections c
+				JOIN oauth_clients prev ON prev.client_id = c.client_id
+				JOIN oauth_clients cur ON cur.client_id = $3
+				WHERE c.workspace_id = $1 AND c.owner_id = $2 AND c.revoked_at IS NULL
+					AND (c.client_id = $3 OR (
+						NOT prev.is_metadata_document AND NOT cur.is_metadata_document
+						AND cur.client_name <> '' AND prev.client_name = cur.client_name
+						AND prev.token_endpoint_auth_method = cur.token_endpoint_auth_method
+						AND prev.redirect_uris @> cur.redirect_uris AND prev.redirect_uris <@ cur.redirect_uris))
+				ORDER BY c.client_id = $3 DESC, c.last_seen_at DESC NULLS LAST, c.id DESC
+				LIMIT 1 FOR UPDATE OF c)
 			RETURNING id, workspace_id, owner_id, client_id, client_name, scopes, sender_slug, created_at, last_seen_at, revoked_at`,
 			n.WorkspaceID, n.OwnerID, *n.ClientID, scopes).
 			Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug, &c.CreatedAt, &c.LastSeenAt, &c.RevokedAt)
@@ -158,25 +173,7 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 				return err
 			}
 		}
-		for _, p := range n.ProjectIDs {
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO project_seats (workspace_id, project_id, connection_id)
-				SELECT $1, p.id, $3 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
-				ON CONFLICT DO NOTHING`, n.WorkspaceID, p, c.ID)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 0 {
-				var exists bool
-				if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE workspace_id = $1 AND id = $2)`, n.WorkspaceID, p).Scan(&exists); err != nil {
-					return err
-				}
-				if !exists {
-					return fmt.Errorf("project %d: %w", p, ErrNotFound)
-				}
-			}
-		}
-		return nil
+		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.CreateConnection(ctx, n)
@@ -248,7 +245,9 @@ func (s *Store) RedeemAuthCode(ctx context.Context, code string, now time.Time) 
 
 // TokenPair is what the token endpoint hands out.
 type TokenPair struct {
-	ConnectionID    int64
+	ConnectionID int64
+	// ClientID is the client the pair is issued to; only it may refresh.
+	ClientID        string
 	AccessToken     string
 	RefreshToken    string
 	AccessExpiresAt time.Time
@@ -277,10 +276,10 @@ func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time
 		return err
 	}
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO refresh_tokens (token_hash, connection_id, resource, scopes, expires_at)
-		SELECT $1, c.id, $3, $4, $5 FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
+		INSERT INTO refresh_tokens (token_hash, connection_id, client_id, resource, scopes, expires_at)
+		SELECT $1, c.id, $6, $3, $4, $5 FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
 		ON CONFLICT (token_hash) DO NOTHING`,
-		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh)); err != nil {
+		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh), p.ClientID); err != nil {
 		return err
 	}
 	// Expired rows of this grant go while we are here (bounded by the
@@ -340,7 +339,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 			replacedBy   []byte
 		)
 		err := tx.QueryRow(ctx, `
-			SELECT rt.connection_id, c.workspace_id, c.client_id, rt.resource, rt.scopes, rt.expires_at, rt.rotated_at, rt.replaced_by_hash
+			SELECT rt.connection_id, c.workspace_id, COALESCE(rt.client_id, c.client_id), rt.resource, rt.scopes, rt.expires_at, rt.rotated_at, rt.replaced_by_hash
 			FROM refresh_tokens rt JOIN connections c ON c.id = rt.connection_id
 			WHERE rt.token_hash = $1 AND c.revoked_at IS NULL
 			FOR UPDATE OF rt`, HashToken(r.Token)).
@@ -364,7 +363,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 			replayConn, replayWS = connID, wsID
 			return ErrReplay
 		}
-		p = &TokenPair{ConnectionID: connID, AccessToken: access, RefreshToken: refresh, Resource: resource, Scopes: scopes}
+		p = &TokenPair{ConnectionID: connID, ClientID: r.ClientID, AccessToken: access, RefreshToken: refresh, Resource: resource, Scopes: scopes}
 		return insertTokenPair(ctx, tx, p, r.Now, r.Life)
 	})
 	if errors.Is(err, ErrReplay) {
@@ -381,17 +380,25 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 
 // RevokeClientToken implements RFC 7009 for clientID: an access token of one
 // of its connections is deleted; a refresh token ends the whole grant (the
-// connection is revoked). Unknown tokens and other clients' tokens are
-// ignored, as the RFC asks.
+// connection is revoked), or, when a later registration of the same client
+// has since continued the connection, only the refresh tokens of clientID.
+// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
 func (s *Store) RevokeClientToken(ctx context.Context, clientID, token string) error {
 	h := HashToken(token)
 	var wsID, connID int64
+	var current bool
 	err := s.pool.QueryRow(ctx, `
-		SELECT c.workspace_id, c.id FROM refresh_tokens rt JOIN connections c ON c.id = rt.connection_id
-		WHERE rt.token_hash = $1 AND c.client_id = $2`, h, clientID).Scan(&wsID, &connID)
+		SELECT c.workspace_id, c.id, COALESCE(c.client_id = $2, false)
+		FROM refresh_tokens rt JOIN connections c ON c.id = rt.connection_id
+		WHERE rt.token_hash = $1 AND COALESCE(rt.client_id, c.client_id) = $2`, h, clientID).Scan(&wsID, &connID, &current)
 	switch {
-	case err == nil:
+	case err == nil && current:
 		return s.RevokeConnection(ctx, wsID, connID)
+	case err == nil:
+		if _, err := s.pool.Exec(ctx, `DELETE FROM refresh_tokens WHERE connection_id = $1 AND client_id = $2`, connID, clientID); err != nil {
+			return fmt.Errorf("store: revoke token: %w", err)
+		}
+		return nil
 	case !errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("store: revoke token: %w", err)
 	}

@@ -195,7 +195,7 @@ func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owne
 		WHERE o.email = $1`, NormalizeEmail(email)).
 		Scan(&o.ID, &o.WorkspaceID, &o.WorkspaceName, &o.Email, &o.DisplayName, &o.CreatedAt, &hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		_, _ = CheckPassword(dummyHash, password)
+		_, _ = CheckPassword(dummyHash(), password)
 		return nil, fmt.Errorf("store: authenticate: %w", ErrInvalidCredentials)
 	}
 	if err != nil {

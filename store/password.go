@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -63,5 +64,10 @@ func CheckPassword(hash, password string) (bool, error) {
 }
 
 // dummyHash is checked against when an email is unknown, so that a sign-in
-// with an unknown email costs as much as one with a wrong password.
-var dummyHash, _ = HashPassword("osfoundry-dummy-password")
+// with an unknown email costs as much as one with a wrong password. It is
+// computed on first use: an argon2id hash at package init would slow every
+// start of the binary, the agent hook's included.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := HashPassword("osfoundry-dummy-password")
+	return h
+})

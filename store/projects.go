@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -188,6 +189,29 @@ func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int
 	return out, nil
 }
 
+// SeatConnection seats a connection in a project, both of the workspace.
+// Seating twice is harmless.
+func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
+	if err := seatConnection(ctx, s.pool, workspaceID, connectionID, []int64{projectID}); err != nil {
+		return fmt.Errorf("store: seat connection: %w", err)
+	}
+	return nil
+}
+
+// UnseatConnection removes a connection from a project.
+func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
+		workspaceID, projectID, connectionID)
+	if err != nil {
+		return fmt.Errorf("store: unseat connection: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: unseat connection: %w", ErrNotFound)
+	}
+	return nil
+}
+
 // SeatAgentByHandle seats the agent that claimed handle in a project of the
 // workspace. An unknown handle is a FieldError; seating twice is harmless.
 func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID int64, handle string) error {
@@ -195,21 +219,58 @@ func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID in
 	if handle == "" {
 		return &FieldError{"handle", "enter the handle the agent claimed"}
 	}
-	var project, agent bool
-	err := s.pool.QueryRow(ctx, `
-		WITH pr AS (SELECT id FROM projects WHERE workspace_id = $1 AND id = $2),
-		ag AS (SELECT p.connection_id FROM agent_profiles p JOIN connections c ON c.id = p.connection_id AND c.revoked_at IS NULL
-			WHERE p.workspace_id = $1 AND p.handle = $3),
-		ins AS (INSERT INTO project_seats (workspace_id, project_id, connection_id)
-			SELECT $1, pr.id, ag.connection_id FROM pr, ag ON CONFLICT DO NOTHING)
-		SELECT EXISTS (SELECT 1 FROM pr), EXISTS (SELECT 1 FROM ag)`, workspaceID, projectID, handle).Scan(&project, &agent)
+	// An unclaimed handle leaves connectionID 0, which seatConnection reports
+	// after checking the project, so a missing project still reads not found.
+	var connectionID int64
+	err := s.pool.QueryRow(ctx, `SELECT connection_id FROM agent_profiles WHERE workspace_id = $1 AND handle = $2`,
+		workspaceID, handle).Scan(&connectionID)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("store: seat agent: %w", err)
+	}
+	err = seatConnection(ctx, s.pool, workspaceID, connectionID, []int64{projectID})
 	switch {
+	case errors.Is(err, errNoSuchConnection):
+		return &FieldError{"handle", "no agent in this workspace has claimed that handle"}
 	case err != nil:
 		return fmt.Errorf("store: seat agent: %w", err)
-	case !project:
-		return fmt.Errorf("store: seat agent: %w", ErrNotFound)
-	case !agent:
-		return &FieldError{"handle", "no agent in this workspace has claimed that handle"}
+	}
+	return nil
+}
+
+// errNoSuchConnection is seatConnection's answer for a connection that is
+// not a live one of the workspace.
+var errNoSuchConnection = fmt.Errorf("connection: %w", ErrNotFound)
+
+// seatConnection is the one rule for seating: it seats a live connection of
+// the workspace in projects of the same workspace, all of them or none, in
+// one statement. Repeated and already seated projects are harmless. A project
+// not of the workspace gives ErrNotFound naming it (checked first), a
+// connection not live in the workspace errNoSuchConnection; no projects, no
+// statement.
+func seatConnection(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, workspaceID, connectionID int64, projectIDs []int64) error {
+	if len(projectIDs) == 0 {
+		return nil
+	}
+	var connected bool
+	var missing []int64
+	err := q.QueryRow(ctx, `
+		WITH c AS (SELECT id FROM connections WHERE workspace_id = $1 AND id = $2 AND revoked_at IS NULL),
+		p AS (SELECT id FROM projects WHERE workspace_id = $1 AND id = ANY($3::bigint[])),
+		missing AS (SELECT unnest($3::bigint[]) AS id EXCEPT SELECT id FROM p),
+		seat AS (INSERT INTO project_seats (workspace_id, project_id, connection_id)
+			SELECT $1, p.id, c.id FROM p, c WHERE NOT EXISTS (SELECT 1 FROM missing)
+			ON CONFLICT DO NOTHING)
+		SELECT EXISTS (SELECT 1 FROM c), ARRAY(SELECT id FROM missing ORDER BY id)`,
+		workspaceID, connectionID, projectIDs).Scan(&connected, &missing)
+	switch {
+	case err != nil:
+		return err
+	case len(missing) > 0:
+		return fmt.Errorf("project %d: %w", missing[0], ErrNotFound)
+	case !connected:
+		return errNoSuchConnection
 	}
 	return nil
 }

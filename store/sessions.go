@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SessionTypes are the three kinds of session, as agents name them.
+// SessionTypes are the three kinds of session, as agents name them: the one
+// list that validation, its message, the web forms' labels and the tool
+// schemas are made from (the table's CHECK is the last guard).
 var SessionTypes = []string{"agent_session", "team_session", "loop_session"}
 
 // Invitation roles.
@@ -51,12 +53,20 @@ type NewSession struct {
 func (n *NewSession) Validate() error {
 	n.Title = strings.TrimSpace(n.Title)
 	if !slices.Contains(SessionTypes, n.Type) {
-		return &FieldError{"session_type", "choose agent_session, team_session or loop_session"}
+		return &FieldError{"session_type", "choose " + orList(SessionTypes)}
 	}
 	if n.Title == "" || utf8.RuneCountInString(n.Title) > 200 {
 		return &FieldError{"title", "enter a title of 1 to 200 characters"}
 	}
 	return nil
+}
+
+// orList joins values as a sentence lists choices: "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
 // newPublicID returns an opaque session id like "s_3kT9…".
@@ -71,9 +81,9 @@ func newPublicID() string {
 const sessionColumns = `s.id, s.workspace_id, s.project_id, s.session_type, s.public_id, s.title, s.last_event_seq, s.created_at, s.updated_at`
 
 func scanSession(row pgx.Row) (*Session, error) {
-	x := &Session{}
-	err := row.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt)
-	return x, err
+	session := &Session{}
+	err := row.Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title, &session.LastEventSeq, &session.CreatedAt, &session.UpdatedAt)
+	return session, err
 }
 
 // CreateSession adds a session to a project of the workspace.
@@ -88,7 +98,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	if n.CreatedBy != 0 {
 		createdBy = &n.CreatedBy
 	}
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		INSERT INTO sessions AS s (workspace_id, project_id, session_type, public_id, title, created_by)
 		SELECT p.workspace_id, p.id, $3, $4, $5, $6 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
 		RETURNING `+sessionColumns, n.WorkspaceID, n.ProjectID, n.Type, n.PublicID, n.Title, createdBy))
@@ -98,29 +108,29 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	if err != nil {
 		return nil, wrap("create session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // GetSession returns a session of the workspace by its internal id.
 func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session, error) {
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		SELECT `+sessionColumns+` FROM sessions s WHERE s.workspace_id = $1 AND s.id = $2`, workspaceID, id))
 	if err != nil {
 		return nil, wrap("get session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // GetSessionByPublicID returns a session of the workspace by the (type, id)
 // pair agents use.
 func (s *Store) GetSessionByPublicID(ctx context.Context, workspaceID int64, sessionType, publicID string) (*Session, error) {
-	x, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(s.pool.QueryRow(ctx, `
 		SELECT `+sessionColumns+` FROM sessions s
 		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`, workspaceID, sessionType, publicID))
 	if err != nil {
 		return nil, wrap("get session", err)
 	}
-	return x, nil
+	return session, nil
 }
 
 // ListProjectSessions returns a project's sessions, newest first.
@@ -132,48 +142,13 @@ func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID 
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) {
-		x, err := scanSession(r)
-		return *x, err
+		session, err := scanSession(r)
+		return *session, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	return out, nil
-}
-
-// SeatConnection seats a connection in a project (both of the workspace).
-func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		INSERT INTO project_seats (workspace_id, project_id, connection_id)
-		SELECT $1, p.id, c.id FROM projects p, connections c
-		WHERE p.workspace_id = $1 AND p.id = $2 AND c.workspace_id = $1 AND c.id = $3
-		ON CONFLICT DO NOTHING`, workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: seat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		var seated bool
-		_ = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3)`,
-			workspaceID, projectID, connectionID).Scan(&seated)
-		if !seated {
-			return fmt.Errorf("store: seat connection: %w", ErrNotFound)
-		}
-	}
-	return nil
-}
-
-// UnseatConnection removes a connection from a project.
-func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
-		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
-		workspaceID, projectID, connectionID)
-	if err != nil {
-		return fmt.Errorf("store: unseat connection: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: unseat connection: %w", ErrNotFound)
-	}
-	return nil
 }
 
 // Invite invites a connection to a session as contributor or runner, or
@@ -267,10 +242,10 @@ func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
-		var x SessionSummary
-		err := r.Scan(&x.ID, &x.WorkspaceID, &x.ProjectID, &x.Type, &x.PublicID, &x.Title, &x.LastEventSeq, &x.CreatedAt, &x.UpdatedAt,
-			&x.Participants, &x.LastNoteAt, &x.Unread)
-		return x, err
+		var summary SessionSummary
+		err := r.Scan(&summary.ID, &summary.WorkspaceID, &summary.ProjectID, &summary.Type, &summary.PublicID, &summary.Title, &summary.LastEventSeq, &summary.CreatedAt, &summary.UpdatedAt,
+			&summary.Participants, &summary.LastNoteAt, &summary.Unread)
+		return summary, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
@@ -305,9 +280,9 @@ func (s *Store) ListParticipants(ctx context.Context, workspaceID, sessionID int
 		return nil, fmt.Errorf("store: list participants: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionParticipant, error) {
-		var x SessionParticipant
-		err := r.Scan(&x.ConnectionID, &x.Role, &x.ClientName, &x.Handle, &x.DisplayName, &x.SenderSlug, &x.Revoked, &x.InvitedAt)
-		return x, err
+		var participant SessionParticipant
+		err := r.Scan(&participant.ConnectionID, &participant.Role, &participant.ClientName, &participant.Handle, &participant.DisplayName, &participant.SenderSlug, &participant.Revoked, &participant.InvitedAt)
+		return participant, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: list participants: %w", err)

@@ -67,9 +67,6 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 // New wraps an existing pool.
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
 
-// Pool exposes the pool for code that needs raw access (LISTEN, benchmarks).
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
 // Close releases every connection.
 func (s *Store) Close() { s.pool.Close() }
 
@@ -95,7 +92,7 @@ func isUniqueViolation(err error, constraint string) bool {
 	return false
 }
 
-// notFound converts pgx.ErrNoRows into ErrNotFound, wrapped with op.
+// wrap prefixes err with the operation, turning pgx.ErrNoRows into ErrNotFound.
 func wrap(op string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)

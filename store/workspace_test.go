@@ -85,30 +85,30 @@ func TestAccessTokenLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.VerifyAccessToken(ctx, tok, resource)
+	info, err := st.UseAccessToken(ctx, tok, resource)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.ConnectionID != conn.ID || info.WorkspaceID != a.WorkspaceID || len(info.Scopes) != 1 || info.Scopes[0] != store.ScopeRead {
 		t.Fatalf("token info %+v: scopes must be narrowed to the connection's", info)
 	}
-	if _, err := st.VerifyAccessToken(ctx, tok, "http://evil.example/mcp"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.UseAccessToken(ctx, tok, "http://evil.example/mcp"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("other resource: %v", err)
 	}
-	if _, err := st.VerifyAccessToken(ctx, tok+"x", resource); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.UseAccessToken(ctx, tok+"x", resource); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("garbage: %v", err)
 	}
 	expired, _, err := st.MintAccessToken(ctx, conn.ID, resource, store.AllScopes, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.VerifyAccessToken(ctx, expired, resource); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.UseAccessToken(ctx, expired, resource); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("expired: %v", err)
 	}
 	if err := st.RevokeConnection(ctx, a.WorkspaceID, conn.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.VerifyAccessToken(ctx, tok, resource); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.UseAccessToken(ctx, tok, resource); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("revoked: %v", err)
 	}
 	if _, _, err := st.MintAccessToken(ctx, conn.ID, resource, store.AllScopes, store.AccessTokenTTL); !errors.Is(err, store.ErrNotFound) {
@@ -146,10 +146,7 @@ func TestEventsAreGapFree(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seqs []int64
-	rows, err := st.Pool().Query(ctx, `SELECT sequence FROM resource_events WHERE session_id = $1 ORDER BY sequence`, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := storetest.SQL(t, st).Query(`SELECT sequence FROM resource_events WHERE session_id = $1 ORDER BY sequence`, s.ID)
 	for rows.Next() {
 		var v int64
 		rows.Scan(&v)

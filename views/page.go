@@ -37,17 +37,3 @@ func PageFrom(ctx context.Context) *Page {
 	}
 	return &Page{Now: time.Now()}
 }
-
-// FormErrors maps a field name to its message.
-type FormErrors map[string]string
-
-// Has reports whether field has an error.
-func (f FormErrors) Has(field string) bool { _, ok := f[field]; return ok }
-
-// Invalid returns "true"/"false" for aria-invalid.
-func (f FormErrors) Invalid(field string) string {
-	if f.Has(field) {
-		return "true"
-	}
-	return "false"
-}

@@ -136,7 +136,7 @@ func run() error {
 	}
 	o.url = strings.TrimRight(o.url, "/")
 
-	st, err := store.Open(ctx, o.databaseURL, func(c *pgxpool.Config) { c.MaxConns = 64 })
+	st, err := store.Open(ctx, o.databaseURL)
 	if err != nil {
 		return err
 	}
@@ -145,6 +145,16 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	// The physical ceiling talks to PostgreSQL itself, on a pool of its own.
+	rawCfg, err := pgxpool.ParseConfig(o.databaseURL)
+	if err != nil {
+		return err
+	}
+	rawCfg.MaxConns = 64
+	if fx.pool, err = pgxpool.NewWithConfig(ctx, rawCfg); err != nil {
+		return err
+	}
+	defer fx.pool.Close()
 	if serverPID > 0 {
 		fx.varsURL = "http://" + o.pprof + "/debug/vars"
 	}
@@ -226,7 +236,7 @@ func waitReady(base string) error {
 type fixture struct {
 	url         string
 	http        *http.Client
-	pool        *pgxpool.Pool
+	pool        *pgxpool.Pool // for rawInsert
 	workspaceID int64
 	sessions    []*store.Session
 	agents      []agent
@@ -258,7 +268,7 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	if err != nil {
 		return nil, err
 	}
-	fx := &fixture{url: o.url, pool: st.Pool(), workspaceID: owner.WorkspaceID, runID: runID,
+	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID,
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxWorkers, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}}
 	for i := range o.sessions {
 		s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: owner.WorkspaceID, ProjectID: project.ID, Type: "team_session", Title: fmt.Sprintf("Bench %d", i), CreatedBy: owner.ID})
@@ -349,15 +359,16 @@ func (fx *fixture) loadPollURL() error {
 
 // rawInsert is the physical ceiling: the same note + event + notify
 // transaction the server runs (store.insertNote's statements: reserve the
-// event sequence, insert the note, insert the event and notify), straight
-// through pgx with no HTTP and no session or profile lookup.
+// event sequence, insert the note, insert the event, queue webhook
+// deliveries and notify), straight through pgx with no HTTP and no session
+// or profile lookup.
 func (fx *fixture) rawInsert(ctx context.Context, w, i int) error {
 	a := fx.agents[w]
 	s := fx.sessions[w%len(fx.sessions)]
 	key := fmt.Sprintf("raw-%s-%d", fx.runID, fx.seq.Add(1))
 	return pgx.BeginFunc(ctx, fx.pool, func(tx pgx.Tx) error {
-		var seq, id int64
-		if err := tx.QueryRow(ctx, `UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now() WHERE id = $1 RETURNING last_event_seq`, s.ID).Scan(&seq); err != nil {
+		var seq, projectID, id int64
+		if err := tx.QueryRow(ctx, `UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now() WHERE id = $1 RETURNING last_event_seq, project_id`, s.ID).Scan(&seq, &projectID); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name,
@@ -366,8 +377,10 @@ func (fx *fixture) rawInsert(ctx context.Context, w, i int) error {
 			fx.workspaceID, s.ID, a.connectionID, a.slug, key).Scan(&id); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `WITH ev AS (INSERT INTO resource_events (session_id, sequence, kind, note_id, payload) VALUES ($1, $2, 'note_posted', $3, '{}'))
-			SELECT pg_notify('osfoundry_notes', $4)`, s.ID, seq, id, fmt.Sprintf("%d:%d", s.ID, id))
+		_, err := tx.Exec(ctx, `WITH ev AS (INSERT INTO resource_events (session_id, sequence, kind, note_id, payload) VALUES ($1, $2, 'note_posted', $3, '{}')),
+			outbox AS (INSERT INTO webhook_deliveries (endpoint_id, note_id) SELECT e.id, $3 FROM webhook_endpoints e
+				WHERE e.project_id = $5 AND e.enabled RETURNING id)
+			SELECT pg_notify('osfoundry_notes', $4), (SELECT pg_notify('osfoundry_webhooks', '') FROM outbox LIMIT 1)`, s.ID, seq, id, fmt.Sprintf("%d:%d", s.ID, id), projectID)
 		return err
 	})
 }

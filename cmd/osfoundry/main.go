@@ -25,7 +25,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
+	"github.com/osfoundry/osfoundry/handlers/webhooks"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
 )
@@ -37,8 +39,12 @@ Usage:
   osfoundry owner create --email E --name N [--workspace W] [flags]
                                                  create an owner; password from stdin or a prompt
   osfoundry token create --email OWNER [--client NAME] [--scope read,write] [--project NAME]... [flags]
-                                                 mint a bearer token for a client without OAuth (shown once)
+                                                 mint a bearer token for a client without OAuth (shown once),
+                                                 bound to the base URL the server last started with (or --base-url)
   osfoundry migrate [flags]                      apply database migrations and exit
+  osfoundry agent login|status|logout|install claude-code|uninstall claude-code …
+                                                 the agent side: connect a checkout, wire Claude Code to it
+                                                 (osfoundry agent help)
 
 Flags (the environment variable named in brackets is used when the flag is not given):
 `
@@ -54,8 +60,20 @@ type config struct {
 	shutdown      time.Duration
 	pprofAddr     string
 	trustProxy    bool
+	allowPrivate  bool
 	headerTimeout time.Duration
+	// fastWebhooks shortens the webhook sender's waits (hidden; for tests).
+	fastWebhooks bool
 }
+
+// testFastWebhooks is a flag for tests of the whole server, left out of
+// --help: webhook retries after 100 ms to 1 s, 3 s leases, a sweep every
+// 250 ms (webhooks.FastOptions), so that tests need not wait for production
+// backoffs and leases. Not for production use.
+const testFastWebhooks = "test-fast-webhooks"
+
+// hiddenFlags are registered but not listed by --help.
+var hiddenFlags = map[string]bool{testFastWebhooks: true}
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -66,7 +84,7 @@ func envOr(name, def string) string {
 
 func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", envOr("OSFOUNDRY_ADDR", "localhost:8080"), "listen address (OSFOUNDRY_ADDR)")
-	fs.StringVar(&c.baseURL, "base-url", envOr("OSFOUNDRY_BASE_URL", ""), "public origin agents and browsers use, e.g. https://foundry.example.com (OSFOUNDRY_BASE_URL; default http://<addr>)")
+	fs.StringVar(&c.baseURL, "base-url", envOr("OSFOUNDRY_BASE_URL", ""), "public origin agents and browsers use, e.g. https://foundry.example.com (OSFOUNDRY_BASE_URL; default http://<addr> for serve, the base URL the server last started with for token create)")
 	fs.StringVar(&c.dataDir, "data-dir", envOr("OSFOUNDRY_DATA_DIR", ".osfoundry"), "folder for the private PostgreSQL cluster (pg/) and the cookie key (OSFOUNDRY_DATA_DIR)")
 	fs.StringVar(&c.databaseURL, "database-url", envOr("DATABASE_URL", ""), "PostgreSQL server to use instead of the private one (DATABASE_URL)")
 	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
@@ -74,25 +92,46 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
+	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
+	fs.BoolVar(&c.fastWebhooks, testFastWebhooks, false, "tests only: shorten webhook retries, leases and sweeps")
 }
 
+// printFlags lists the flags of fs as PrintDefaults does, hidden ones left out.
+func printFlags(fs *flag.FlagSet) {
+	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	visible.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			visible.Var(f.Value, f.Name, f.Usage)
+			visible.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	visible.PrintDefaults()
+}
+
+// finish checks the flags. A --base-url that was given is normalised here;
+// one that was not stays empty: serve derives it from --addr, token create
+// reads the one the server recorded.
 func (c *config) finish() error {
-	if c.baseURL == "" {
-		host, port, err := net.SplitHostPort(c.addr)
-		if err != nil {
-			return fmt.Errorf("--addr %q: %w", c.addr, err)
-		}
-		if host == "" || host == "0.0.0.0" || host == "::" {
-			host = "localhost"
-		}
-		c.baseURL = "http://" + net.JoinHostPort(host, port)
-	}
 	c.baseURL = strings.TrimRight(c.baseURL, "/")
-	if !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
+	if c.baseURL != "" && !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
 		return fmt.Errorf("--base-url %q: must start with http:// or https://", c.baseURL)
 	}
 	return nil
+}
+
+// listenBaseURL is serve's base URL when --base-url is not given:
+// http://<addr>, with localhost for a wildcard host.
+func (c *config) listenBaseURL() (string, error) {
+	host, port, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %q: %w", c.addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 func (c *config) log(l *slog.Logger) {
@@ -105,7 +144,7 @@ func (c *config) log(l *slog.Logger) {
 		key = "configured (masked)"
 	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
-		"session_key", key, "log_level", c.logLevel)
+		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate)
 }
 
 func maskURL(s string) string {
@@ -130,6 +169,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "agent" {
+		return agent.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd = args[0]
@@ -143,7 +185,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("osfoundry "+cmd, flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	cfg.register(fs)
 	var email, name, workspace, client, scope string
@@ -298,6 +340,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(defaultGCPercent)
 	}
+	if cfg.baseURL == "" {
+		u, err := cfg.listenBaseURL()
+		if err != nil {
+			return err
+		}
+		cfg.baseURL = u
+	}
 	cfg.log(log)
 	begin := time.Now()
 	st, stopPG, err := openDatabase(ctx, cfg, log)
@@ -306,6 +355,10 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	defer stopPG()
 	defer st.Close()
+	// token create binds its tokens to this address.
+	if err := st.RecordBaseURL(ctx, cfg.baseURL); err != nil {
+		return err
+	}
 	hashKey, blockKey, err := sessionKeys(cfg)
 	if err != nil {
 		return err
@@ -313,15 +366,29 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// The note hub keeps every replica's "newest note per session" current
 	// over LISTEN/NOTIFY; it stops before the pool closes.
 	hub := st.NewNoteHub(log)
+	// The webhook sender delivers the outbox; the hub's connection wakes it
+	// when deliveries are queued. It stops claiming at shutdown and finishes
+	// what it has in flight before the pool closes.
+	senderOpts := webhooks.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
+	if cfg.fastWebhooks {
+		log.Warn("webhook test timing in use: retries, leases and sweeps are shortened (--" + testFastWebhooks + ")")
+		senderOpts = webhooks.FastOptions(senderOpts)
+	}
+	sender := webhooks.New(senderOpts)
+	hub.OnNotify(store.WebhooksChannel, sender.Wake)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
 	defer func() { stopHub(); <-hubDone }()
+	senderCtx, stopSender := context.WithCancel(context.WithoutCancel(ctx))
+	senderDone := make(chan struct{})
+	go func() { defer close(senderDone); sender.Run(senderCtx) }()
+	defer func() { stopSender(); <-senderDone }()
 	h := handlers.New(handlers.Deps{
 		Store:  st,
 		Hub:    hub,
 		Logger: log,
-		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy},
+		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -352,6 +419,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", cfg.shutdown)
+	stopSender()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -414,12 +482,25 @@ func tokenCreate(ctx context.Context, cfg config, log *slog.Logger, email, clien
 	}
 	defer stopPG()
 	defer st.Close()
+	base := cfg.baseURL
+	if base == "" {
+		base, err = st.ServedBaseURL(ctx)
+		if errors.Is(err, store.ErrNotFound) {
+			return errors.New("token create: no base URL known: start `osfoundry serve` once on this database, " +
+				"or pass --base-url (OSFOUNDRY_BASE_URL) with the address agents will reach")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	resource := base + "/mcp"
 	tok, err := st.CreateStaticToken(ctx, store.StaticTokenRequest{
-		OwnerEmail: email, ClientName: client, Scopes: scopes, ProjectNames: projects, Resource: cfg.baseURL + "/mcp",
+		OwnerEmail: email, ClientName: client, Scopes: scopes, ProjectNames: projects, Resource: resource,
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Connection %d created. Its bearer token (shown once, valid until %s):\n\n%s\n\n", tok.ConnectionID, tok.ExpiresAt.Format(time.RFC3339), tok.Token)
+	fmt.Printf("Connection %d created for %s (a server at another address refuses the token).\n"+
+		"Its bearer token (shown once, valid until %s):\n\n%s\n\n", tok.ConnectionID, resource, tok.ExpiresAt.Format(time.RFC3339), tok.Token)
 	return nil
 }

@@ -10,17 +10,15 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// serverEnv, set in a child's environment, makes the test binary run main:
-// the process tests start it as the server (see binary), so no separate build
-// is needed and the server runs with the same flags (-race) as the tests.
-const serverEnv = "OSFOUNDRY_TEST_RUN_MAIN"
-
+// TestMain runs the tests, then stops the private cluster and removes the
+// binary they built.
 func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) == "1" {
-		main()
-		os.Exit(0)
+	code := m.Run()
+	storetest.Shutdown()
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
-	storetest.Main(m)
+	os.Exit(code)
 }
 
 func TestOwnerAndTokenCommands(t *testing.T) {
@@ -54,7 +52,20 @@ func TestOwnerAndTokenCommands(t *testing.T) {
 	if err := run([]string{"owner", "create", "--email", "x@example.com"}); err == nil || !strings.Contains(err.Error(), "--name") {
 		t.Fatalf("missing --name: %v", err)
 	}
+	// No server has started on this database and no --base-url is given:
+	// there is no address to bind the token to.
+	t.Setenv("OSFOUNDRY_BASE_URL", "")
+	if err := run([]string{"token", "create", "--email", "op@example.com"}); err == nil || !strings.Contains(err.Error(), "no base URL known") {
+		t.Fatalf("token create without a base URL: %v", err)
+	}
 	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "read", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatal(err)
+	}
+	// A project named twice is seated once, not refused.
+	if err := run([]string{"token", "create", "--email", "op@example.com", "--project", "Site", "--project", "Site", "--base-url", "http://localhost:9999"}); err != nil {
+		t.Fatalf("repeated --project: %v", err)
+	}
+	if err := st.RecordBaseURL(context.Background(), "http://localhost:9998"); err != nil {
 		t.Fatal(err)
 	}
 	if err := run([]string{"token", "create", "--email", "op@example.com", "--scope", "admin"}); err == nil || !strings.Contains(err.Error(), "scope") {

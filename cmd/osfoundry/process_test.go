@@ -23,17 +23,35 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// These tests run the real osfoundry server as separate processes.
+// These tests run the real osfoundry binary as separate processes.
 
-// binary is the executable the server processes run: this test binary, which
-// runs main when serverEnv is set (see TestMain).
+var (
+	binOnce sync.Once
+	binDir  string // removed by TestMain when the tests end
+	binPath string
+	binErr  error
+)
+
+// binary builds osfoundry once per test run, without the race detector: the
+// agent tests start it dozens of times, and a race-enabled binary takes a
+// second to start.
 func binary(t *testing.T) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "osfbin")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "osfoundry")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
 	}
-	return exe
+	return binPath
 }
 
 // replica is one running server process.
@@ -97,7 +115,7 @@ func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
 	}
 	args := append([]string{"serve", "--addr", addr, "--base-url", baseURL, "--data-dir", t.TempDir(), "--log-level", "info"}, extra...)
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), serverEnv+"=1", "DATABASE_URL="+dsn, "OSFOUNDRY_SESSION_KEY="+testSessionKey)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "OSFOUNDRY_SESSION_KEY="+testSessionKey)
 	r := &replica{t: t, cmd: cmd, URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout = r.logs
 	cmd.Stderr = r.logs

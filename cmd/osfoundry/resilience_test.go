@@ -306,7 +306,6 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 
 func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	pg := ownCluster(t)
 	addr := freePort(t)
 	base := "http://" + addr
@@ -406,16 +405,12 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 	if total.unavailable == 0 || total.ok == 0 {
 		t.Fatalf("the load never met the outage or never succeeded: %+v", total)
 	}
-	st2, err := store.Open(ctx, pg.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
+	db := storetest.SQLAt(t, pg.DSN)
 	for c := range 4 {
 		for key, id := range acked[c] {
 			var n int
 			var stored float64
-			if err := st2.Pool().QueryRow(ctx, `SELECT count(*), coalesce(max(id), 0) FROM notes WHERE idempotency_key = $1`, key).Scan(&n, &stored); err != nil {
+			if err := db.QueryRow(`SELECT count(*), coalesce(max(id), 0) FROM notes WHERE idempotency_key = $1`, key).Scan(&n, &stored); err != nil {
 				t.Fatal(err)
 			}
 			if n != 1 || stored != id {
@@ -436,7 +431,7 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 		t.Fatalf("after recovery: %v %+v", err, after)
 	}
 	var kept int
-	if err := st2.Pool().QueryRow(ctx, `SELECT count(*) FROM notes WHERE idempotency_key = 'before' AND body = 'Before the outage'`).Scan(&kept); err != nil || kept != 1 {
+	if err := db.QueryRow(`SELECT count(*) FROM notes WHERE idempotency_key = 'before' AND body = 'Before the outage'`).Scan(&kept); err != nil || kept != 1 {
 		t.Fatalf("the note acknowledged before the outage: %d rows, %v", kept, err)
 	}
 	if strings.Contains(r.logs.String(), "panic") {

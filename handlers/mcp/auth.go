@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/osfoundry/osfoundry/handlers/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -32,20 +32,20 @@ const tokenInfoKey = "osfoundry"
 // errorDescription is what every refusal tells the person behind the client.
 const errorDescription = "Connect osFoundry to continue"
 
-// anonymousMethods answer without a token: discovery, the tool list, ping and
-// notifications (any "notifications/…").
-var anonymousMethods = map[string]bool{
-	"initialize":      true,
-	"server/discover": true,
-	"tools/list":      true,
-	"ping":            true,
-}
+// challengeScope is the scope every 401 asks for, whichever tool was called:
+// clients request exactly the challenged scope, and some (the TypeScript SDK
+// 1.x) refresh instead of re-authorizing on a later 403, so a read-only first
+// sign-in would leave them read-only for good. The owner can still untick
+// write on the consent page. A 403 insufficient_scope names the tool's own
+// scope instead.
+var challengeScope = strings.Join(store.AllScopes, " ")
 
 // ServeHTTP serves /mcp. It refuses foreign Host and Origin headers, answers
-// CORS, lets anonymous methods through to the SDK, and verifies the bearer
-// token once for everything else: a bad or missing token gets the double
-// refusal (401 + WWW-Authenticate, and an isError result carrying the same
-// header in _meta), a token without the tool's scope gets 403.
+// CORS, answers -32601 to a method the server does not implement, lets every
+// other method but tools/call through to the SDK without a token, and
+// verifies the bearer token of a tools/call once: a bad or missing token gets
+// the double refusal (401 + WWW-Authenticate, and an isError result carrying
+// the same header in _meta), a token without the tool's scope gets 403.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.allowedHost(r.Host) {
 		http.Error(w, "Forbidden: unknown Host", http.StatusForbidden)
@@ -94,6 +94,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	calls, batch := peekCalls(body)
+	if !batch && len(calls) == 1 && unanswered(calls[0]) {
+		writeUnanswered(w, calls[0])
+		return
+	}
 	scope := ""
 	for _, c := range calls {
 		if s := h.requiredScope(c); s != "" && (scope == "" || s == store.ScopeWrite) {
@@ -127,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if sent {
 			params = append(params, `error="invalid_token"`)
 		}
-		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", scope),
+		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScope),
 			fmt.Sprintf("error_description=%q", errorDescription))
 		writeRefusal(w, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required", calls, batch)
 		return
@@ -200,16 +204,14 @@ func peekCalls(body []byte) (calls []call, batch bool) {
 }
 
 // requiredScope returns the scope a message needs, or "" when it may be
-// answered anonymously. tools/call needs the tool's scope; an unknown tool
-// or any other method needs osfoundry:read.
+// answered anonymously: only tools/call needs a token, with the tool's scope
+// (osfoundry:read for an unknown tool, which the SDK then refuses).
 func (h *Handler) requiredScope(c call) string {
-	if c.Method == "" || anonymousMethods[c.Method] || strings.HasPrefix(c.Method, "notifications/") {
+	if c.Method != "tools/call" {
 		return ""
 	}
-	if c.Method == "tools/call" {
-		if s, ok := h.scopes[c.Params.Name]; ok {
-			return s
-		}
+	if s, ok := h.scopes[c.Params.Name]; ok {
+		return s
 	}
 	return store.ScopeRead
 }
@@ -246,7 +248,7 @@ func writeResults(w http.ResponseWriter, status int, result *mcpsdk.CallToolResu
 	w.Header().Set("Content-Type", "application/json")
 	var out []json.RawMessage
 	for _, c := range calls {
-		if len(c.ID) == 0 || string(c.ID) == "null" {
+		if c.isNotification() {
 			continue // a notification gets no response
 		}
 		id, err := decodeID(c.ID)
@@ -318,7 +320,7 @@ func (h *Handler) allowedHost(host string) bool {
 	if strings.EqualFold(host, h.publicHost) {
 		return true
 	}
-	return isLoopback(host)
+	return outbound.IsLoopbackHost(host)
 }
 
 // allowedOrigin accepts the configured public origin and loopback origins.
@@ -330,20 +332,7 @@ func (h *Handler) allowedOrigin(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
 		return false
 	}
-	return isLoopback(u.Host)
-}
-
-func isLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return outbound.IsLoopbackHost(u.Host)
 }
 
 // ProtectedResourceMetadata serves RFC 9728 metadata at both

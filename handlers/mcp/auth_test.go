@@ -37,9 +37,7 @@ func TestRefusals(t *testing.T) {
 	ws, owner := e.workspace("W")
 	valid := e.agent(ws, owner, store.AllScopes)
 	expired := e.agent(ws, owner, store.AllScopes)
-	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE access_tokens SET expires_at = now() - interval '1 second' WHERE connection_id = $1`, expired.conn.ID); err != nil {
-		t.Fatal(err)
-	}
+	e.sql().ExpireTokens(expired.conn.ID)
 	revoked := e.agent(ws, owner, store.AllScopes)
 	if err := e.st.RevokeConnection(e.ctx, ws, revoked.conn.ID); err != nil {
 		t.Fatal(err)
@@ -60,17 +58,17 @@ func TestRefusals(t *testing.T) {
 		text   string
 	}{
 		{"no token", "", "set_status", 401,
-			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"no token, read tool", "", "list_agents", 401,
-			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"garbage token", "osf_at_garbage", "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"expired token", expired.token, "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"revoked connection", revoked.token, "set_status", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"token for another resource", otherResource, "list_agents", 401,
-			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read", error_description="Connect osFoundry to continue"`, "Authentication required"},
+			`Bearer error="invalid_token", resource_metadata="` + metadata + `", scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`, "Authentication required"},
 		{"read-only token on write tool", readOnly.token, "set_status", 403,
 			`Bearer error="insufficient_scope", resource_metadata="` + metadata + `", scope="osfoundry:write", error_description="Connect osFoundry to continue"`, "Insufficient scope: this tool needs osfoundry:write"},
 	}
@@ -120,22 +118,66 @@ func TestRefusals(t *testing.T) {
 	})
 }
 
-// TestAnonymousMethods checks that initialize, tools/list, ping and
-// notifications answer without a token.
+// TestAnonymousMethods checks that only tools/call needs a token: the exact
+// sequence the MCP Inspector CLI sends on connecting answers without one
+// (and with a bad one), initialize advertises only what is implemented, and
+// a method the server does not implement gets JSON-RPC -32601, never a 401.
 func TestAnonymousMethods(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, body := range []string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-	} {
-		resp, b := e.rpc("", body, "Mcp-Protocol-Version", "2025-11-25")
-		if resp.StatusCode >= 300 || resp.Header.Get("WWW-Authenticate") != "" || strings.Contains(string(b), `"error"`) {
-			t.Errorf("%s: %d %s", body, resp.StatusCode, b)
+	for _, token := range []string{"", "osf_at_garbage"} {
+		for _, c := range []struct {
+			body   string
+			status int
+			result string // the whole result, when not ""
+		}{
+			{`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"inspector-cli","version":"2.12.0"}}}`, 200, ""},
+			{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, ""},
+			{`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`, 200, `{}`},
+			{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, 200, ""},
+			{`{"jsonrpc":"2.0","id":3,"method":"ping"}`, 200, `{}`},
+			{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, ""},
+			{`{"jsonrpc":"2.0","method":"notifications/something_new"}`, 202, ""},
+		} {
+			resp, b := e.rpc(token, c.body, "Mcp-Protocol-Version", "2025-11-25")
+			var msg struct {
+				Result json.RawMessage `json:"result"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if c.status == 200 {
+				if err := json.Unmarshal(b, &msg); err != nil {
+					t.Fatalf("%s: %v %s", c.body, err, b)
+				}
+			}
+			if resp.StatusCode != c.status || resp.Header.Get("WWW-Authenticate") != "" || msg.Error != nil ||
+				(c.status == 200 && msg.Result == nil) || (c.result != "" && string(msg.Result) != c.result) {
+				t.Errorf("token %q: %s: %d %s", token, c.body, resp.StatusCode, b)
+			}
+			if strings.Contains(c.body, `"initialize"`) && !strings.Contains(string(b), `"capabilities":{"logging":{},"tools":{}}`) {
+				t.Errorf("initialize advertises %s, want logging and tools without listChanged", b)
+			}
 		}
 	}
+
+	for _, method := range []string{"resources/list", "resources/templates/list", "prompts/list", "completion/complete", "resources/subscribe", "sampling/createMessage", "foo/bar"} {
+		body := `{"jsonrpc":"2.0","id":9,"method":"` + method + `","params":{}}`
+		resp, b := e.rpc("", body, "Mcp-Protocol-Version", "2025-11-25")
+		want := `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"method not found: \"` + method + `\""}}`
+		if resp.StatusCode != 200 || resp.Header.Get("WWW-Authenticate") != "" || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s: %d %s, want 200 %s", method, resp.StatusCode, b, want)
+		}
+	}
+	// Protocol 2026-07-28 answers -32601 with HTTP 404.
+	resp, b := e.rpc("", `{"jsonrpc":"2.0","id":9,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	if resp.StatusCode != 404 || !strings.Contains(string(b), `"code":-32601`) {
+		t.Errorf("new protocol resources/list: %d %s", resp.StatusCode, b)
+	}
+	// Inside a (pre-2025-06-18) batch the SDK refuses them the same way.
+	resp, b = e.rpc("", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"prompts/list"}]`, "Mcp-Protocol-Version", "2025-03-26")
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"id":1,"result":{}`) || !strings.Contains(string(b), `"id":2,"error":{"code":-32601`) {
+		t.Errorf("batch: %d %s", resp.StatusCode, b)
+	}
+
 	// The go-sdk client (newest protocol, server/discover) lists tools anonymously.
 	cs := connectClient(t, e.mcpURL(), http.DefaultTransport)
 	res, err := cs.ListTools(e.ctx, nil)
@@ -244,9 +286,7 @@ func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
 		t.Fatalf("last_seen_at rewritten within 30 s: %v then %v", first, second)
 	}
 	// Older than 30 s: the next call writes again.
-	if _, err := e.st.Pool().Exec(e.ctx, `UPDATE connections SET last_seen_at = now() - interval '31 seconds' WHERE id = $1`, a.conn.ID); err != nil {
-		t.Fatal(err)
-	}
+	e.sql().SetLastSeen(a.conn.ID, store.PresenceWriteInterval+time.Second)
 	stale := seen()
 	a.ok("list_agents", map[string]any{}, nil)
 	if third := seen(); !third.After(*stale) {

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,10 +9,13 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-const claimConnectedProfileSchema = `{"type":"object","properties":{` +
-	`"handle":{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{1,30}$"},` +
-	`"display_name":{"type":"string","minLength":1,"maxLength":80}},` +
-	`"required":["handle","display_name"],"additionalProperties":false}`
+var claimConnectedProfileSchema = object{
+	properties: []property{
+		{"handle", schema{Type: "string", Pattern: store.HandlePattern.String()}},
+		{"display_name", schema{Type: "string", MinLength: ptr(1), MaxLength: store.MaxDisplayNameLen}},
+	},
+	required: []string{"handle", "display_name"},
+}
 
 type claimArgs struct {
 	Handle      string `json:"handle"`
@@ -30,9 +32,9 @@ func (h *Handler) addClaimConnectedProfile() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "claim_connected_profile",
 		Description: "Claim this connection's agent profile: a handle unique in your workspace and a display name. " +
-			"Call it once before set_status or post_session_note; calling again updates display_name (or the handle). " +
-			"Returns your sender_slug, the stable address owners reply to.",
-		InputSchema: json.RawMessage(claimConnectedProfileSchema),
+			"Call once before set_status or post_session_note; calling again updates it. " +
+			"Returns your sender_slug, the address owners reply to.",
+		InputSchema: claimConnectedProfileSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.claimConnectedProfile)
 }
@@ -47,5 +49,3 @@ func (h *Handler) claimConnectedProfile(ctx context.Context, c *caller, in claim
 	}
 	return profileOut{Handle: p.Handle, DisplayName: p.DisplayName, SenderSlug: p.SenderSlug}, nil
 }
-
-func ptr[T any](v T) *T { return &v }

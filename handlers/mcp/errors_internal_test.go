@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,20 +43,42 @@ func TestToolErrorMapping(t *testing.T) {
 	}
 }
 
-func TestTidyValidation(t *testing.T) {
+// TestArgumentViolations: each schema violation is worded from the
+// validator's structured result as the argument and the rule it broke,
+// without echoing long values back.
+func TestArgumentViolations(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
-		`validating "arguments": validating root: validating /properties/task: maxLength: "ttt" contains 281 Unicode code points, more than 280`:   "Invalid arguments: task: too long: 281 characters, at most 280",
-		`validating "arguments": validating root: validating /properties/display_name: minLength: "" contains 0 Unicode code points, fewer than 1`: "Invalid arguments: display_name: too short: 0 characters, at least 1",
-		`validating "arguments": validating root: unexpected additional properties ["state"]`:                                                      `Invalid arguments: unexpected properties ["state"] (not in the schema; remove them)`,
-		`validating "arguments": validating root: required: missing properties: ["body"]`:                                                          `Invalid arguments: missing required properties ["body"]`,
-		`validating "arguments": validating root: validating /properties/limit: maximum: 21 is greater than 20.000000`:                             "Invalid arguments: limit: maximum: 21 is greater than 20.000000",
+	status := compileArguments("set_status", setStatusSchema.raw())
+	claim := compileArguments("claim_connected_profile", claimConnectedProfileSchema.raw())
+	note := compileArguments("post_session_note", postSessionNoteSchema.raw())
+	mail := compileArguments("read_session_mail", readSessionMailSchema.raw())
+	poll := compileArguments("poll_resource_events", pollResourceEventsSchema.raw())
+	long := strings.Repeat("t", 281)
+	for _, c := range []struct {
+		schema *argumentsSchema
+		args   string
+		want   string
+	}{
+		{status, `{}`, ""},
+		{status, ``, ""},
+		{status, `{"task":null,"repo":"r"}`, ""},
+		{status, `{"task":"` + long + `"}`, "Invalid arguments: task: too long: 281 characters, at most 280"},
+		{status, `{"task":"é` + long[1:] + `"}`, "Invalid arguments: task: too long: 281 characters, at most 280"},
+		{status, `{"state":"busy"}`, `Invalid arguments: unexpected properties ["state"] (not in the schema; remove them)`},
+		{status, `{"task":5}`, "Invalid arguments: task: must be a string or null, not a number"},
+		{status, `[]`, "Invalid arguments: must be an object, not an array"},
+		{claim, `{"handle":"Alice","display_name":"A"}`, `Invalid arguments: handle: must match the pattern "^[a-z0-9][a-z0-9-]{1,30}$"`},
+		{claim, `{"handle":"alice","display_name":""}`, "Invalid arguments: display_name: too short: 0 characters, at least 1"},
+		{claim, `{"handle":"alice"}`, `Invalid arguments: missing required properties ["display_name"]`},
+		{note, `{"session_type":"graph_session","session_id":"s","subject":"` + strings.Repeat("s", 201) + `","body":"b"}`,
+			`Invalid arguments: missing required properties ["idempotency_key"]; session_type: must be one of "agent_session", "team_session", "loop_session"; subject: too long: 201 characters, at most 200`},
+		{mail, `{"session_type":"team_session","session_id":"s","limit":21}`, "Invalid arguments: limit: must be at most 20"},
+		{mail, `{"session_type":"team_session","session_id":"s","before_id":0}`, "Invalid arguments: before_id: must be at least 1"},
+		{mail, `{"session_type":"team_session","session_id":"s","before_id":1.5}`, "Invalid arguments: before_id: must be an integer, not a number"},
+		{poll, `{"resource_type":"team_session","resource_id":"s","after_sequence":-1}`, "Invalid arguments: after_sequence: must be at least 0"},
 	} {
-		if got, ok := tidyValidation(in); !ok || got != want {
-			t.Errorf("%s\n got %q\nwant %q", in, got, want)
+		if got := c.schema.check(json.RawMessage(c.args)); got != c.want {
+			t.Errorf("%.80s\n got %q\nwant %q", c.args, got, c.want)
 		}
-	}
-	if _, ok := tidyValidation("session not found"); ok {
-		t.Error("rewrote a message that is not a schema violation")
 	}
 }

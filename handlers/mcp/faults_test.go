@@ -117,7 +117,7 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 				}
 			}
 			var rows, subjects int
-			if err := e.st.Pool().QueryRow(e.ctx, `SELECT count(*), count(DISTINCT subject) FROM notes WHERE sender_connection_id = $1`,
+			if err := e.sql().QueryRow(`SELECT count(*), count(DISTINCT subject) FROM notes WHERE sender_connection_id = $1`,
 				a.conn.ID).Scan(&rows, &subjects); err != nil {
 				t.Fatal(err)
 			}

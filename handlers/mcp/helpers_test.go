@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +27,6 @@ type env struct {
 	h    *mcp.Handler
 	srv  *httptest.Server
 	base string
-	seq  atomic.Int64
 }
 
 func newEnv(t testing.TB) *env {
@@ -52,17 +49,11 @@ func (e *env) mcpURL() string { return e.base + "/mcp" }
 // password hash is never checked here).
 func (e *env) workspace(name string) (wsID, ownerID int64) {
 	e.t.Helper()
-	pool := e.st.Pool()
-	if err := pool.QueryRow(e.ctx, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, name).Scan(&wsID); err != nil {
-		e.t.Fatal(err)
-	}
-	email := fmt.Sprintf("owner%d@example.com", e.seq.Add(1))
-	if err := pool.QueryRow(e.ctx, `INSERT INTO owners (workspace_id, email, display_name, password_hash)
-		VALUES ($1, $2, 'Owner', '$argon2id$test') RETURNING id`, wsID, email).Scan(&ownerID); err != nil {
-		e.t.Fatal(err)
-	}
-	return wsID, ownerID
+	return e.sql().InsertWorkspace(name)
 }
+
+// sql reaches the test's database directly (storetest.Fixtures).
+func (e *env) sql() *storetest.Fixtures { return storetest.SQL(e.t, e.st) }
 
 func (e *env) project(wsID int64, name string) int64 {
 	e.t.Helper()
@@ -241,7 +232,7 @@ func ptr[T any](v T) *T { return &v }
 func (e *env) ownerNote(s *store.Session, ownerID int64, to *string, messageType, subject string) int64 {
 	e.t.Helper()
 	var id int64
-	err := e.st.Pool().QueryRow(e.ctx, `
+	err := e.sql().QueryRow(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, recipient_slug, message_type, subject, body)
 		VALUES ($1, $2, 'owner', $3, 'owner', 'Owner', $4, $5, $6, 'body') RETURNING id`,
 		s.WorkspaceID, s.ID, ownerID, to, messageType, subject).Scan(&id)

@@ -73,7 +73,7 @@ func TestHostileInputIsRefusedClearly(t *testing.T) {
 		})
 	}
 	var notes int
-	e.st.Pool().QueryRow(e.ctx, `SELECT count(*) FROM notes`).Scan(&notes)
+	e.sql().QueryRow(`SELECT count(*) FROM notes`).Scan(&notes)
 	if notes != 0 {
 		t.Fatalf("%d notes written from hostile input", notes)
 	}

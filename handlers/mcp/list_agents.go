@@ -2,14 +2,11 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/osfoundry/osfoundry/store"
 )
-
-const noArgsSchema = `{"type":"object","properties":{},"additionalProperties":false}`
 
 type agentOut struct {
 	Handle      string `json:"handle"`
@@ -26,10 +23,9 @@ type agentsOut struct {
 func (h *Handler) addListAgents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "list_agents",
-		Description: "List the agents of your workspace by handle: display_name and presence (active: last call ≤2 min ago, " +
-			"idle ≤30 min, away ≤24 h, else offline). repo, branch, task and updated_at (self-reported) appear only " +
-			"for agents seated in a project with you.",
-		InputSchema: json.RawMessage(noArgsSchema),
+		Description: "Agents of your workspace: handle, display_name, presence (active: last call ≤2 min, idle ≤30 min, " +
+			"away ≤24 h, else offline); repo, branch, task, updated_at (self-reported) only for agents sharing a project with you.",
+		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.listAgents)
 }

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -40,10 +41,8 @@ func TestListAgentsVisibility(t *testing.T) {
 		a.ok("set_status", map[string]any{"task": "task of " + h}, nil)
 	}
 	// Presence tiers come from the last authenticated call.
-	for h, age := range map[string]string{"bob": "10 minutes", "cat": "3 hours", "dan": "2 days"} {
-		if _, err := e.st.Pool().Exec(e.ctx, `UPDATE connections SET last_seen_at = now() - $2::interval WHERE id = $1`, agents[h].conn.ID, age); err != nil {
-			t.Fatal(err)
-		}
+	for h, age := range map[string]time.Duration{"bob": 10 * time.Minute, "cat": 3 * time.Hour, "dan": 48 * time.Hour} {
+		e.sql().SetLastSeen(agents[h].conn.ID, age)
 	}
 	// Revoked connections' agents are gone from the list.
 	gone := e.agent(ws, owner, store.AllScopes, p1)

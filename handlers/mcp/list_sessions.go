@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,9 +23,9 @@ func toSessionOut(s store.InvitedSession) sessionOut {
 func (h *Handler) addListSessions() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "list_sessions",
-		Description: "List the sessions this connection is invited to, newest first: session_type, session_id, title, " +
-			"project and your role (contributor or runner). Only these can be read or posted to.",
-		InputSchema: json.RawMessage(noArgsSchema),
+		Description: "Sessions you are invited to, newest first, with your role (contributor or runner). " +
+			"Only these can be read or posted to.",
+		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.listSessions)
 }

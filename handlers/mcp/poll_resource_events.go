@@ -10,12 +10,15 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-const pollResourceEventsSchema = `{"type":"object","properties":{` +
-	`"resource_type":{"enum":["agent_session","team_session","loop_session"]},` +
-	`"resource_id":{"type":"string"},` +
-	`"after_sequence":{"type":"integer","minimum":0},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":100,"default":50}},` +
-	`"required":["resource_type","resource_id","after_sequence"],"additionalProperties":false}`
+// defaultEventLimit is the page size when limit is omitted.
+const defaultEventLimit = 50
+
+var pollResourceEventsSchema = object{
+	properties: append(sessionProps("resource_type", "resource_id"),
+		property{"after_sequence", integerMin(0)},
+		property{"limit", pageLimit(store.MaxEventPage, defaultEventLimit)}),
+	required: []string{"resource_type", "resource_id", "after_sequence"},
+}
 
 type pollArgs struct {
 	ResourceType  string `json:"resource_type"`
@@ -35,17 +38,16 @@ type eventOut struct {
 func (h *Handler) addPollResourceEvents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "poll_resource_events",
-		Description: "Read what happened in a session you are invited to (note_posted, participant_invited/updated/removed, " +
-			"session_updated) after after_sequence, oldest first, at most limit (default 50). Pass next_sequence back as " +
-			"after_sequence next time; start from 0 or read_session_state's last_sequence.",
-		InputSchema: json.RawMessage(pollResourceEventsSchema),
+		Description: "Events of a session you are invited to after after_sequence, oldest first. Pass next_sequence back " +
+			"as after_sequence; start from 0 or read_session_state's last_sequence.",
+		InputSchema: pollResourceEventsSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.pollResourceEvents)
 }
 
 func (h *Handler) pollResourceEvents(ctx context.Context, c *caller, in pollArgs) (any, error) {
 	if in.Limit == 0 {
-		in.Limit = 50
+		in.Limit = defaultEventLimit
 	}
 	events, next, err := h.store.PollEvents(ctx, c.WorkspaceID, c.ConnectionID, in.ResourceType, in.ResourceID, in.AfterSequence, in.Limit)
 	if err != nil {

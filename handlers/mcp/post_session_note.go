@@ -2,21 +2,21 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The schema SPEC §3 fixes, sent verbatim; the 1–200 length of
-// idempotency_key is checked by the store.
-const postSessionNoteSchema = `{"type":"object","properties":{` +
-	`"session_type":{"enum":["agent_session","team_session","loop_session"]},` +
-	`"session_id":{"type":"string"},"subject":{"type":"string","maxLength":200},` +
-	`"body":{"type":"string","maxLength":10000},"idempotency_key":{"type":"string"}},` +
-	`"required":["session_type","session_id","subject","body","idempotency_key"],` +
-	`"additionalProperties":false}`
+// The schema SPEC §3 fixes; the 1–200 length of idempotency_key is checked
+// by the store.
+var postSessionNoteSchema = object{
+	properties: append(sessionProps("session_type", "session_id"),
+		property{"subject", textMax(store.MaxSubjectLen)},
+		property{"body", textMax(store.MaxBodyLen)},
+		property{"idempotency_key", text()}),
+	required: []string{"session_type", "session_id", "subject", "body", "idempotency_key"},
+}
 
 type postNoteArgs struct {
 	SessionType    string `json:"session_type"`
@@ -35,11 +35,9 @@ type postNoteOut struct {
 func (h *Handler) addPostSessionNote() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "post_session_note",
-		Description: "Post a note to a session's Team mail, read by its owners and participants (labelled outside assistant). " +
-			"Only in sessions you are invited to; claim a profile first. Post what a person must read (started, a question, " +
-			"PR opened, done); progress goes in set_status. Retrying with the same idempotency_key (1-200 chars) returns the " +
-			"first note with duplicate: true. Returns id, sender_slug, duplicate.",
-		InputSchema: json.RawMessage(postSessionNoteSchema),
+		Description: "Post what a person must read to a session's owners and participants. " +
+			"Claim a profile first; invited sessions only. Retry with the same key.",
+		InputSchema: postSessionNoteSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 	}, h.postSessionNote)
 }

@@ -16,7 +16,7 @@ type postResult struct {
 func countNotes(e *env, connID int64) int {
 	e.t.Helper()
 	var n int
-	if err := e.st.Pool().QueryRow(e.ctx, `SELECT count(*) FROM notes WHERE sender_connection_id = $1`, connID).Scan(&n); err != nil {
+	if err := e.sql().QueryRow(`SELECT count(*) FROM notes WHERE sender_connection_id = $1`, connID).Scan(&n); err != nil {
 		e.t.Fatal(err)
 	}
 	return n
@@ -57,7 +57,7 @@ func TestPostSessionNoteIdempotencyKey(t *testing.T) {
 		t.Fatalf("%d notes, want 1", n)
 	}
 	var events int
-	if err := e.st.Pool().QueryRow(e.ctx, `SELECT count(*) FROM resource_events WHERE kind = 'note_posted' AND note_id = $1`, first.ID).Scan(&events); err != nil || events != 1 {
+	if err := e.sql().QueryRow(`SELECT count(*) FROM resource_events WHERE kind = 'note_posted' AND note_id = $1`, first.ID).Scan(&events); err != nil || events != 1 {
 		t.Fatalf("note_posted events: %d %v", events, err)
 	}
 	if msg := a.refused("post_session_note", with(note, "idempotency_key", "")); !strings.HasPrefix(msg, "idempotency_key: use 1 to 200 characters") {

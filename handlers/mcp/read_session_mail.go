@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,12 +9,15 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-const readSessionMailSchema = `{"type":"object","properties":{` +
-	`"session_type":{"enum":["agent_session","team_session","loop_session"]},` +
-	`"session_id":{"type":"string"},` +
-	`"before_id":{"type":"integer","minimum":1},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":20,"default":10}},` +
-	`"required":["session_type","session_id"],"additionalProperties":false}`
+// defaultMailLimit is the page size when limit is omitted.
+const defaultMailLimit = 10
+
+var readSessionMailSchema = object{
+	properties: append(sessionProps("session_type", "session_id"),
+		property{"before_id", integerMin(1)},
+		property{"limit", pageLimit(store.MaxMailPage, defaultMailLimit)}),
+	required: []string{"session_type", "session_id"},
+}
 
 type readMailArgs struct {
 	SessionType string `json:"session_type"`
@@ -45,17 +47,16 @@ type mailOut struct {
 func (h *Handler) addReadSessionMail() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_mail",
-		Description: "Read Team mail of a session you are invited to: notes to your sender slug, notes to the whole " +
-			"session, and notes you posted. Newest first, at most limit (default 10). For older notes pass " +
-			"before_id = next_before_id. To catch up, read from the top until a page holds an id you have seen.",
-		InputSchema: json.RawMessage(readSessionMailSchema),
+		Description: "Team mail to you, to all and from you, newest first; " +
+			"page back with next_before_id until an id you have seen.",
+		InputSchema: readSessionMailSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.readSessionMail)
 }
 
 func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArgs) (any, error) {
 	if in.Limit == 0 {
-		in.Limit = 10
+		in.Limit = defaultMailLimit
 	}
 	notes, err := h.store.ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
 	if err != nil {

@@ -2,17 +2,16 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/osfoundry/osfoundry/store"
 )
 
-const sessionRefSchema = `{"type":"object","properties":{` +
-	`"session_type":{"enum":["agent_session","team_session","loop_session"]},` +
-	`"session_id":{"type":"string"}},` +
-	`"required":["session_type","session_id"],"additionalProperties":false}`
+var readSessionStateSchema = object{
+	properties: sessionProps("session_type", "session_id"),
+	required:   []string{"session_type", "session_id"},
+}
 
 // sessionRef is how agents address a session.
 type sessionRef struct {
@@ -31,9 +30,9 @@ type participantOut struct {
 func (h *Handler) addReadSessionState() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_state",
-		Description: "Read a session you are invited to: title, project, your role, participants with presence, and " +
-			"last_sequence (pass it to poll_resource_events as after_sequence to follow what happens next).",
-		InputSchema: json.RawMessage(sessionRefSchema),
+		Description: "A session you are invited to: title, project, your role, participants with presence, " +
+			"last_sequence (for poll_resource_events).",
+		InputSchema: readSessionStateSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.readSessionState)
 }

@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,9 +66,10 @@ func New(opt Options) *Handler {
 		scopes:      map[string]string{},
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
-		Instructions: "Report to the people who own your work. Call claim_connected_profile once, keep set_status current, " +
-			"post_session_note only for what a person must read, and read_session_mail for replies.",
-		Logger: log,
+		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
+			"post_session_note only what a person must read, read_session_mail for replies.",
+		Capabilities: capabilities,
+		Logger:       log,
 	})
 	h.addClaimConnectedProfile()
 	h.addSetStatus()
@@ -77,7 +79,7 @@ func New(opt Options) *Handler {
 	h.addReadSessionMail()
 	h.addPostSessionNote()
 	h.addPollResourceEvents()
-	h.server.AddReceivingMiddleware(h.securitySchemesMiddleware, tidyValidationErrors)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
@@ -105,25 +107,58 @@ func schemesFor(scope string) []securityScheme {
 	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
 }
 
-// addTool registers a tool with the generic mcp.AddTool, so that arguments
-// are validated against the hand-written schema before fn runs. fn gets the
-// verified caller; its errors become isError results when an agent can act
-// on them (refusal, store validation and access errors) and an opaque
-// JSON-RPC internal error otherwise.
+// addTool registers a tool. Its arguments are checked against the
+// hand-written input schema (argumentsSchema words each violation) and decoded
+// into In before fn runs. fn gets the verified caller; its result becomes the
+// structured content (and the same JSON as text), its errors isError results
+// when an agent can act on them (refusal, store validation and access errors)
+// and an opaque JSON-RPC internal error otherwise.
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	h.scopes[t.Name] = scope
-	mcpsdk.AddTool(h.server, t, func(ctx context.Context, req *mcpsdk.CallToolRequest, in In) (*mcpsdk.CallToolResult, any, error) {
-		c, err := callerFrom(req, scope)
+	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
+	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		out, err := runTool(ctx, req, args, scope, fn)
 		if err != nil {
-			return nil, nil, err
+			err = h.toolError(ctx, t.Name, err)
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, we
+			}
+			return errorResult(err), nil
 		}
-		out, err := fn(ctx, c, in)
+		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, nil, h.toolError(ctx, t.Name, err)
+			return nil, fmt.Errorf("mcp: %s: marshal result: %w", t.Name, err)
 		}
-		return nil, out, nil
+		return &mcpsdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, nil
 	})
+}
+
+// runTool checks and decodes the arguments, verifies the caller and runs fn.
+func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *argumentsSchema, scope string, fn func(context.Context, *caller, In) (any, error)) (any, error) {
+	raw := req.Params.Arguments
+	if msg := args.check(raw); msg != "" {
+		return nil, refusal(msg)
+	}
+	var in In
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, refusalf("Invalid arguments: %v", err)
+		}
+	}
+	c, err := callerFrom(req, scope)
+	if err != nil {
+		return nil, err
+	}
+	return fn(ctx, c, in)
+}
+
+// errorResult is the isError tool result carrying err's text.
+func errorResult(err error) *mcpsdk.CallToolResult {
+	res := &mcpsdk.CallToolResult{}
+	res.SetError(err)
+	return res
 }
 
 // caller is the verified identity a tool call acts as.
@@ -194,50 +229,52 @@ func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgInternalErr}
 }
 
-// listToolsResult is the SDK's tools/list result with a top-level
-// securitySchemes on each tool, which mcp.Tool has no field for.
+// listToolsResult is the SDK's tools/list result with each tool as
+// listedTool.
 type listToolsResult struct {
 	*mcpsdk.ListToolsResult
-	Tools []toolWithSchemes `json:"tools"`
+	Tools []listedTool `json:"tools"`
 }
 
-type toolWithSchemes struct {
+// listedTool is a tool as tools/list shows it: with the top-level
+// securitySchemes mcp.Tool has no field for, and with only the annotations
+// that mean something.
+type listedTool struct {
 	*mcpsdk.Tool
+	Annotations     annotations      `json:"annotations"`
 	SecuritySchemes []securityScheme `json:"securitySchemes"`
 }
 
-// securitySchemesMiddleware adds each tool's securitySchemes to tools/list.
-func (h *Handler) securitySchemesMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+// annotations are a tool's hints. destructiveHint and idempotentHint mean
+// something only for a tool that is not read-only (MCP), so a read-only tool
+// leaves them out, where the SDK would always send idempotentHint.
+type annotations struct {
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
+}
+
+func listedAnnotations(a *mcpsdk.ToolAnnotations) annotations {
+	if a.ReadOnlyHint {
+		return annotations{ReadOnlyHint: true, OpenWorldHint: a.OpenWorldHint}
+	}
+	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: ptr(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
+}
+
+// listToolsMiddleware shows each tool of tools/list as listedTool.
+func (h *Handler) listToolsMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		res, err := next(ctx, method, req)
 		lr, ok := res.(*mcpsdk.ListToolsResult)
 		if method != "tools/list" || err != nil || !ok {
 			return res, err
 		}
-		out := &listToolsResult{ListToolsResult: lr, Tools: make([]toolWithSchemes, 0, len(lr.Tools))}
+		out := &listToolsResult{ListToolsResult: lr, Tools: make([]listedTool, 0, len(lr.Tools))}
 		for _, t := range lr.Tools {
-			out.Tools = append(out.Tools, toolWithSchemes{Tool: t, SecuritySchemes: schemesFor(h.scopes[t.Name])})
+			out.Tools = append(out.Tools, listedTool{Tool: t, Annotations: listedAnnotations(t.Annotations),
+				SecuritySchemes: schemesFor(h.scopes[t.Name])})
 		}
 		return out, nil
-	}
-}
-
-// tidyValidationErrors rewrites the SDK's schema-violation results
-// ("validating \"arguments\": validating root: validating /properties/x: …")
-// into one sentence naming the field and the rule, without echoing long
-// argument values back.
-func tidyValidationErrors(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
-	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
-		res, err := next(ctx, method, req)
-		cr, ok := res.(*mcpsdk.CallToolResult)
-		if method != "tools/call" || err != nil || !ok || !cr.IsError || len(cr.Content) != 1 {
-			return res, err
-		}
-		if tc, ok := cr.Content[0].(*mcpsdk.TextContent); ok {
-			if msg, ok := tidyValidation(tc.Text); ok {
-				tc.Text = msg
-			}
-		}
-		return res, err
 	}
 }

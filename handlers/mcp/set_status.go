@@ -10,11 +10,12 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The schema SPEC §3 fixes, sent verbatim.
-const setStatusSchema = `{"type":"object","properties":{` +
-	`"repo":{"type":["string","null"],"maxLength":300},` +
-	`"branch":{"type":["string","null"],"maxLength":200},` +
-	`"task":{"type":["string","null"],"maxLength":280}},"additionalProperties":false}`
+// The schema SPEC §3 fixes.
+var setStatusSchema = object{properties: []property{
+	{"repo", nullableTextMax(store.MaxRepoLen)},
+	{"branch", nullableTextMax(store.MaxBranchLen)},
+	{"task", nullableTextMax(store.MaxTaskLen)},
+}}
 
 type statusOut struct {
 	Repo         *string    `json:"repo"`
@@ -31,10 +32,10 @@ func toStatusOut(s store.Status) statusOut {
 func (h *Handler) addSetStatus() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "set_status",
-		Description: "Say what you are working on. Seen by agents seated in a project with you and by that project's owners, " +
-			"never workspace-wide. Partial update: an omitted field keeps its value, null clears it, {} changes nothing. " +
-			"Returns your whole status. Claim a profile first. Per-step progress belongs here, not in notes.",
-		InputSchema: json.RawMessage(setStatusSchema),
+		Description: "Say what you are working on; seen by agents sharing a project with you and its owners, never " +
+			"workspace-wide. Omitted fields keep their value, null clears, {} changes nothing. Claim a profile first. " +
+			"Per-step progress goes here.",
+		InputSchema: setStatusSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.setStatus)
 }

@@ -61,7 +61,7 @@ func TestSetStatusPartialUpdate(t *testing.T) {
 	}
 	// The row holds what the tool said.
 	var n int
-	if err := e.st.Pool().QueryRow(e.ctx, `SELECT count(*) FROM statuses WHERE connection_id = $1 AND repo IS NULL AND branch IS NULL AND task IS NULL`, a.conn.ID).Scan(&n); err != nil || n != 1 {
+	if err := e.sql().QueryRow(`SELECT count(*) FROM statuses WHERE connection_id = $1 AND repo IS NULL AND branch IS NULL AND task IS NULL`, a.conn.ID).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("stored status: %d %v", n, err)
 	}
 }
@@ -80,7 +80,7 @@ func TestSetStatusEmptyBeforeAnyStatus(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	var n int
-	if err := e.st.Pool().QueryRow(e.ctx, `SELECT count(*) FROM statuses`).Scan(&n); err != nil || n != 0 {
+	if err := e.sql().QueryRow(`SELECT count(*) FROM statuses`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("statuses rows: %d %v", n, err)
 	}
 }

@@ -155,6 +155,30 @@ func TestToolDefinitions(t *testing.T) {
 	}
 }
 
+// TestDescriptionsCarryTheRules: however short, each description keeps the
+// rules an agent needs (who sees it, partial update, null clears, claim
+// first, order of results, retry with the same key).
+func TestDescriptionsCarryTheRules(t *testing.T) {
+	e := newEnv(t)
+	tools, _ := liveTools(t, e)
+	for name, phrases := range map[string][]string{
+		"claim_connected_profile": {"unique in your workspace", "once before set_status", "sender_slug"},
+		"set_status":              {"sharing a project with you", "never workspace-wide", "Omitted fields keep their value", "null clears", "{} changes nothing", "Claim a profile first"},
+		"list_agents":             {"presence", "self-reported", "only for agents sharing a project with you"},
+		"list_sessions":           {"invited", "newest first"},
+		"read_session_state":      {"invited", "last_sequence"},
+		"read_session_mail":       {"to you, to all and from you", "newest first", "next_before_id", "until an id you have seen"},
+		"post_session_note":       {"what a person must read", "owners and participants", "Claim a profile first", "invited sessions only", "same key"},
+		"poll_resource_events":    {"after after_sequence", "oldest first", "next_sequence"},
+	} {
+		for _, p := range phrases {
+			if !strings.Contains(tools[name].Description, p) {
+				t.Errorf("%s: description %q lacks %q", name, tools[name].Description, p)
+			}
+		}
+	}
+}
+
 // TestSchemaConformance runs argument sets through a JSON Schema validator
 // against the live tools/list schemas, and asserts that the server itself
 // answers each rejected set with an isError result naming the problem.
@@ -207,7 +231,7 @@ func TestSchemaConformance(t *testing.T) {
 		{"post no key", "post_session_note", note("s", "b", false), false, `missing required properties ["idempotency_key"]`},
 		{"mail before_id limit 20", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "before_id": 5, "limit": 20}, true, ""},
 		{"mail after_id", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "after_id": 5}, false, `unexpected properties ["after_id"]`},
-		{"state graph_session", "read_session_state", map[string]any{"session_type": "graph_session", "session_id": "s1"}, false, "session_type: enum"},
+		{"state graph_session", "read_session_state", map[string]any{"session_type": "graph_session", "session_id": "s1"}, false, `session_type: must be one of "agent_session", "team_session", "loop_session"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

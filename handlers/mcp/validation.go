@@ -1,54 +1,155 @@
 package mcp
 
 import (
-	"regexp"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
-var (
-	lengthDetail  = regexp.MustCompile(`^(maxLength|minLength): .* contains (\d+) Unicode code points, (?:more|fewer) than (\d+)$`)
-	patternDetail = regexp.MustCompile(`^pattern: .* does not match regular expression (".*")$`)
-)
+// argumentsSchema checks a tool's arguments against its hand-written input
+// schema (Draft 2020-12), the same bytes tools/list sends, and words each
+// violation from the validator's structured result: where it is (the
+// argument) and which rule it broke, never echoing long values back.
+type argumentsSchema struct {
+	schema *jsonschema.Schema
+}
 
-// tidyValidation turns the go-sdk's nested schema-violation message
-// ("validating \"arguments\": validating root: validating /properties/task:
-// maxLength: \"…\" contains 281 Unicode code points, more than 280") into one
-// sentence naming the field and the rule ("Invalid arguments: task: too
-// long: 281 characters, at most 280"), without echoing long values back.
-func tidyValidation(msg string) (string, bool) {
-	rest, ok := strings.CutPrefix(msg, `validating "arguments": `)
-	if !ok {
-		return "", false
+func compileArguments(tool string, raw json.RawMessage) *argumentsSchema {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		panic(fmt.Sprintf("mcp: %s: input schema: %v", tool, err))
 	}
-	field := ""
-	for strings.HasPrefix(rest, "validating ") {
-		path, detail, ok := strings.Cut(strings.TrimPrefix(rest, "validating "), ": ")
-		if !ok {
-			break
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	url := "urn:osfoundry:tool:" + tool
+	if err := c.AddResource(url, doc); err != nil {
+		panic(fmt.Sprintf("mcp: %s: input schema: %v", tool, err))
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: %s: input schema: %v", tool, err))
+	}
+	return &argumentsSchema{schema: s}
+}
+
+// check returns "" when args (absent means {}) satisfy the schema, else the
+// sentence an agent reads: "Invalid arguments: " and each violation, in the
+// order of the arguments they concern, separated by "; ".
+func (a *argumentsSchema) check(args json.RawMessage) string {
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return "Invalid arguments: not valid JSON"
+	}
+	err = a.schema.Validate(inst)
+	var ve *jsonschema.ValidationError
+	if err == nil {
+		return ""
+	}
+	if !errors.As(err, &ve) {
+		return "Invalid arguments: " + err.Error()
+	}
+	var leaves []*jsonschema.ValidationError
+	collectLeaves(ve, &leaves)
+	slices.SortStableFunc(leaves, func(x, y *jsonschema.ValidationError) int {
+		return slices.Compare(x.InstanceLocation, y.InstanceLocation)
+	})
+	msgs := make([]string, 0, len(leaves))
+	for _, l := range leaves {
+		msg := violation(l.ErrorKind)
+		if len(l.InstanceLocation) > 0 {
+			msg = strings.Join(l.InstanceLocation, ".") + ": " + msg
 		}
-		field, rest = path, detail
+		if !slices.Contains(msgs, msg) {
+			msgs = append(msgs, msg)
+		}
 	}
-	field = strings.ReplaceAll(strings.TrimPrefix(field, "/properties/"), "/properties/", ".")
-	if field == "root" {
-		field = ""
+	return "Invalid arguments: " + strings.Join(msgs, "; ")
+}
+
+// collectLeaves gathers the violations themselves: the errors without causes
+// (the others only group them).
+func collectLeaves(ve *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
+	if len(ve.Causes) == 0 {
+		*out = append(*out, ve)
+		return
 	}
-	var out string
-	switch m := lengthDetail.FindStringSubmatch(rest); {
-	case m != nil && m[1] == "maxLength":
-		out = "too long: " + m[2] + " characters, at most " + m[3]
-	case m != nil:
-		out = "too short: " + m[2] + " characters, at least " + m[3]
-	case patternDetail.MatchString(rest):
-		out = "must match the pattern " + patternDetail.FindStringSubmatch(rest)[1]
-	case strings.HasPrefix(rest, "unexpected additional properties "):
-		out = "unexpected properties " + strings.TrimPrefix(rest, "unexpected additional properties ") + " (not in the schema; remove them)"
-	case strings.HasPrefix(rest, "required: missing properties: "):
-		out = "missing required properties " + strings.TrimPrefix(rest, "required: missing properties: ")
-	default:
-		out = rest
+	for _, c := range ve.Causes {
+		collectLeaves(c, out)
 	}
-	if field != "" {
-		out = field + ": " + out
+}
+
+// violation words one broken rule.
+func violation(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.MaxLength:
+		return fmt.Sprintf("too long: %d characters, at most %d", k.Got, k.Want)
+	case *kind.MinLength:
+		return fmt.Sprintf("too short: %d characters, at least %d", k.Got, k.Want)
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the pattern %q", k.Want)
+	case *kind.Enum:
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = fmt.Sprintf("%q", fmt.Sprint(w))
+		}
+		return "must be one of " + strings.Join(want, ", ")
+	case *kind.Type:
+		return fmt.Sprintf("must be %s, not %s", orList(k.Want), article(k.Got))
+	case *kind.Minimum:
+		return "must be at least " + ratString(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + ratString(k.Want)
+	case *kind.Required:
+		return "missing required properties " + quotedList(k.Missing)
+	case *kind.AdditionalProperties:
+		return "unexpected properties " + quotedList(k.Properties) + " (not in the schema; remove them)"
 	}
-	return "Invalid arguments: " + out, true
+	return "breaks the schema rule " + strings.Join(k.KeywordPath(), "/")
+}
+
+// quotedList is names as a JSON array: ["a","b"].
+func quotedList(names []string) string {
+	b, _ := json.Marshal(names)
+	return string(b)
+}
+
+// orList words JSON types, null last: "a string or null".
+func orList(types []string) string {
+	var words []string
+	for _, t := range types {
+		if t != "null" {
+			words = append(words, article(t))
+		}
+	}
+	if slices.Contains(types, "null") {
+		words = append(words, "null")
+	}
+	return strings.Join(words, " or ")
+}
+
+func article(jsonType string) string {
+	switch jsonType {
+	case "null":
+		return "null"
+	case "integer", "object", "array":
+		return "an " + jsonType
+	}
+	return "a " + jsonType
+}
+
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return r.FloatString(3)
 }

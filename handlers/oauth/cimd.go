@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/osfoundry/osfoundry/handlers/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -25,18 +22,14 @@ const (
 	maxDocRedirect = 3
 )
 
-// errBlockedAddress is returned when a fetch would reach a private address.
-var errBlockedAddress = errors.New("the address is private, loopback or otherwise not public")
-
 // IsMetadataDocumentURL reports whether a client_id is a URL (and so must be
 // resolved as a client ID metadata document) rather than a registered id.
 func IsMetadataDocumentURL(clientID string) bool {
 	return strings.HasPrefix(clientID, "https://") || strings.HasPrefix(clientID, "http://")
 }
 
-// checkDocumentURL applies the rules a client ID URL must follow: https (http
-// only on loopback, and only when this server itself runs on loopback), a
-// path, no fragment, no credentials, no dot segments.
+// checkDocumentURL applies the rules a client ID URL must follow: https (see
+// documentScheme), a path, no fragment, no credentials, no dot segments.
 func (s *Server) checkDocumentURL(raw string) (*url.URL, error) {
 	if len(raw) > 2048 {
 		return nil, errors.New("is longer than 2048 characters")
@@ -45,10 +38,7 @@ func (s *Server) checkDocumentURL(raw string) (*url.URL, error) {
 	if err != nil || u.Host == "" {
 		return nil, errors.New("is not a valid URL")
 	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && s.allowLocal && isLoopbackHost(u.Hostname()):
-	default:
+	if !documentScheme(u, s.allowPrivate) {
 		return nil, errors.New("must be an https URL")
 	}
 	if u.User != nil || u.Fragment != "" || strings.Contains(raw, "#") {
@@ -121,12 +111,9 @@ func (s *Server) fetchDocument(ctx context.Context, u *url.URL) (*clientMetadata
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "" && ct != "application/json" && !strings.HasSuffix(ct, "+json") {
 		return nil, fmt.Errorf("content type %q is not JSON", ct)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRegistrationBytes+1))
+	body, err := outbound.ReadBody(resp.Body, maxRegistrationBytes)
 	if err != nil {
 		return nil, err
-	}
-	if len(body) > maxRegistrationBytes {
-		return nil, fmt.Errorf("the document is larger than %d bytes", maxRegistrationBytes)
 	}
 	var m clientMetadata
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -151,53 +138,28 @@ func (s *Server) fetchDocument(ctx context.Context, u *url.URL) (*clientMetadata
 	return &m, nil
 }
 
-// safeHTTPClient fetches documents from public addresses only (loopback too
-// when allowLoopback), with a short timeout, few redirects, no proxy.
-func safeHTTPClient(allowLoopback bool) *http.Client {
-	dialer := &net.Dialer{
-		Timeout: fetchTimeout,
-		Control: func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip, err := netip.ParseAddr(host)
-			if err != nil || !publicAddr(ip.Unmap(), allowLoopback) {
-				return fmt.Errorf("%s: %w", host, errBlockedAddress)
-			}
-			return nil
-		},
+// newDocumentClient is the client that fetches metadata documents: guarded by
+// o (public addresses only unless o.AllowPrivate), within fetchTimeout, and
+// following at most maxDocRedirect redirects, each to a URL whose scheme
+// documentScheme accepts. Every hop is dialed through the guard again.
+func newDocumentClient(o outbound.Options) *http.Client {
+	o.Timeout = fetchTimeout
+	o.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxDocRedirect {
+			return errors.New("too many redirects")
+		}
+		if !documentScheme(req.URL, o.AllowPrivate) {
+			return errors.New("redirect to a non-https URL")
+		}
+		return nil
 	}
-	return &http.Client{
-		Timeout: fetchTimeout,
-		Transport: &http.Transport{
-			Proxy:                  nil,
-			DialContext:            dialer.DialContext,
-			TLSHandshakeTimeout:    fetchTimeout,
-			ResponseHeaderTimeout:  fetchTimeout,
-			MaxResponseHeaderBytes: 32 << 10,
-			DisableKeepAlives:      true,
-		},
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= maxDocRedirect {
-				return errors.New("too many redirects")
-			}
-			if req.URL.Scheme != "https" && !(allowLoopback && isLoopbackHost(req.URL.Hostname())) {
-				return errors.New("redirect to a non-https URL")
-			}
-			return nil
-		},
-	}
+	return outbound.NewClient(o)
 }
 
-// cgnat is the shared address space of RFC 6598, not reachable publicly.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// publicAddr reports whether ip may be fetched from.
-func publicAddr(ip netip.Addr, allowLoopback bool) bool {
-	if ip.IsLoopback() {
-		return allowLoopback
-	}
-	return ip.IsGlobalUnicast() && !ip.IsPrivate() && !cgnat.Contains(ip) &&
-		!(ip.Is4() && ip.As4()[0] == 0)
+// documentScheme is the scheme rule for a metadata document and each redirect
+// on the way to it: https, or plain http to a loopback host when the operator
+// allows private targets (a client under development serving its document
+// locally).
+func documentScheme(u *url.URL, allowPrivate bool) bool {
+	return u.Scheme == "https" || (u.Scheme == "http" && allowPrivate && outbound.IsLoopbackHost(u.Hostname()))
 }

@@ -70,9 +70,10 @@ func newEnv(t *testing.T) *env {
 	for i := range key {
 		key[i] = byte(i + 1)
 	}
+	// Private targets are allowed: the metadata documents the tests serve are on loopback.
 	h := handlers.New(handlers.Deps{
 		Store:  st,
-		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:]},
+		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true},
 		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
 		Now:    ck.Now,
 	})
@@ -266,9 +267,10 @@ func (e *env) refresh(clientID, rt string) (*http.Response, map[string]any) {
 	}, "", "")
 }
 
-// verify reports whether an access token is accepted for /mcp.
+// verify reports whether an access token is accepted for /mcp, using it as
+// /mcp does.
 func (e *env) verify(token string) (*store.TokenInfo, bool) {
-	ti, err := e.st.VerifyAccessToken(context.Background(), token, e.resource())
+	ti, err := e.st.UseAccessToken(context.Background(), token, e.resource())
 	return ti, err == nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -47,9 +47,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Now is the clock (time.Now when nil); tests move it instead of sleeping.
 	Now func() time.Time
-	// HTTPClient fetches client ID metadata documents; nil builds one that
-	// refuses private addresses (loopback allowed only when BaseURL is loopback).
-	HTTPClient *http.Client
+	// AllowPrivateTargets lets client ID metadata documents be fetched from
+	// addresses that are not public (loopback, private networks …), and over
+	// plain http from loopback: the operator's --allow-private-targets.
+	AllowPrivateTargets bool
 	// RegistrationsPerHour limits dynamic registrations per address (default 30).
 	RegistrationsPerHour int
 }
@@ -62,7 +63,7 @@ type Server struct {
 	log          *slog.Logger
 	now          func() time.Time
 	fetch        *http.Client
-	allowLocal   bool
+	allowPrivate bool
 	regsPerHour  int
 	secretMu     sync.Mutex
 	derivationSK []byte
@@ -71,12 +72,12 @@ type Server struct {
 // New builds the authorization server for the deployment at o.BaseURL.
 func New(o Options) *Server {
 	s := &Server{
-		store:       o.Store,
-		base:        strings.TrimRight(o.BaseURL, "/"),
-		log:         o.Logger,
-		now:         o.Now,
-		fetch:       o.HTTPClient,
-		regsPerHour: o.RegistrationsPerHour,
+		store:        o.Store,
+		base:         strings.TrimRight(o.BaseURL, "/"),
+		log:          o.Logger,
+		now:          o.Now,
+		allowPrivate: o.AllowPrivateTargets,
+		regsPerHour:  o.RegistrationsPerHour,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -90,11 +91,8 @@ func New(o Options) *Server {
 	s.issuer = s.base
 	if u, err := url.Parse(s.base); err == nil && u.Host != "" {
 		s.issuer = u.Scheme + "://" + u.Host
-		s.allowLocal = isLoopbackHost(u.Hostname())
 	}
-	if s.fetch == nil {
-		s.fetch = safeHTTPClient(s.allowLocal)
-	}
+	s.fetch = newDocumentClient(outbound.Options{AllowPrivate: s.allowPrivate})
 	return s
 }
 
@@ -148,15 +146,6 @@ func successor(key []byte) func(rt string) (access, refresh string) {
 		}
 		return store.AccessTokenPrefix + mac("access"), store.RefreshTokenPrefix + mac("refresh")
 	}
-}
-
-// isLoopbackHost reports whether host is localhost or a loopback IP literal.
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }
 
 // CORS opens an endpoint to browser-based clients (MCP Inspector): any origin,

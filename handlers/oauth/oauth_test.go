@@ -17,6 +17,7 @@ import (
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 func TestMetadataDocumentsAgree(t *testing.T) {
@@ -683,7 +684,7 @@ func TestExpiredTokensArePurgedOnIssue(t *testing.T) {
 	clientID, tok := e.fullGrant()
 	count := func() int {
 		var n int
-		if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM access_tokens WHERE token_hash = $1`, store.HashToken(tok["access_token"].(string))).Scan(&n); err != nil {
+		if err := storetest.SQL(t, e.st).QueryRow(`SELECT count(*) FROM access_tokens WHERE token_hash = $1`, store.HashToken(tok["access_token"].(string))).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

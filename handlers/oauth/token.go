@@ -171,7 +171,7 @@ func (s *Server) exchangeCode(c echo.Context, cl *store.OAuthClient, f url.Value
 	}
 	access, _ := store.NewToken(store.AccessTokenPrefix)
 	refresh, _ := store.NewToken(store.RefreshTokenPrefix)
-	p := &store.TokenPair{ConnectionID: ac.ConnectionID, AccessToken: access, RefreshToken: refresh, Resource: ac.Resource, Scopes: ac.Scopes}
+	p := &store.TokenPair{ConnectionID: ac.ConnectionID, ClientID: ac.ClientID, AccessToken: access, RefreshToken: refresh, Resource: ac.Resource, Scopes: ac.Scopes}
 	err = s.store.IssueTokens(ctx, p, now, lifetimes())
 	if errors.Is(err, store.ErrNotFound) {
 		return writeError(c, invalidGrant("the grant has been revoked"))

@@ -165,6 +165,7 @@ func NewEmptyDatabase(t testing.TB) string {
 }
 
 // New returns a Store on a fresh migrated database, closed at cleanup.
+// SQL(t, st) reaches the same database directly.
 func New(t testing.TB, tune ...func(*pgxpool.Config)) *store.Store {
 	t.Helper()
 	dsn := NewDatabase(t)
@@ -175,6 +176,12 @@ func New(t testing.TB, tune ...func(*pgxpool.Config)) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	pool := newFixturePool(t, dsn)
+	fixturePools.Store(st, pool)
+	t.Cleanup(func() {
+		fixturePools.Delete(st)
+		pool.Close()
+	})
 	return st
 }
 

@@ -35,7 +35,7 @@ func newMailFixture(t *testing.T) *mailFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
+	session, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,17 +47,10 @@ func newMailFixture(t *testing.T) *mailFixture {
 	if _, err := st.ClaimProfile(ctx, o.WorkspaceID, c.ID, "ada", "Ada"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Invite(ctx, o.WorkspaceID, x.ID, c.ID, store.RoleContributor); err != nil {
+	if err := st.Invite(ctx, o.WorkspaceID, session.ID, c.ID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
-	return &mailFixture{st: st, owner: o, sess: x, connID: c.ID}
-}
-
-func mustExec(t *testing.T, st *store.Store, sql string, args ...any) {
-	t.Helper()
-	if _, err := st.Pool().Exec(context.Background(), sql, args...); err != nil {
-		t.Fatal(err)
-	}
+	return &mailFixture{st: st, owner: o, sess: session, connID: c.ID}
 }
 
 // agentNote posts an agent's note as post_session_note does.
@@ -141,7 +134,7 @@ func TestPostOwnerNote(t *testing.T) {
 	}
 	// Analysis notes get no resource event; replies do.
 	var events int
-	if err := f.st.Pool().QueryRow(ctx, `SELECT count(*) FROM resource_events WHERE note_id = $1`, ids[0]).Scan(&events); err != nil || events != 0 {
+	if err := storetest.SQL(t, f.st).QueryRow(`SELECT count(*) FROM resource_events WHERE note_id = $1`, ids[0]).Scan(&events); err != nil || events != 0 {
 		t.Fatalf("analysis note has %d events (%v)", events, err)
 	}
 	// Another workspace's session is not found.
@@ -195,10 +188,7 @@ func TestNoteIDsCommitInOrder(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
-	tx1, err := f.st.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx1 := storetest.SQL(t, f.st).Begin()
 	defer tx1.Rollback(ctx)
 	// tx1 holds the session lock as insertNote would, before taking an id.
 	if _, err := tx1.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, f.sess.ID); err != nil {
@@ -272,9 +262,10 @@ func TestNoteHub(t *testing.T) {
 
 	// Cut the listening connection; a note posted meanwhile is not announced
 	// to it, and the reload after reconnecting finds it.
+	db := storetest.SQL(t, f.st)
 	var pid int
 	for i := 0; i < 500 && pid == 0; i++ {
-		_ = f.st.Pool().QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName).Scan(&pid)
+		_ = db.QueryRow(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName).Scan(&pid)
 		if pid == 0 {
 			sleep()
 		}
@@ -282,7 +273,7 @@ func TestNoteHub(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no listening connection found")
 	}
-	mustExec(t, f.st, `SELECT pg_terminate_backend($1)`, pid)
+	db.Exec(`SELECT pg_terminate_backend($1)`, pid)
 	third := f.agentNote(t, "third")
 	waitLatest(third)
 

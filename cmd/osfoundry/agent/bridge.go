@@ -1,0 +1,192 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// bridgeRequestTimeout bounds one forwarded message.
+const bridgeRequestTimeout = 5 * time.Minute
+
+// metaProtocolVersion is where protocol revision 2026-07-28 carries the
+// version in each request; the HTTP header must repeat it.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// bridge serves MCP over stdio (newline-delimited JSON-RPC) and forwards
+// each message to the server's /mcp with the checkout's bearer token, the
+// same credentials the hooks use, so Claude Code and the hooks act as one
+// connection. The token is refreshed as it ages, so a session outlives the
+// one-hour access token without Claude Code knowing about OAuth at all.
+type bridge struct {
+	acct account
+	http *http.Client
+	log  io.Writer
+
+	mu      sync.Mutex
+	client  *client // nil until credentials exist
+	version string  // protocol version the server answered initialize with
+
+	outMu sync.Mutex
+	out   io.Writer
+}
+
+// runBridge runs `osfoundry agent mcp` until stdin closes.
+func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin io.Reader, stdout, stderr io.Writer) error {
+	b := &bridge{acct: account{dirs: dirs, server: server, checkout: checkout}, http: newHTTPClient(), log: stderr, out: stdout}
+	if _, err := b.loadClient(); err != nil {
+		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
+	}
+	r := bufio.NewReaderSize(stdin, 1<<20)
+	var wg sync.WaitGroup
+	for {
+		line, err := r.ReadBytes('\n')
+		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b.forward(ctx, msg)
+			}()
+		}
+		if err != nil {
+			break
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// loadClient returns the account's client, reading the credentials the first
+// time they exist (a login after Claude Code started is picked up).
+func (b *bridge) loadClient() (*client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.client != nil {
+		return b.client, nil
+	}
+	c, err := newClient(b.acct)
+	if err != nil {
+		return nil, err
+	}
+	b.client = c
+	return c, nil
+}
+
+// incoming is what the bridge reads of a message from Claude Code.
+type incoming struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta map[string]any `json:"_meta"`
+	} `json:"params"`
+}
+
+// forward sends one message and writes back what the server answers.
+func (b *bridge) forward(ctx context.Context, msg []byte) {
+	ctx, cancel := context.WithTimeout(ctx, bridgeRequestTimeout)
+	defer cancel()
+	var m incoming
+	json.Unmarshal(msg, &m)
+	isRequest := m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+	if m.Method == "" && len(m.ID) > 0 {
+		return // an answer to a server request: a stateless server sends none
+	}
+	version, _ := m.Params.Meta[metaProtocolVersion].(string)
+	if version == "" {
+		b.mu.Lock()
+		version = b.version
+		b.mu.Unlock()
+	}
+
+	// A token goes with every message when there is one; only tools/call
+	// needs it, so a token problem is reported only if the server refuses.
+	c, authErr := b.loadClient()
+	endpoint := b.acct.server + "/mcp"
+	tok := ""
+	if c != nil {
+		endpoint = c.resource()
+		tok, authErr = c.token(ctx, "")
+	}
+	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg)
+	if err == nil && rep.status == http.StatusUnauthorized && c != nil && tok != "" {
+		var tok2 string
+		if tok2, authErr = c.token(ctx, tok); authErr == nil {
+			rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, tok2, version, msg)
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(b.log, "osfoundry agent mcp: %s: %v\n", m.Method, err)
+		if isRequest {
+			b.write(errorResponse(m.ID, err.Error()))
+		}
+		return
+	case rep.status == http.StatusUnauthorized && isRequest:
+		if authErr == nil {
+			authErr = &revokedError{Server: b.acct.server}
+		}
+		b.write(refusalResult(m.ID, authErr.Error()))
+		return
+	}
+	for _, out := range rep.msgs {
+		if m.Method == "initialize" {
+			b.learnVersion(out)
+		}
+		b.write(out)
+	}
+	if len(rep.msgs) == 0 && isRequest {
+		b.write(errorResponse(m.ID, fmt.Sprintf("the osFoundry server answered HTTP %d without a result", rep.status)))
+	}
+}
+
+// learnVersion keeps the protocol version of an initialize result, which
+// later requests repeat in the MCP-Protocol-Version header.
+func (b *bridge) learnVersion(msg []byte) {
+	var r struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &r) == nil && r.Result.ProtocolVersion != "" {
+		b.mu.Lock()
+		b.version = r.Result.ProtocolVersion
+		b.mu.Unlock()
+	}
+}
+
+// write sends one message to Claude Code on a line of its own.
+func (b *bridge) write(msg []byte) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, msg); err != nil {
+		return
+	}
+	buf.WriteByte('\n')
+	b.outMu.Lock()
+	defer b.outMu.Unlock()
+	if _, err := b.out.Write(buf.Bytes()); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		fmt.Fprintf(b.log, "osfoundry agent mcp: write: %v\n", err)
+	}
+}
+
+// errorResponse is a JSON-RPC internal error for a request the server never
+// answered.
+func errorResponse(id json.RawMessage, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": -32603, "message": msg}})
+	return b
+}
+
+// refusalResult is a tool result the model reads, telling the person what
+// to do (sign in again, or that the server is down).
+func refusalResult(id json.RawMessage, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"result": map[string]any{"isError": true, "content": []map[string]string{{"type": "text", "text": msg}}}})
+	return b
+}

@@ -1,0 +1,395 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// revokedError says the server no longer accepts this checkout's grant: the
+// owner revoked the connection, or its refresh token expired or was replayed.
+type revokedError struct{ Server string }
+
+func (e *revokedError) Error() string {
+	return fmt.Sprintf("this checkout's connection to %s was revoked; run `osfoundry agent login --server %s` again", e.Server, e.Server)
+}
+
+// unreachableError says the server did not answer.
+type unreachableError struct {
+	Server string
+	Err    error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the osFoundry server at %s: %v", e.Server, e.Err)
+}
+
+func (e *unreachableError) Unwrap() error { return e.Err }
+
+const userAgent = "osfoundry-agent/1"
+
+// newHTTPClient never follows redirects: a bearer token goes to the
+// configured server only.
+func newHTTPClient() *http.Client {
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// client talks to one account's server: it keeps the access token fresh
+// (refreshing under the account's lock, which the server's refresh token
+// rotation needs) and calls MCP tools with it.
+type client struct {
+	acct account
+	http *http.Client
+	now  func() time.Time
+
+	mu    sync.Mutex // guards creds; held through a refresh
+	creds *credentials
+}
+
+func newClient(acct account) (*client, error) {
+	creds, err := acct.load()
+	if err != nil {
+		return nil, err
+	}
+	return &client{acct: acct, http: newHTTPClient(), creds: creds, now: time.Now}, nil
+}
+
+// token returns an access token with some life left. refused, when not
+// empty, is a token the server just turned down, so another one is needed.
+// Concurrent processes of one account take turns: whoever gets the lock
+// second re-reads the file and finds the pair the first one saved.
+func (c *client) token(ctx context.Context, refused string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if refused == "" && c.creds.fresh(c.now()) {
+		return c.creds.AccessToken, nil
+	}
+	unlock, err := lockFile(ctx, c.acct.lockPath())
+	if err != nil {
+		return "", fmt.Errorf("wait for the credentials lock: %w", err)
+	}
+	defer unlock()
+	disk, err := c.acct.load()
+	if err != nil {
+		return "", err
+	}
+	c.creds = disk
+	if disk.fresh(c.now()) && disk.AccessToken != refused {
+		return disk.AccessToken, nil
+	}
+	if err := c.refresh(ctx); err != nil {
+		return "", err
+	}
+	return c.creds.AccessToken, nil
+}
+
+// tokenResponse is the token endpoint's answer (RFC 6749 §5.1 and §5.2).
+type tokenResponse struct {
+	AccessToken      string `json:"access_token"`
+	TokenType        string `json:"token_type"`
+	ExpiresIn        int64  `json:"expires_in"`
+	RefreshToken     string `json:"refresh_token"`
+	Scope            string `json:"scope"`
+	Error            string `json:"error"`
+	ErrorDescription string `json:"error_description"`
+}
+
+// refresh trades the refresh token for a new pair and saves it at once. The
+// caller holds c.mu and the account's lock.
+func (c *client) refresh(ctx context.Context) error {
+	if c.creds.RefreshToken == "" {
+		return &revokedError{Server: c.acct.server}
+	}
+	tr, err := postToken(ctx, c.http, c.acct.server, c.creds.TokenEndpoint, url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {c.creds.RefreshToken},
+		"client_id":     {c.creds.ClientID},
+		"resource":      {c.creds.Resource},
+	})
+	if err != nil {
+		return err
+	}
+	c.creds.apply(tr, c.now())
+	return c.acct.save(c.creds)
+}
+
+// apply stores a token response's pair.
+func (cr *credentials) apply(tr *tokenResponse, now time.Time) {
+	cr.AccessToken = tr.AccessToken
+	if tr.RefreshToken != "" {
+		cr.RefreshToken = tr.RefreshToken
+	}
+	if tr.Scope != "" {
+		cr.Scope = tr.Scope
+	}
+	life := time.Duration(tr.ExpiresIn) * time.Second
+	if life <= 0 {
+		life = 5 * time.Minute
+	}
+	cr.ExpiresAt = now.Add(life)
+}
+
+// postToken posts a token request. invalid_grant means the grant is gone.
+func postToken(ctx context.Context, hc *http.Client, server, endpoint string, form url.Values) (*tokenResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, &unreachableError{Server: server, Err: err}
+	}
+	defer res.Body.Close()
+	var tr tokenResponse
+	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil {
+		return nil, &unreachableError{Server: server, Err: err}
+	}
+	if err := json.Unmarshal(body, &tr); err != nil {
+		return nil, fmt.Errorf("token endpoint answered HTTP %d with %q", res.StatusCode, truncate(string(body), 200))
+	}
+	switch {
+	case tr.Error == "invalid_grant":
+		return nil, &revokedError{Server: server}
+	case tr.Error != "":
+		return nil, fmt.Errorf("token endpoint: %s: %s", tr.Error, tr.ErrorDescription)
+	case res.StatusCode != http.StatusOK || tr.AccessToken == "":
+		return nil, fmt.Errorf("token endpoint answered HTTP %d without a token", res.StatusCode)
+	}
+	return &tr, nil
+}
+
+// reply is what /mcp answered to one POST.
+type reply struct {
+	status int
+	header http.Header
+	// msgs are the JSON-RPC messages of the body: one for a JSON answer, any
+	// number for an event stream, none for 202.
+	msgs []json.RawMessage
+}
+
+// maxReplyBytes caps what is read of one answer.
+const maxReplyBytes = 32 << 20
+
+// post sends one JSON-RPC body to the MCP endpoint. token and version may be
+// empty (anonymous methods; no negotiated protocol version yet).
+func (c *client) post(ctx context.Context, token, version string, body []byte) (*reply, error) {
+	return postMCP(ctx, c.http, c.acct.server, c.resource(), token, version, body)
+}
+
+// resource is the MCP endpoint the credentials are for.
+func (c *client) resource() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creds.Resource
+}
+
+// senderSlug is the connection's slug in Team mail, "" while unknown.
+func (c *client) senderSlug() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.creds.SenderSlug
+}
+
+func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, version string, body []byte) (*reply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("User-Agent", userAgent)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if version != "" {
+		req.Header.Set("MCP-Protocol-Version", version)
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, &unreachableError{Server: server, Err: err}
+	}
+	defer res.Body.Close()
+	r := &reply{status: res.StatusCode, header: res.Header}
+	ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	switch ct {
+	case "text/event-stream":
+		r.msgs, err = readEvents(io.LimitReader(res.Body, maxReplyBytes))
+	case "application/json":
+		var b []byte
+		b, err = io.ReadAll(io.LimitReader(res.Body, maxReplyBytes))
+		if len(bytes.TrimSpace(b)) > 0 && json.Valid(b) {
+			r.msgs = []json.RawMessage{b}
+		}
+	default:
+		_, err = io.Copy(io.Discard, io.LimitReader(res.Body, maxReplyBytes))
+	}
+	if err != nil {
+		return nil, &unreachableError{Server: server, Err: err}
+	}
+	return r, nil
+}
+
+// readEvents returns the data of each server-sent event that carries JSON.
+func readEvents(r io.Reader) ([]json.RawMessage, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
+	var msgs []json.RawMessage
+	var data []byte
+	flush := func() {
+		if d := bytes.TrimSpace(data); len(d) > 0 && json.Valid(d) {
+			msgs = append(msgs, append(json.RawMessage(nil), d...))
+		}
+		data = data[:0]
+	}
+	for sc.Scan() {
+		line := sc.Bytes()
+		switch {
+		case len(line) == 0:
+			flush()
+		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
+		}
+	}
+	flush()
+	return msgs, sc.Err()
+}
+
+// toolResult is an MCP CallToolResult, with the parts the agent side reads.
+type toolResult struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+}
+
+// text joins the result's text content.
+func (r *toolResult) text() string {
+	var parts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// decode reads the structured content into v.
+func (r *toolResult) decode(v any) error {
+	if len(r.StructuredContent) == 0 {
+		return errors.New("tool result has no structured content")
+	}
+	return json.Unmarshal(r.StructuredContent, v)
+}
+
+// unreadHint is what every tool result of a connection with unread mail
+// carries in its structured content (SPEC §9).
+type unreadHint struct {
+	Total    int             `json:"total"`
+	Sessions []unreadSession `json:"sessions"`
+}
+
+type unreadSession struct {
+	SessionType string `json:"session_type"`
+	SessionID   string `json:"session_id"`
+	Count       int    `json:"count"`
+}
+
+// unread returns the result's unread hint, nil when there is none.
+func (r *toolResult) unread() *unreadHint {
+	var v struct {
+		Unread *unreadHint `json:"unread"`
+	}
+	if len(r.StructuredContent) == 0 || json.Unmarshal(r.StructuredContent, &v) != nil || v.Unread == nil || v.Unread.Total <= 0 {
+		return nil
+	}
+	return v.Unread
+}
+
+// rpcMessage is a JSON-RPC response.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// callTool calls one tool. A refused token is replaced once (a refresh, or
+// the pair another process just saved); a second refusal means the grant is
+// gone. Tool refusals (isError) come back as results, not errors.
+func (c *client) callTool(ctx context.Context, name string, args any) (*toolResult, error) {
+	if args == nil {
+		args = struct{}{}
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	if err != nil {
+		return nil, err
+	}
+	tok, err := c.token(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	rep, err := c.post(ctx, tok, "", body)
+	if err != nil {
+		return nil, err
+	}
+	if rep.status == http.StatusUnauthorized {
+		if tok, err = c.token(ctx, tok); err != nil {
+			return nil, err
+		}
+		if rep, err = c.post(ctx, tok, "", body); err != nil {
+			return nil, err
+		}
+		if rep.status == http.StatusUnauthorized {
+			return nil, &revokedError{Server: c.acct.server}
+		}
+	}
+	for _, m := range rep.msgs {
+		var msg rpcMessage
+		if json.Unmarshal(m, &msg) != nil || string(msg.ID) != "1" {
+			continue
+		}
+		if msg.Error != nil {
+			return nil, fmt.Errorf("%s: %s", name, msg.Error.Message)
+		}
+		var res toolResult
+		if err := json.Unmarshal(msg.Result, &res); err != nil {
+			return nil, fmt.Errorf("%s: undecodable result: %w", name, err)
+		}
+		return &res, nil
+	}
+	return nil, fmt.Errorf("%s: the server answered HTTP %d without a result", name, rep.status)
+}
+
+// truncate cuts s to at most n bytes on a character boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

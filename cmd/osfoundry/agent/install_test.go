@@ -1,0 +1,218 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	userMCP = `{
+  "mcpServers": {
+    "github": {"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${GITHUB_PAT}"}}
+  },
+  "zzz": 1
+}
+`
+	userSettings = `{
+  "permissions": {"allow": ["Bash(npm test)"]},
+  "hooks": {
+    "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "npx prettier --write"}]}],
+    "SessionStart": [{"hooks": [{"type": "command", "command": "echo hi"}]}]
+  },
+  "enabledMcpjsonServers": ["github"]
+}
+`
+)
+
+// checkout is a folder (not a git work tree) holding files.
+func checkout(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func runInstall(t *testing.T, o installOptions) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := install(context.Background(), &out, o); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+func options(dir string) installOptions {
+	return installOptions{Checkout: dir, Server: "https://foundry.example.com", Command: "/opt/my tools/osfoundry"}
+}
+
+const wantHook = "'/opt/my tools/osfoundry' agent hook --server https://foundry.example.com"
+
+func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
+	dir := checkout(t, map[string]string{mcpConfigFile: userMCP, settingsFile: userSettings})
+	out := runInstall(t, options(dir))
+	for _, want := range []string{
+		".mcp.json\n    + mcpServers.osfoundry = {\"type\":\"stdio\",\"command\":\"/opt/my tools/osfoundry\",\"args\":[\"agent\",\"mcp\",\"--server\",\"https://foundry.example.com\"]}",
+		".claude/settings.local.json\n    + hooks.SessionStart: " + wantHook,
+		"+ hooks.UserPromptSubmit: ", "+ hooks.PostToolUse: ", "+ hooks.SessionEnd: ", "+ enabledMcpjsonServers: osfoundry",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+
+	mcp := read(t, dir, mcpConfigFile)
+	var m struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	json.Unmarshal([]byte(mcp), &m)
+	if !sameJSON(m.MCPServers["github"], []byte(`{"type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": {"Authorization": "Bearer ${GITHUB_PAT}"}}`)) {
+		t.Errorf("the other server changed:\n%s", mcp)
+	}
+	if i, j, k := strings.Index(mcp, `"github"`), strings.Index(mcp, `"osfoundry"`), strings.Index(mcp, `"zzz"`); !(i < j && j < k) {
+		t.Errorf("keys out of order:\n%s", mcp)
+	}
+
+	settings := read(t, dir, settingsFile)
+	var s struct {
+		Permissions json.RawMessage        `json:"permissions"`
+		Hooks       map[string][]hookGroup `json:"hooks"`
+		Enabled     []string               `json:"enabledMcpjsonServers"`
+	}
+	if err := json.Unmarshal([]byte(settings), &s); err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(s.Permissions, []byte(`{"allow": ["Bash(npm test)"]}`)) {
+		t.Errorf("permissions changed: %s", s.Permissions)
+	}
+	ours := hookHandler{Type: "command", Command: wantHook, Timeout: hookTimeoutSecs}
+	wantHooks := map[string][]hookGroup{
+		"PostToolUse":      {{Matcher: "Edit|Write", Hooks: []hookHandler{{Type: "command", Command: "npx prettier --write"}}}, {Matcher: "*", Hooks: []hookHandler{ours}}},
+		"SessionStart":     {{Hooks: []hookHandler{{Type: "command", Command: "echo hi"}}}, {Hooks: []hookHandler{ours}}},
+		"UserPromptSubmit": {{Hooks: []hookHandler{ours}}},
+		"SessionEnd":       {{Hooks: []hookHandler{ours}}},
+	}
+	got, _ := json.Marshal(s.Hooks)
+	want, _ := json.Marshal(wantHooks)
+	if !sameJSON(got, want) {
+		t.Errorf("hooks:\n got %s\nwant %s", got, want)
+	}
+	if strings.Join(s.Enabled, ",") != "github,osfoundry" {
+		t.Errorf("enabledMcpjsonServers %v", s.Enabled)
+	}
+	if i, j, k := strings.Index(settings, `"permissions"`), strings.Index(settings, `"hooks"`), strings.Index(settings, `"enabledMcpjsonServers"`); !(i < j && j < k) {
+		t.Errorf("keys out of order:\n%s", settings)
+	}
+
+	// Twice changes nothing, not a byte.
+	out = runInstall(t, options(dir))
+	if !strings.Contains(out, "already installed") || read(t, dir, mcpConfigFile) != mcp || read(t, dir, settingsFile) != settings {
+		t.Errorf("second install changed something:\n%s", out)
+	}
+
+	// Uninstall leaves the user's settings as they were.
+	o := options(dir)
+	o.Remove = true
+	out = runInstall(t, o)
+	if !strings.Contains(out, "- mcpServers.osfoundry") || !strings.Contains(out, "- hooks.SessionEnd") || !strings.Contains(out, "- enabledMcpjsonServers: osfoundry") {
+		t.Errorf("uninstall summary:\n%s", out)
+	}
+	if !sameJSON([]byte(read(t, dir, mcpConfigFile)), []byte(userMCP)) || !sameJSON([]byte(read(t, dir, settingsFile)), []byte(userSettings)) {
+		t.Errorf("uninstall did not restore the user's files:\n%s\n%s", read(t, dir, mcpConfigFile), read(t, dir, settingsFile))
+	}
+	if out := runInstall(t, o); !strings.Contains(out, "already removed") {
+		t.Errorf("second uninstall:\n%s", out)
+	}
+}
+
+func TestInstallDryRunWritesNothing(t *testing.T) {
+	dir := checkout(t, map[string]string{settingsFile: userSettings})
+	o := options(dir)
+	o.DryRun = true
+	out := runInstall(t, o)
+	if !strings.Contains(out, ".mcp.json (new file)") || !strings.Contains(out, "+ hooks.UserPromptSubmit") || !strings.Contains(out, "Dry run: nothing was written.") {
+		t.Errorf("dry run summary:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, mcpConfigFile)); !os.IsNotExist(err) {
+		t.Errorf("dry run created .mcp.json")
+	}
+	if read(t, dir, settingsFile) != userSettings {
+		t.Error("dry run changed the settings")
+	}
+}
+
+func TestInstallUpdatesAnOlderHookInPlace(t *testing.T) {
+	old := `{"hooks": {"SessionStart": [{"hooks": [
+    {"type": "command", "command": "echo hi"},
+    {"type": "command", "command": "osfoundry agent hook --server http://old.example.com", "timeout": 5},
+    {"type": "command", "command": "/usr/local/bin/osfoundry agent hook --server http://old.example.com"}
+  ]}]}}`
+	dir := checkout(t, map[string]string{settingsFile: old})
+	out := runInstall(t, options(dir))
+	if !strings.Contains(out, "~ hooks.SessionStart: "+wantHook) || !strings.Contains(out, "- hooks.SessionStart: /usr/local/bin/osfoundry agent hook") {
+		t.Errorf("summary:\n%s", out)
+	}
+	var s struct {
+		Hooks map[string][]hookGroup `json:"hooks"`
+	}
+	json.Unmarshal([]byte(read(t, dir, settingsFile)), &s)
+	g := s.Hooks["SessionStart"]
+	if len(g) != 1 || len(g[0].Hooks) != 2 || g[0].Hooks[0].Command != "echo hi" || g[0].Hooks[1].Command != wantHook {
+		t.Errorf("SessionStart: %+v", g)
+	}
+}
+
+func TestInstallRefusesBrokenSettings(t *testing.T) {
+	dir := checkout(t, map[string]string{mcpConfigFile: `{"mcpServers": {`})
+	var out bytes.Buffer
+	err := install(context.Background(), &out, options(dir))
+	if err == nil || !strings.Contains(err.Error(), "is not valid JSON") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(settingsFile))); !os.IsNotExist(err) {
+		t.Error("wrote settings despite the broken .mcp.json")
+	}
+}
+
+func TestInstallRespectsARejectedServer(t *testing.T) {
+	dir := checkout(t, map[string]string{settingsFile: `{"disabledMcpjsonServers": ["osfoundry"]}`})
+	out := runInstall(t, options(dir))
+	if !strings.Contains(out, "Note: osfoundry is in disabledMcpjsonServers") || strings.Contains(out, "enabledMcpjsonServers: osfoundry") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+func TestIsOurHook(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"osfoundry agent hook --server https://x":                 true,
+		"/usr/local/bin/osfoundry agent hook --server https://x":  true,
+		"'/opt/my tools/osfoundry' agent hook --server https://x": true,
+		"osfoundry agent mcp --server https://x":                  false,
+		"echo osfoundry agent":                                    false,
+		"npx prettier --write":                                    false,
+		"myhook agent hook":                                       false,
+	} {
+		if got := isOurHook(cmd); got != want {
+			t.Errorf("isOurHook(%q) = %v", cmd, got)
+		}
+	}
+}

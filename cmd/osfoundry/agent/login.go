@@ -1,0 +1,414 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// scopes is what login asks for; the owner may narrow it on the consent page.
+var scopes = []string{"osfoundry:read", "osfoundry:write"}
+
+// serverMeta is what discovery learns: the protected resource (RFC 9728)
+// and its authorization server (RFC 8414).
+type serverMeta struct {
+	Resource              string   `json:"-"`
+	Scopes                []string `json:"-"`
+	Issuer                string   `json:"issuer"`
+	AuthorizationEndpoint string   `json:"authorization_endpoint"`
+	TokenEndpoint         string   `json:"token_endpoint"`
+	RegistrationEndpoint  string   `json:"registration_endpoint"`
+	RevocationEndpoint    string   `json:"revocation_endpoint"`
+	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
+}
+
+// wellKnown inserts a well-known suffix between an URL's origin and its path
+// (RFC 8414 §3.1, RFC 9728 §3.1).
+func wellKnown(raw, suffix string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("not an absolute URL: %q", raw)
+	}
+	return u.Scheme + "://" + u.Host + "/.well-known/" + suffix + strings.TrimRight(u.Path, "/"), nil
+}
+
+func getJSON(ctx context.Context, hc *http.Client, server, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	res, err := hc.Do(req)
+	if err != nil {
+		return &unreachableError{Server: server, Err: err}
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: HTTP %d (is %s an osFoundry server?)", u, res.StatusCode, server)
+	}
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %w", u, err)
+	}
+	return nil
+}
+
+// discover finds the server's MCP resource and authorization server.
+func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta, error) {
+	prmURL, err := wellKnown(server+"/mcp", "oauth-protected-resource")
+	if err != nil {
+		return nil, err
+	}
+	var prm struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+		ScopesSupported      []string `json:"scopes_supported"`
+	}
+	if err := getJSON(ctx, hc, server, prmURL, &prm); err != nil {
+		return nil, err
+	}
+	if prm.Resource == "" || len(prm.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("%s names no resource or authorization server", prmURL)
+	}
+	issuer := strings.TrimRight(prm.AuthorizationServers[0], "/")
+	asURL, err := wellKnown(issuer, "oauth-authorization-server")
+	if err != nil {
+		return nil, err
+	}
+	var m serverMeta
+	if err := getJSON(ctx, hc, server, asURL, &m); err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.TrimRight(m.Issuer, "/") != issuer:
+		return nil, fmt.Errorf("%s: issuer %q differs from %q", asURL, m.Issuer, issuer)
+	case m.AuthorizationEndpoint == "" || m.TokenEndpoint == "":
+		return nil, fmt.Errorf("%s: no authorization or token endpoint", asURL)
+	case m.RegistrationEndpoint == "":
+		return nil, fmt.Errorf("%s: the server offers no dynamic client registration", asURL)
+	case !slices.Contains(m.CodeChallengeMethods, "S256"):
+		return nil, fmt.Errorf("%s: the server does not offer PKCE with S256", asURL)
+	}
+	m.Resource = prm.Resource
+	m.Scopes = prm.ScopesSupported
+	return &m, nil
+}
+
+// register registers a public client for the loopback redirect (RFC 7591).
+func register(ctx context.Context, hc *http.Client, server string, m *serverMeta, redirect, name string) (string, error) {
+	body, _ := json.Marshal(map[string]any{
+		"client_name":                name,
+		"redirect_uris":              []string{redirect},
+		"token_endpoint_auth_method": "none",
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"scope":                      strings.Join(scopes, " "),
+		"software_id":                "osfoundry-agent",
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.RegistrationEndpoint, strings.NewReader(string(body)))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	res, err := hc.Do(req)
+	if err != nil {
+		return "", &unreachableError{Server: server, Err: err}
+	}
+	defer res.Body.Close()
+	var out struct {
+		ClientID         string `json:"client_id"`
+		Error            string `json:"error"`
+		ErrorDescription string `json:"error_description"`
+	}
+	json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&out)
+	if res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK || out.ClientID == "" {
+		return "", fmt.Errorf("client registration refused (HTTP %d): %s %s", res.StatusCode, out.Error, out.ErrorDescription)
+	}
+	return out.ClientID, nil
+}
+
+// loginOptions configures login.
+type loginOptions struct {
+	dirs      folders
+	Server    string // normalized
+	Checkout  string
+	NoBrowser bool
+	Timeout   time.Duration
+	// Handle and Name, when set, claim the agent profile right after sign-in.
+	Handle, Name string
+}
+
+type callback struct {
+	code string
+	err  error
+}
+
+// login connects the checkout to the server with OAuth 2.1: discovery,
+// dynamic registration, PKCE (S256) and a loopback redirect on 127.0.0.1
+// (RFC 8252). The credentials replace the checkout's previous ones, whose
+// grant is then revoked.
+func login(ctx context.Context, out io.Writer, o loginOptions) error {
+	hc := newHTTPClient()
+	hc.Timeout = 30 * time.Second
+	m, err := discover(ctx, hc, o.Server)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("open the loopback port for the sign-in redirect: %w", err)
+	}
+	defer ln.Close()
+	// The client registers the loopback redirect without a port, which the
+	// server matches whatever port a sign-in uses (RFC 8252 §7.3). A later
+	// login of the same checkout registers the very same client metadata,
+	// which lets the server continue its connection (profile, slug) rather
+	// than start another.
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	clientID, err := register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout))
+	if err != nil {
+		return err
+	}
+	verifier, state := randomString(32), randomString(16)
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {clientID},
+		"redirect_uri":          {redirect},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"scope":                 {strings.Join(scopes, " ")},
+		"state":                 {state},
+		"resource":              {m.Resource},
+	}
+	authURL := m.AuthorizationEndpoint + "?" + q.Encode()
+
+	done := make(chan callback, 1)
+	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, done), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	opened := false
+	if !o.NoBrowser {
+		opened = openBrowser(authURL) == nil
+	}
+	if opened {
+		fmt.Fprintf(out, "Opening your browser to connect %s to %s.\nIf it does not open, visit this URL:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+	} else {
+		fmt.Fprintf(out, "To connect %s to %s, open this URL in a browser where you are signed in to osFoundry:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+	}
+	fmt.Fprintf(out, "Waiting for the approval (up to %s)…\n", o.Timeout)
+
+	var cb callback
+	select {
+	case cb = <-done:
+	case <-ctx.Done():
+		return errors.New("login cancelled")
+	case <-time.After(o.Timeout):
+		return fmt.Errorf("no approval arrived within %s; run `osfoundry agent login --server %s` again", o.Timeout, o.Server)
+	}
+	if cb.err != nil {
+		return cb.err
+	}
+	tr, err := postToken(ctx, hc, o.Server, m.TokenEndpoint, url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {cb.code},
+		"redirect_uri":  {redirect},
+		"client_id":     {clientID},
+		"code_verifier": {verifier},
+		"resource":      {m.Resource},
+	})
+	if err != nil {
+		return fmt.Errorf("exchange the authorization code: %w", err)
+	}
+	now := time.Now()
+	creds := &credentials{
+		Server: o.Server, Checkout: o.Checkout, Resource: m.Resource, Issuer: m.Issuer,
+		TokenEndpoint: m.TokenEndpoint, RevocationEndpoint: m.RevocationEndpoint, ClientID: clientID, CreatedAt: now,
+	}
+	creds.apply(tr, now)
+	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
+	previous, err := replaceCredentials(ctx, acct, creds)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Connected %s to %s (scopes: %s).\nCredentials: %s\n", o.Checkout, o.Server, creds.Scope, acct.credentialsPath())
+	if previous != nil {
+		// The old grant's tokens go; when the server continued the same
+		// connection for this login, only the old registration's tokens do.
+		revoke(ctx, hc, previous)
+		fmt.Fprintln(out, "The checkout's previous credentials were revoked.")
+	}
+	if o.Handle != "" {
+		if err := claim(ctx, acct, o.Handle, o.Name); err != nil {
+			return fmt.Errorf("signed in, but claiming the profile failed: %w", err)
+		}
+		c, _ := acct.load()
+		fmt.Fprintf(out, "Claimed the profile %s (sender slug %s).\n", o.Handle, c.SenderSlug)
+	}
+	fmt.Fprintln(out, "Next: osfoundry agent install claude-code")
+	return nil
+}
+
+// clientName names the OAuth client of a checkout: its folder name, for the
+// consent and Connections pages, and a digest of its path, so that two
+// checkouts with the same folder name stay two agents.
+func clientName(checkout string) string {
+	sum := sha256.Sum256([]byte(checkout))
+	return fmt.Sprintf("osfoundry agent · %s · %x", filepath.Base(checkout), sum[:4])
+}
+
+// replaceCredentials saves creds under the account's lock and returns the
+// credentials they replace, if any.
+func replaceCredentials(ctx context.Context, acct account, creds *credentials) (*credentials, error) {
+	unlock, err := lockFile(ctx, acct.lockPath())
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	old, _ := acct.load()
+	if err := acct.save(creds); err != nil {
+		return nil, fmt.Errorf("save credentials: %w", err)
+	}
+	return old, nil
+}
+
+// claim claims the agent profile and remembers the connection's sender slug.
+func claim(ctx context.Context, acct account, handle, name string) error {
+	if name == "" {
+		name = handle
+	}
+	c, err := newClient(acct)
+	if err != nil {
+		return err
+	}
+	res, err := c.callTool(ctx, "claim_connected_profile", map[string]string{"handle": handle, "display_name": name})
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return errors.New(res.text())
+	}
+	var p struct {
+		SenderSlug string `json:"sender_slug"`
+	}
+	if err := res.decode(&p); err != nil {
+		return err
+	}
+	return rememberSlug(ctx, acct, p.SenderSlug)
+}
+
+// rememberSlug stores the connection's sender slug in its credentials.
+func rememberSlug(ctx context.Context, acct account, slug string) error {
+	unlock, err := lockFile(ctx, acct.lockPath())
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := acct.load()
+	if err != nil {
+		return err
+	}
+	c.SenderSlug = slug
+	return acct.save(c)
+}
+
+// revoke ends a grant at the server (RFC 7009); failures are ignored, the
+// owner can still revoke the connection on the Connections page.
+func revoke(ctx context.Context, hc *http.Client, c *credentials) {
+	if c.RevocationEndpoint == "" || c.RefreshToken == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	form := url.Values{"token": {c.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {c.ClientID}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.RevocationEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err := hc.Do(req); err == nil {
+		res.Body.Close()
+	}
+}
+
+// callbackHandler answers the loopback redirect once: it checks state and
+// iss (RFC 9207) and hands the code, or the refusal, to done.
+func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		var cb callback
+		switch {
+		case q.Get("state") != state:
+			http.Error(w, "This sign-in link is stale; run osfoundry agent login again.", http.StatusBadRequest)
+			return
+		case q.Get("iss") != "" && strings.TrimRight(q.Get("iss"), "/") != strings.TrimRight(issuer, "/"):
+			cb.err = fmt.Errorf("the answer came from %q, not %q", q.Get("iss"), issuer)
+		case q.Get("error") == "access_denied":
+			cb.err = errors.New("the connection was denied on the consent page")
+		case q.Get("error") != "":
+			cb.err = fmt.Errorf("authorization failed: %s: %s", q.Get("error"), q.Get("error_description"))
+		case q.Get("code") == "":
+			cb.err = errors.New("the redirect carried no authorization code")
+		default:
+			cb.code = q.Get("code")
+		}
+		msg := "osFoundry is connected. You can close this tab and return to the terminal."
+		if cb.err != nil {
+			msg = "osFoundry was not connected: " + cb.err.Error()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<!doctype html><title>osFoundry</title><p>%s</p>", html.EscapeString(msg))
+		select {
+		case done <- cb:
+		default:
+		}
+	})
+	return mux
+}
+
+// openBrowser starts the system's browser on u. It fails where no graphical
+// session is available, so the caller prints the URL instead.
+func openBrowser(u string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", u)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+	default:
+		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			return errors.New("no graphical session")
+		}
+		cmd = exec.Command("xdg-open", u)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,430 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// TestGoSDKClientMatrix is the go-sdk row of the client matrix (the e2e
+// specs client-*.spec.ts run the same steps with the other clients): the
+// go-sdk client with its OAuth handler (auth.AuthorizationCodeHandler on
+// StreamableClientTransport.OAuthHandler) against the real server binary.
+//
+//	list        anonymous initialize + tools/list
+//	sign-in     the first tool call is a read tool (list_sessions); it sends
+//	            the owner to the consent page, and the call then answers
+//	step-up     the first write tool after that read-first sign-in works
+//	every tool  every tool the server lists, the writes in a session the
+//	            connection is invited to through the web app
+//	revoke      the owner revokes the connection on the Connections page; the
+//	            client's next call starts a new authorization that succeeds
+//
+// The owner is an HTTP client carrying the owner's cookie: it signs in,
+// approves the consent page and hands the redirect's code, state and iss back
+// to the handler, as the host's loopback listener would.
+func TestGoSDKClientMatrix(t *testing.T) {
+	dsn := storetest.NewDatabase(t)
+	r := startReplica(t, dsn, "")
+	r.waitReady()
+	w := newWorld(t, dsn, r.URL, 0)
+	o := newOwnerBrowser(t, r.URL, w.owner.Email, "long enough password")
+
+	const clientName = "Matrix go-sdk"
+	const redirect = "http://127.0.0.1:54321/callback"
+	var scopesAsked []string // the scope of each authorization the handler started
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName:              clientName,
+			RedirectURIs:            []string{redirect},
+			TokenEndpointAuthMethod: "none",
+			GrantTypes:              []string{"authorization_code", "refresh_token"},
+			ResponseTypes:           []string{"code"},
+		}},
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if u, err := url.Parse(args.URL); err == nil {
+				scopesAsked = append(scopesAsked, u.Query().Get("scope"))
+			}
+			back, err := o.approve(args.URL)
+			if err != nil {
+				return nil, err
+			}
+			q := back.Query()
+			if q.Get("error") != "" {
+				return nil, fmt.Errorf("authorization refused: %s: %s", q.Get("error"), q.Get("error_description"))
+			}
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "osfoundry-client-matrix", Version: "1.0.0"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.URL + "/mcp", OAuthHandler: handler, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer session.Close()
+
+	call := func(name string, args map[string]any) (map[string]any, error) {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if res.IsError {
+			b, _ := json.Marshal(res.Content)
+			return nil, fmt.Errorf("%s answered %s", name, b)
+		}
+		var out map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil || out == nil {
+			return nil, fmt.Errorf("%s: no structured content: %v", name, err)
+		}
+		return out, nil
+	}
+
+	m := &matrixLine{t: t, label: "go-sdk " + moduleVersion("github.com/modelcontextprotocol/go-sdk")}
+	exercised := []string{"list_sessions", "claim_connected_profile", "set_status", "list_agents",
+		"read_session_state", "post_session_note", "read_session_mail", "poll_resource_events"}
+	const handle = "matrix-go-sdk"
+	var listed []string
+
+	m.step("list", func() (string, error) {
+		res, err := session.ListTools(ctx, nil)
+		if err != nil {
+			return "", err
+		}
+		for _, tool := range res.Tools {
+			listed = append(listed, tool.Name)
+		}
+		for _, name := range exercised {
+			if !slices.Contains(listed, name) {
+				return "", fmt.Errorf("tools/list lacks %s: %v", name, listed)
+			}
+		}
+		if len(scopesAsked) != 0 {
+			return "", fmt.Errorf("tools/list started an authorization")
+		}
+		return fmt.Sprintf("%d tools, anonymous", len(listed)), nil
+	})
+
+	m.step("sign-in", func() (string, error) {
+		if _, err := call("list_sessions", map[string]any{}); err != nil {
+			return "", err
+		}
+		if len(scopesAsked) != 1 {
+			return "", fmt.Errorf("expected one authorization, got %d", len(scopesAsked))
+		}
+		return fmt.Sprintf("first call list_sessions, asked %q", scopesAsked[0]), nil
+	})
+
+	m.step("step-up", func() (string, error) {
+		before := len(scopesAsked)
+		if _, err := call("claim_connected_profile", map[string]any{"handle": handle, "display_name": m.label}); err != nil {
+			return "", err
+		}
+		if again := scopesAsked[before:]; len(again) > 0 {
+			return fmt.Sprintf("%d more authorization, asked %q", len(again), again), nil
+		}
+		return "no new sign-in", nil
+	})
+
+	m.step("every tool", func() (string, error) {
+		for _, name := range listed {
+			if !slices.Contains(exercised, name) {
+				return "", fmt.Errorf("the matrix does not call %s", name)
+			}
+		}
+		status, err := call("set_status", map[string]any{"repo": "osfoundry", "branch": "client-matrix", "task": m.label})
+		if err != nil {
+			return "", err
+		}
+		if status["task"] != m.label {
+			return "", fmt.Errorf("set_status answered %v", status)
+		}
+		agents, err := call("list_agents", map[string]any{})
+		if err != nil {
+			return "", err
+		}
+		if b, _ := json.Marshal(agents); !strings.Contains(string(b), handle) {
+			return "", fmt.Errorf("list_agents lacks %s: %s", handle, b)
+		}
+		if err := o.invite(w.session.ID, clientName); err != nil {
+			return "", err
+		}
+		s := map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID}
+		sessions, err := call("list_sessions", map[string]any{})
+		if err != nil {
+			return "", err
+		}
+		if b, _ := json.Marshal(sessions); !strings.Contains(string(b), w.session.PublicID) {
+			return "", fmt.Errorf("list_sessions lacks the invitation: %s", b)
+		}
+		if _, err := call("read_session_state", s); err != nil {
+			return "", err
+		}
+		body := "Posted by " + m.label + "."
+		note, err := call("post_session_note", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+			"subject": "Started", "body": body, "idempotency_key": "matrix-" + handle})
+		if err != nil {
+			return "", err
+		}
+		if note["duplicate"] != false || note["id"] == nil {
+			return "", fmt.Errorf("post_session_note answered %v", note)
+		}
+		mail, err := call("read_session_mail", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID, "limit": 5})
+		if err != nil {
+			return "", err
+		}
+		if b, _ := json.Marshal(mail); !strings.Contains(string(b), body) {
+			return "", fmt.Errorf("read_session_mail lacks the note: %s", b)
+		}
+		events, err := call("poll_resource_events", map[string]any{"resource_type": w.session.Type, "resource_id": w.session.PublicID, "after_sequence": 0})
+		if err != nil {
+			return "", err
+		}
+		if list, _ := events["events"].([]any); len(list) == 0 {
+			return "", fmt.Errorf("poll_resource_events answered %v", events)
+		}
+		return fmt.Sprintf("%d/%d", len(exercised), len(listed)), nil
+	})
+
+	m.step("revoke", func() (string, error) {
+		before := len(scopesAsked)
+		if err := o.revoke(clientName); err != nil {
+			return "", err
+		}
+		if _, err := call("list_sessions", map[string]any{}); err != nil {
+			return "", err
+		}
+		again := scopesAsked[before:]
+		if len(again) != 1 {
+			return "", fmt.Errorf("expected one new authorization after revocation, got %d", len(again))
+		}
+		return fmt.Sprintf("new authorization, asked %q, call answered", again[0]), nil
+	})
+	m.print()
+}
+
+// matrixLine records each step's outcome and logs one summary line; a failed
+// step logs the line with its exact error and stops the test.
+type matrixLine struct {
+	t     *testing.T
+	label string
+	cells []string
+	times []string
+}
+
+func (m *matrixLine) step(name string, fn func() (string, error)) {
+	m.t.Helper()
+	start := time.Now()
+	note, err := fn()
+	if err != nil {
+		m.cells = append(m.cells, name+" ✗ "+strings.SplitN(err.Error(), "\n", 2)[0])
+		m.print()
+		m.t.Fatalf("%s: %v", name, err)
+	}
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	m.cells = append(m.cells, name+" ✓"+note)
+	m.times = append(m.times, fmt.Sprintf("%s %.1f s", name, time.Since(start).Seconds()))
+}
+
+func (m *matrixLine) print() {
+	m.t.Helper()
+	m.t.Logf("matrix | %s | %s\n  took: %s", m.label, strings.Join(m.cells, " | "), strings.Join(m.times, ", "))
+}
+
+// moduleVersion is the version of a dependency compiled into the test binary.
+func moduleVersion(path string) string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == path {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
+
+// ownerBrowser is the owner at a browser: a cookie-carrying client that
+// never follows redirects by itself.
+type ownerBrowser struct {
+	t               *testing.T
+	base            string
+	email, password string
+	c               *http.Client
+}
+
+func newOwnerBrowser(t *testing.T, base, email, password string) *ownerBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &ownerBrowser{t: t, base: base, email: email, password: password, c: &http.Client{
+		Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// page fetches a path or URL and parses the HTML.
+func (o *ownerBrowser) page(u string) (*http.Response, *goquery.Document, error) {
+	res, err := o.c.Get(o.abs(u))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(res.Body)
+	return res, doc, err
+}
+
+func (o *ownerBrowser) post(u string, form url.Values) (*http.Response, error) {
+	res, err := o.c.PostForm(o.abs(u), form)
+	if err != nil {
+		return nil, err
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res, nil
+}
+
+func (o *ownerBrowser) abs(u string) string {
+	if strings.HasPrefix(u, "/") {
+		return o.base + u
+	}
+	return u
+}
+
+// inputs collects the named inputs of the forms matched by sel (hidden ones,
+// and checkboxes when checkboxes is set: ticked or not, as an owner ticking
+// every box would send them).
+func inputs(doc *goquery.Document, sel string, checkboxes bool) url.Values {
+	v := url.Values{}
+	doc.Find(sel + ` input`).Each(func(_ int, s *goquery.Selection) {
+		typ, _ := s.Attr("type")
+		name, _ := s.Attr("name")
+		value, _ := s.Attr("value")
+		if name != "" && (typ == "hidden" || checkboxes && typ == "checkbox") {
+			v.Add(name, value)
+		}
+	})
+	return v
+}
+
+// approve follows an authorization URL: signs in when asked, approves every
+// scope and project on the consent page, and returns the redirect back to the client.
+func (o *ownerBrowser) approve(authURL string) (*url.URL, error) {
+	res, doc, err := o.page(authURL)
+	if err != nil {
+		return nil, err
+	}
+	if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/login") {
+		_, login, err := o.page(loc)
+		if err != nil {
+			return nil, err
+		}
+		form := inputs(login, "form", false)
+		form.Set("email", o.email)
+		form.Set("password", o.password)
+		signedIn, err := o.post("/login", form)
+		if err != nil {
+			return nil, err
+		}
+		next := signedIn.Header.Get("Location")
+		if signedIn.StatusCode != http.StatusSeeOther || !strings.HasPrefix(next, "/authorize") {
+			return nil, fmt.Errorf("sign-in answered %d → %q", signedIn.StatusCode, next)
+		}
+		if res, doc, err = o.page(next); err != nil {
+			return nil, err
+		}
+	}
+	consent := `form[data-testid="consent-form"]`
+	if res.StatusCode != http.StatusOK || doc.Find(consent).Length() == 0 {
+		return nil, fmt.Errorf("expected the consent page, got %d %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	form := inputs(doc, consent, true)
+	form.Set("decision", "approve")
+	res, err = o.post("/authorize", form)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusSeeOther && res.StatusCode != http.StatusFound {
+		return nil, fmt.Errorf("consent answered %d", res.StatusCode)
+	}
+	return url.Parse(res.Header.Get("Location"))
+}
+
+// connectionID is the id of the newest live connection of a client on the Connections page.
+func (o *ownerBrowser) connectionID(clientName string) (string, url.Values, error) {
+	_, doc, err := o.page("/connections")
+	if err != nil {
+		return "", nil, err
+	}
+	newest := 0
+	doc.Find(`tr[data-testid="connection"]`).Each(func(_ int, s *goquery.Selection) {
+		id, _ := strconv.Atoi(s.AttrOr("data-connection-id", ""))
+		if strings.Contains(s.Text(), clientName) && id > newest {
+			newest = id
+		}
+	})
+	if newest == 0 {
+		return "", nil, fmt.Errorf("no connection of %s listed", clientName)
+	}
+	csrf := url.Values{"_csrf": {doc.Find(`input[name="_csrf"]`).First().AttrOr("value", "")}}
+	return strconv.Itoa(newest), csrf, nil
+}
+
+// invite invites the client's connection to a session as a contributor, through the session page's form.
+func (o *ownerBrowser) invite(sessionID int64, clientName string) error {
+	id, form, err := o.connectionID(clientName)
+	if err != nil {
+		return err
+	}
+	form.Set("connection_id", id)
+	form.Set("role", "contributor")
+	res, err := o.post(fmt.Sprintf("/sessions/%d/invitations", sessionID), form)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("invite answered %d", res.StatusCode)
+	}
+	return nil
+}
+
+// revoke revokes the client's newest connection, confirming on the revoke page.
+func (o *ownerBrowser) revoke(clientName string) error {
+	id, _, err := o.connectionID(clientName)
+	if err != nil {
+		return err
+	}
+	_, confirm, err := o.page("/connections/" + id + "/revoke")
+	if err != nil {
+		return err
+	}
+	res, err := o.post("/connections/"+id+"/revoke", inputs(confirm, "form", false))
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("revoke answered %d", res.StatusCode)
+	}
+	return nil
+}

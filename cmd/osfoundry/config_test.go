@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// TestAllowPrivateTargetsConfig: the flag is off by default, set by the flag
+// or by OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true, and printed at start.
+func TestAllowPrivateTargetsConfig(t *testing.T) {
+	parse := func(args ...string) config {
+		t.Helper()
+		var c config
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.register(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	t.Setenv("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "")
+	if parse().allowPrivate {
+		t.Fatal("private targets allowed by default")
+	}
+	if !parse("--allow-private-targets").allowPrivate {
+		t.Fatal("--allow-private-targets not honoured")
+	}
+	t.Setenv("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "true")
+	c := parse()
+	if !c.allowPrivate {
+		t.Fatal("OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true not honoured")
+	}
+	if parse("--allow-private-targets=false").allowPrivate {
+		t.Fatal("the flag does not override the environment")
+	}
+	var out bytes.Buffer
+	c.log(slog.New(slog.NewTextHandler(&out, nil)))
+	if !strings.Contains(out.String(), "allow_private_targets=true") {
+		t.Fatalf("start-up configuration log lacks the setting: %s", out.String())
+	}
+}
+
+// TestFastWebhooksFlagIsHidden: the tests' flag works but --help leaves it out.
+func TestFastWebhooksFlagIsHidden(t *testing.T) {
+	var c config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	c.register(fs)
+	if err := fs.Parse([]string{"--" + testFastWebhooks}); err != nil || !c.fastWebhooks {
+		t.Fatalf("--%s: %v %v", testFastWebhooks, c.fastWebhooks, err)
+	}
+	printFlags(fs)
+	if strings.Contains(out.String(), testFastWebhooks) || !strings.Contains(out.String(), "-allow-private-targets") {
+		t.Fatalf("--help lists:\n%s", out.String())
+	}
+}

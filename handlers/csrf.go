@@ -1,0 +1,43 @@
+package handlers
+
+import (
+	"crypto/subtle"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+const (
+	keyCSRF    = "csrf"
+	csrfField  = "_csrf"
+	csrfHeader = "X-CSRF-Token"
+)
+
+// csrfToken returns the session's CSRF token ("" outside web routes).
+func csrfToken(c echo.Context) string {
+	if sess := cookieSession(c); sess != nil {
+		t, _ := sess.Values[keyCSRF].(string)
+		return t
+	}
+	return ""
+}
+
+// checkCSRF refuses state-changing requests whose token (form field _csrf or
+// header X-CSRF-Token, as htmx sends it) does not match the session's.
+func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		want := csrfToken(c)
+		got := c.Request().Header.Get(csrfHeader)
+		if got == "" {
+			got = c.FormValue(csrfField)
+		}
+		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			return echo.NewHTTPError(http.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
+		}
+		return next(c)
+	}
+}

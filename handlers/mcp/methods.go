@@ -1,0 +1,103 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// capabilities is what initialize advertises, and no more: tools without
+// listChanged (the list is fixed while the server runs, and a stateless
+// server has no stream to announce a change on) and logging, whose
+// logging/setLevel is answered (the MCP Inspector sends it right after
+// initialize when logging is advertised).
+var capabilities = &mcpsdk.ServerCapabilities{
+	Tools:   &mcpsdk.ToolCapabilities{},
+	Logging: &mcpsdk.LoggingCapabilities{},
+}
+
+// implemented reports whether the server answers a request method. Only
+// tools/call needs a token; the others answer anyone. Every other method
+// gets JSON-RPC -32601, whoever asks, so that a client probing for
+// resources or prompts never starts a sign-in.
+func implemented(method string) bool {
+	switch method {
+	case "initialize", "server/discover", "ping", "tools/list", "tools/call":
+		return true
+	case "logging/setLevel":
+		return capabilities.Logging != nil
+	}
+	return false
+}
+
+// handledNotifications are the notifications the SDK acts on; any other is
+// accepted and ignored (a notification never gets an answer).
+var handledNotifications = map[string]bool{
+	"notifications/initialized":        true,
+	"notifications/cancelled":          true,
+	"notifications/progress":           true,
+	"notifications/roots/list_changed": true,
+}
+
+// isNotification reports whether a message is a notification (no id).
+func (c call) isNotification() bool { return len(c.ID) == 0 || string(c.ID) == "null" }
+
+// unanswered reports whether the server does not act on a message: a
+// request for a method it does not implement, or a notification the SDK
+// does not handle. JSON-RPC responses (no method) go to the SDK.
+func unanswered(c call) bool {
+	switch {
+	case c.Method == "":
+		return false
+	case c.isNotification():
+		return !handledNotifications[c.Method]
+	}
+	return !implemented(c.Method)
+}
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
+}
+
+// writeUnanswered answers a single message the server does not act on: a
+// notification with 202 Accepted and no body, a request with JSON-RPC -32601
+// (HTTP 404 for protocol 2026-07-28 and later, as that revision requires).
+func writeUnanswered(w http.ResponseWriter, c call) {
+	if c.isNotification() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	id, err := decodeID(c.ID)
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request id")
+		return
+	}
+	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: methodNotFound(c.Method)})
+	if err != nil {
+		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
+		return
+	}
+	status := http.StatusOK
+	if newProtocol(c) {
+		status = http.StatusNotFound
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(msg)
+}
+
+// onlyImplemented refuses, inside the SDK, the methods the SDK knows but this
+// server does not implement (resources, prompts, completion). ServeHTTP
+// answers a single such request before the SDK sees it; this covers the
+// messages of a JSON-RPC batch.
+func onlyImplemented(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
+	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
+		if !implemented(method) && !handledNotifications[method] {
+			return nil, methodNotFound(method)
+		}
+		return next(ctx, method, req)
+	}
+}

@@ -1,0 +1,92 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// replyTarget loads the agent note a reply answers (404 otherwise).
+func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, error) {
+	n, err := s.store.GetSessionNote(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
+	if err != nil {
+		return nil, err
+	}
+	if n.SenderKind != "agent" {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "Only an agent's note can be answered")
+	}
+	return n, nil
+}
+
+// compose opens the reply composer for an agent's note: inline for htmx,
+// as a page of its own otherwise.
+func (s *Server) compose(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
+	if err != nil {
+		return err
+	}
+	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
+	if isHTMX(c) {
+		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
+	}
+	return s.render(c, http.StatusOK, "Reply to "+n.SenderSlug, views.ComposePage(comp))
+}
+
+// notePost posts an owner's reply, note to the whole session, or analysis
+// note. htmx gets every note newer than the page had (the new one among
+// them) to prepend, and a fresh composer; a refused form comes back with its
+// errors next to the fields.
+func (s *Server) notePost(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	f := formOf(c, "type", "reply_to", "subject", "body")
+	comp := views.Composer{SessionID: session.ID, Form: f, Open: true}
+	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: session.ID, OwnerID: o.ID, Type: f.Value("type"),
+		Subject: f.Value("subject"), Body: f.Value("body")}
+	if in.Type == store.MessageReply {
+		if comp.ReplyTo, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
+			return err
+		}
+		in.ReplyTo = comp.ReplyTo.ID
+	}
+	note, _, err := s.store.PostOwnerNote(ctx, in)
+	if err != nil {
+		if comp.Form.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		if isHTMX(c) {
+			c.Response().Header().Set("HX-Retarget", "#"+comp.ID())
+			c.Response().Header().Set("HX-Reswap", "outerHTML")
+			return s.render(c, http.StatusUnprocessableEntity, "", views.ComposerForm(comp))
+		}
+		return s.render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
+	}
+	if !isHTMX(c) {
+		return redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
+	}
+	rows, err := s.rowsAfter(ctx, o, session.ID, int64Param(c.FormValue("after")))
+	if err != nil {
+		return err
+	}
+	msg := "Note posted to the whole session."
+	switch note.MessageType {
+	case store.MessageReply:
+		msg = "Reply sent to " + *note.RecipientSlug + "."
+	case store.MessageAnalysis:
+		msg = "Analysis note saved; only owners see it."
+	}
+	reset := views.Composer{SessionID: session.ID, ReplyTo: comp.ReplyTo, OOB: true}
+	return s.render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
+}

@@ -1,0 +1,55 @@
+package handlers
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// presenceView loads the sidebar and fingerprints what it would show.
+func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.Project) (views.PresenceView, error) {
+	agents, err := s.store.ListSeatedAgents(c.Request().Context(), session.WorkspaceID, session.ProjectID)
+	if err != nil {
+		return views.PresenceView{}, err
+	}
+	now := s.page(c).Now
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%q\x00", p.Name)
+	str := func(v *string) string {
+		if v == nil {
+			return "\x01"
+		}
+		return *v
+	}
+	for _, a := range agents {
+		fmt.Fprintf(h, "%d\x00%q\x00%q\x00%q\x00%s\x00%q\x00%q\x00%q\x00", a.ConnectionID, a.Handle, a.DisplayName, a.ClientName,
+			a.Presence, str(a.Status.Repo), str(a.Status.Branch), str(a.Status.Task))
+		if a.Status.UpdatedAt != nil {
+			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.Status.UpdatedAt.UnixMicro(), views.Ago(now, *a.Status.UpdatedAt), views.IsStale(now, a.Status.UpdatedAt))
+		}
+	}
+	return views.PresenceView{SessionID: session.ID, Project: *p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}, nil
+}
+
+// presencePoll returns the sidebar, or 204 when it would look the same as
+// the version the page shows (?v=).
+func (s *Server) presencePoll(c echo.Context) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.presenceView(c, session, p)
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("v") == v.Version {
+		return noContent(c)
+	}
+	return s.render(c, http.StatusOK, "", views.PresenceSidebar(v))
+}

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// sessionOf loads the :id session of the owner's workspace and its project.
+func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, error) {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := c.Request().Context()
+	ws := currentOwner(c).WorkspaceID
+	session, err := s.store.GetSession(ctx, ws, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.store.GetProject(ctx, ws, session.ProjectID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return session, p, nil
+}
+
+// sessionPage is the Team mail tab: newest notes first, the composer, and
+// the presence sidebar; it polls for more.
+func (s *Server) sessionPage(c echo.Context) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	// Tracking the session lets the hub answer its polls without a query.
+	if _, err := s.hub.Track(ctx, o.WorkspaceID, session.ID); err != nil {
+		return err
+	}
+	before := int64Param(c.QueryParam("before"))
+	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, before, store.MailPageSize)
+	if err != nil {
+		return err
+	}
+	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0}
+	if len(notes) > store.MailPageSize {
+		notes, v.HasOlder = notes[:store.MailPageSize], true
+	}
+	if len(notes) > 0 {
+		v.Newest, v.Before = notes[0].ID, notes[len(notes)-1].ID
+	}
+	lastRead, err := s.store.MarkMailRead(ctx, o.ID, session.ID, v.Newest)
+	if err != nil {
+		return err
+	}
+	v.Rows = mailRows(o, notes, lastRead)
+	if v.Presence, err = s.presenceView(c, session, p); err != nil {
+		return err
+	}
+	s.page(c).Nav = "projects"
+	return s.render(c, http.StatusOK, session.Title, views.SessionPage(v))
+}

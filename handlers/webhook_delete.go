@@ -1,0 +1,22 @@
+package handlers
+
+import (
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+)
+
+// webhookDelete is POST /projects/:id/webhooks/:hook/delete: the endpoint
+// goes, with its delivery log and the deliveries still waiting.
+func (s *Server) webhookDelete(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	if err := s.store.DeleteWebhookEndpoint(c.Request().Context(), o.WorkspaceID, projectID, hook); err != nil {
+		return err
+	}
+	s.log.Info("webhook endpoint deleted", "endpoint_id", hook, "owner_id", o.ID)
+	return redirect(c, fmt.Sprintf("/projects/%d/webhooks", projectID))
+}

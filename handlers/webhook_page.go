@@ -1,0 +1,80 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// webhookParams reads the project and endpoint of a webhook route.
+func webhookParams(c echo.Context) (projectID, endpointID int64, err error) {
+	if projectID, err = paramID(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	endpointID, err = paramID(c, "hook")
+	return projectID, endpointID, err
+}
+
+// webhookPath is the page of an endpoint.
+func webhookPath(projectID, hook int64) string {
+	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, hook)
+}
+
+// webhookPage is GET /projects/:id/webhooks/:hook: the endpoint, its
+// actions and its delivery log.
+func (s *Server) webhookPage(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	return s.renderWebhook(c, http.StatusOK, projectID, hook, "", nil)
+}
+
+// webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log
+// alone, which the page polls while deliveries are waiting.
+func (s *Server) webhookLog(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.webhookView(c, projectID, hook)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
+}
+
+// renderWebhook shows an endpoint's page; secret is shown when not empty
+// (right after the endpoint was added), errs above the actions.
+func (s *Server) renderWebhook(c echo.Context, status int, projectID, hook int64, secret string, errs views.FormErrors) error {
+	v, err := s.webhookView(c, projectID, hook)
+	if err != nil {
+		return err
+	}
+	v.Secret, v.Errors = secret, errs
+	s.page(c).Nav = "projects"
+	return s.render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
+}
+
+// webhookView loads a project's endpoint and its delivery log, in the
+// owner's workspace only.
+func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.WebhookView, error) {
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	p, err := s.store.GetProject(ctx, o.WorkspaceID, projectID)
+	if err != nil {
+		return nil, err
+	}
+	e, err := s.store.GetWebhookEndpoint(ctx, o.WorkspaceID, projectID, hook)
+	if err != nil {
+		return nil, err
+	}
+	log, err := s.store.ListWebhookDeliveries(ctx, o.WorkspaceID, projectID, hook)
+	if err != nil {
+		return nil, err
+	}
+	return &views.WebhookView{Project: *p, Endpoint: *e, Log: log}, nil
+}

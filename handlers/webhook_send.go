@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// webhookSendTest is POST /projects/:id/webhooks/:hook/test ("Send test"):
+// a test delivery joins the endpoint's outbox, and the page shows the log
+// where it appears.
+func (s *Server) webhookSendTest(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	err = s.store.QueueWebhookTest(c.Request().Context(), currentOwner(c).WorkspaceID, projectID, hook)
+	if errors.Is(err, store.ErrWebhookDisabled) {
+		return s.renderWebhook(c, http.StatusUnprocessableEntity, projectID, hook, "", views.FormErrors{"endpoint": store.ErrWebhookDisabled.Message})
+	}
+	if err != nil {
+		return err
+	}
+	return redirect(c, webhookPath(projectID, hook))
+}

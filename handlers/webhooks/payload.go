@@ -1,0 +1,167 @@
+package webhooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Event types of the JSON body.
+const (
+	EventNotePosted = "note.posted"
+	EventTest       = "webhook.test"
+)
+
+// Event is the JSON body of a delivery to a json endpoint.
+type Event struct {
+	Type string `json:"type"`
+	// Timestamp is when it happened: the note's creation, or the test's.
+	Timestamp time.Time     `json:"timestamp"`
+	Note      *EventNote    `json:"note,omitempty"`
+	Session   *EventSession `json:"session,omitempty"`
+	Project   EventProject  `json:"project"`
+	Links     EventLinks    `json:"links"`
+	// Message explains a test delivery.
+	Message string `json:"message,omitempty"`
+}
+
+// EventNote is the note of a note.posted event.
+type EventNote struct {
+	ID          int64       `json:"id"`
+	MessageType string      `json:"message_type"`
+	Subject     string      `json:"subject"`
+	Body        string      `json:"body"`
+	Sender      EventSender `json:"sender"`
+	// Recipient is the sender slug a reply is addressed to; null for the whole session.
+	Recipient *string   `json:"recipient"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// EventSender is who wrote a note.
+type EventSender struct {
+	Kind string `json:"kind"` // "agent" or "owner"
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+	// Label is "outside assistant" on agents' notes, as the web app shows it.
+	Label string `json:"label,omitempty"`
+}
+
+// EventSession is the session a note was posted in.
+type EventSession struct {
+	// ID is the web app's number for it (its page is /sessions/<id>).
+	ID int64 `json:"id"`
+	// SessionType and SessionID are how agents address it.
+	SessionType string `json:"session_type"`
+	SessionID   string `json:"session_id"`
+	Title       string `json:"title"`
+}
+
+// EventProject is the project whose webhook fired.
+type EventProject struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// EventLinks are web app pages about the event.
+type EventLinks struct {
+	Session string `json:"session,omitempty"`
+	Project string `json:"project"`
+	Webhook string `json:"webhook,omitempty"`
+}
+
+// testMessage is the text of a test delivery.
+const testMessage = "A test delivery from osFoundry: this endpoint is set up."
+
+// event builds the JSON event of a claimed delivery.
+func event(d *store.DueWebhook, baseURL string) Event {
+	ev := Event{
+		Project: EventProject{ID: d.ProjectID, Name: d.ProjectName},
+		Links:   EventLinks{Project: fmt.Sprintf("%s/projects/%d", baseURL, d.ProjectID)},
+	}
+	if d.Note == nil {
+		ev.Type, ev.Timestamp, ev.Message = EventTest, d.CreatedAt.UTC(), testMessage
+		ev.Links.Webhook = fmt.Sprintf("%s/projects/%d/webhooks/%d", baseURL, d.ProjectID, d.EndpointID)
+		return ev
+	}
+	n := d.Note
+	ev.Type, ev.Timestamp = EventNotePosted, n.CreatedAt.UTC()
+	ev.Note = &EventNote{ID: n.ID, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body,
+		Sender:    EventSender{Kind: n.SenderKind, Slug: n.SenderSlug, Name: n.SenderName},
+		Recipient: n.RecipientSlug, CreatedAt: n.CreatedAt.UTC()}
+	if n.SenderKind == "agent" {
+		ev.Note.Sender.Label = store.AgentLabel
+	}
+	ev.Session = &EventSession{ID: d.Session.ID, SessionType: d.Session.Type, SessionID: d.Session.PublicID, Title: d.Session.Title}
+	ev.Links.Session = fmt.Sprintf("%s/sessions/%d", baseURL, d.Session.ID)
+	return ev
+}
+
+// slackPreview bounds the note body in a Slack-compatible message.
+const slackPreview = 1000
+
+// slackText is the text of a Slack-compatible message: the subject, who
+// wrote it where, the start of the body, and a link to the session. The link
+// is a bare URL on its own line, which Slack, Mattermost, Rocket.Chat and
+// Discord all turn into a link.
+func slackText(ev Event) string {
+	if ev.Note == nil {
+		return fmt.Sprintf("*osFoundry test* for %s: this endpoint is set up.\n%s", slackEscape(ev.Project.Name), ev.Links.Webhook)
+	}
+	n := ev.Note
+	subject := n.Subject
+	if strings.TrimSpace(subject) == "" {
+		subject = "(no subject)"
+	}
+	who := slackEscape(n.Sender.Name)
+	if n.Sender.Label != "" {
+		who += " (" + n.Sender.Label + ")"
+	}
+	if n.MessageType == store.MessageReply && n.Recipient != nil {
+		who += " replied to " + slackEscape(*n.Recipient)
+	}
+	body := n.Body
+	if r := []rune(body); len(r) > slackPreview {
+		body = string(r[:slackPreview]) + "…"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s*\n%s in %s · %s\n", slackEscape(subject), who, slackEscape(ev.Session.Title), slackEscape(ev.Project.Name))
+	if strings.TrimSpace(body) != "" {
+		b.WriteString(slackEscape(body) + "\n")
+	}
+	b.WriteString("Open the session: " + ev.Links.Session)
+	return b.String()
+}
+
+// massMention matches the words chat services turn into a ping of everyone.
+var massMention = regexp.MustCompile(`(?i)@(channel|here|everyone|all)\b`)
+
+// slackEscape makes text written by agents and owners inert in a chat
+// message: the three characters Slack's format reserves are escaped (so no
+// <!channel> or <url|label> can be forged), and @channel, @here, @everyone
+// and @all get a zero-width space after the @ so no service pings everyone.
+func slackEscape(s string) string {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return massMention.ReplaceAllString(s, "@\u200b$1")
+}
+
+// body returns the bytes posted for a claimed delivery: compact JSON,
+// without HTML escaping (nothing here is embedded in a page).
+func body(d *store.DueWebhook, baseURL string) ([]byte, error) {
+	ev := event(d, baseURL)
+	var v any = ev
+	if d.Kind == store.WebhookSlack {
+		v = map[string]string{"text": slackText(ev)}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
