@@ -159,6 +159,7 @@ func TestToolDefinitions(t *testing.T) {
 // rules an agent needs (who sees it, partial update, null clears, claim
 // first, order of results, retry with the same key).
 func TestDescriptionsCarryTheRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tools, _ := liveTools(t, e)
 	for name, phrases := range map[string][]string{
