@@ -466,6 +466,7 @@ func (m *agentMachine) agentCall(server, tool string, args any) *toolReply {
 }
 
 func TestAgentLoginThroughConsent(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	out := m.login(s.URL, signInOwner(t, s.URL, s.w), "--handle", "widgets-bot")
@@ -530,6 +531,7 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 }
 
 func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "widgets-bot")
@@ -674,6 +676,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 }
 
 func TestAgentHookFailsQuietly(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	check := func(t *testing.T, m *agentMachine, r hookRun, logWants string) {
 		t.Helper()
@@ -759,6 +762,7 @@ func TestAgentHookFailsQuietly(t *testing.T) {
 const hookLimitPlusStart = 2500 * time.Millisecond
 
 func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "busy-bot")
@@ -803,6 +807,7 @@ func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
 }
 
 func TestAgentInstallCommand(t *testing.T) {
+	t.Parallel()
 	m := newAgentMachine(t)
 	server := "http://127.0.0.1:9" // not contacted
 	stdout, stderr, code := m.run("", "agent", "install", "claude-code", "--server", server, "--dry-run")
@@ -853,6 +858,7 @@ func TestAgentInstallCommand(t *testing.T) {
 }
 
 func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "bridge-bot")
@@ -940,6 +946,7 @@ func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
 }
 
 func TestAgentHookAsksAnUnclaimedConnectionToClaim(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	m.login(s.URL, signInOwner(t, s.URL, s.w)) // no --handle: the model has to claim
