@@ -66,8 +66,10 @@ define apt_install
 	apt_get update -qq && apt_get install -y -qq --no-install-recommends $(1)
 endef
 
+# build comes before go-test: the process tests build the same binary, which
+# then only needs linking.
 .PHONY: test
-test: deps lint go-test fuzz-brief e2e ## install what is missing, lint, then run every test (Go and browser)
+test: deps lint build go-test fuzz-brief e2e ## install what is missing, lint, then run every test (Go and browser)
 
 # The Go tests create and drop hundreds of databases, tens of thousands of
 # files: on tmpfs that costs a fraction of what it costs on disk. TEST_TMPDIR
