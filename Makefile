@@ -23,6 +23,13 @@ run: pg-deps build ## start the server on http://localhost:8080 with its own pri
 generate: ## regenerate templ output (views/*_templ.go)
 	$(GO) tool templ generate
 
+# static/sse.js is the htmx SSE extension (npm htmx-ext-sse, the version pinned
+# in package.json, for htmx 2), copied byte for byte from its dist folder and
+# embedded like htmx.min.js: no CDN, and the CSP stays script-src 'self'.
+.PHONY: vendor-js
+vendor-js: node-deps ## copy the pinned htmx SSE extension from node_modules into static/
+	cp node_modules/htmx-ext-sse/dist/sse.js static/sse.js
+
 .PHONY: deps
 deps: pg-deps browser-deps node-deps ## install everything the tests need (apt packages only when missing)
 	$(GO) mod download

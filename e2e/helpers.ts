@@ -1,7 +1,7 @@
 // Shared steps of the end-to-end tests: the owner account, tokens minted with
 // the osfoundry CLI against the running server's database, and MCP calls.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
 import { baseURL, dataDir } from '../playwright.config';
 
@@ -85,4 +85,19 @@ export async function expectAccessible(page: Page): Promise<void> {
       .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
   });
   expect(violations, violations.join('\n')).toEqual([]);
+}
+
+/** Runs SQL on the test server's private PostgreSQL (psql on its socket). */
+export function sql(query: string): string {
+  const dirs = ['/usr/lib/postgresql'].flatMap((d) => {
+    try { return readdirSync(d).map((v) => `${d}/${v}/bin/psql`); } catch { return []; }
+  });
+  const psql = process.env.PSQL || dirs.find((p) => existsSync(p)) || 'psql';
+  return execFileSync(psql, ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', query,
+    `host=${dataDir}/pg port=5432 user=osfoundry dbname=osfoundry sslmode=disable`], { encoding: 'utf8' }).trim();
+}
+
+/** Ends the server's note hub connection: the server closes every live stream. */
+export function killNoteHub(): void {
+  sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'osfoundry-note-hub'`);
 }

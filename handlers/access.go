@@ -68,8 +68,19 @@ func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		target := "/login"
 		if c.Request().Method == http.MethodGet {
-			target += "?next=" + url.QueryEscape(c.Request().URL.RequestURI())
+			target += "?next=" + url.QueryEscape(returnTo(c))
 		}
 		return redirect(c, target)
 	}
+}
+
+// returnTo is where a signed-out GET returns after sign-in: the page itself,
+// or for an htmx request (a poll, a fragment) the page it came from.
+func returnTo(c echo.Context) string {
+	if isHTMX(c) {
+		if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" && u.Host == c.Request().Host {
+			return u.RequestURI()
+		}
+	}
+	return c.Request().URL.RequestURI()
 }

@@ -266,9 +266,10 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /logout": {other: http.StatusSeeOther, signsOut: true},
 
 		// Routes without ids act on the caller's own workspace.
-		"GET /":            {other: http.StatusOK},
-		"POST /projects":   {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
-		"GET /connections": {other: http.StatusOK},
+		"GET /":              {other: http.StatusOK},
+		"POST /projects":     {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
+		"GET /connections":   {other: http.StatusOK},
+		"GET /unread/stream": {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
 			other: http.StatusUnprocessableEntity},
 
@@ -287,7 +288,9 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /projects/:id/webhooks/:hook/disable":   {},
 		"POST /projects/:id/webhooks/:hook/delete":    {},
 		"GET /sessions/:id":                           {},
+		"GET /sessions/:id/stream":                    {query: "?after=0"},
 		"GET /sessions/:id/mail/poll":                 {query: "?after=0"},
+		"POST /sessions/:id/mail/read":                {form: url.Values{"upto": {fmt.Sprint(w.note)}}},
 		"GET /sessions/:id/mail/older":                {query: fmt.Sprintf("?before=%d", w.note+1)},
 		"GET /sessions/:id/presence":                  {query: "?v=x"},
 		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
@@ -342,8 +345,7 @@ func (w *sweepWorld) request(t *testing.T, hc *http.Client, method, path string,
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return sweepCall{status: res.StatusCode, location: res.Header.Get("Location"), body: string(b)}
+	return sweepCall{status: res.StatusCode, location: res.Header.Get("Location"), body: string(readBody(res))}
 }
 
 // noSecrets fails when an answer holds any of A's distinctive strings.

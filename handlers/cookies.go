@@ -14,6 +14,9 @@ import (
 const (
 	cookieName = "osf_session"
 	keyOwnerID = "owner_id"
+	// keySignIn is a random id of one signed-in cookie session: signing
+	// out publishes it, so that every replica ends that sign-in's streams.
+	keySignIn  = "sign_in"
 	ctxSession = "cookie_session"
 	ctxOwner   = "owner"
 )
@@ -69,21 +72,48 @@ func currentOwner(c echo.Context) *store.Owner {
 	return o
 }
 
-// signIn rotates the session to a new CSRF token and records the owner.
+// signInID returns the sign-in id of the signed-in cookie session, giving
+// one to a session signed in before sign-in ids existed.
+func signInID(c echo.Context) (string, error) {
+	sess := cookieSession(c)
+	if id, ok := sess.Values[keySignIn].(string); ok && id != "" {
+		return id, nil
+	}
+	id := randomToken()
+	sess.Values[keySignIn] = id
+	return id, sess.Save(c.Request(), c.Response())
+}
+
+// signIn rotates the session to a new CSRF token and sign-in id, and
+// records the owner.
 func (s *Server) signIn(c echo.Context, o *store.Owner) error {
 	sess := cookieSession(c)
 	sess.Values[keyOwnerID] = o.ID
 	sess.Values[keyCSRF] = randomToken()
+	sess.Values[keySignIn] = randomToken()
 	c.Set(ctxOwner, o)
 	c.Set("page", nil)
 	return sess.Save(c.Request(), c.Response())
 }
 
-// signOut forgets the owner and the CSRF token.
+// signOut forgets the owner and the CSRF token, and tells every replica to
+// end the live streams of this sign-in.
 func (s *Server) signOut(c echo.Context) error {
 	sess := cookieSession(c)
+	id, _ := sess.Values[keySignIn].(string)
 	delete(sess.Values, keyOwnerID)
+	delete(sess.Values, keySignIn)
 	sess.Values[keyCSRF] = randomToken()
 	sess.Options.MaxAge = -1
-	return sess.Save(c.Request(), c.Response())
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	if id != "" {
+		if err := s.store.NotifySignOut(c.Request().Context(), id); err != nil {
+			// Signed out all the same. The database is unreachable, and a
+			// hub that loses it closes every stream of its replica.
+			s.log.Warn("sign-out not announced to live streams", "err", err)
+		}
+	}
+	return nil
 }

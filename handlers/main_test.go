@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -45,7 +46,8 @@ func newTestApp(t *testing.T) *testApp {
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()
-	t.Cleanup(srv.Close)
+	// Streams end first: the server's Close waits for every request.
+	t.Cleanup(func() { h.CloseStreams(); srv.Close() })
 	return &testApp{t: t, store: st, srv: srv, h: h, queries: qc}
 }
 
@@ -70,8 +72,18 @@ func (c *client) do(req *http.Request) (*http.Response, string) {
 		c.t.Fatal(err)
 	}
 	defer res.Body.Close()
+	return res, string(readBody(res))
+}
+
+// readBody reads a response whole, or for an event stream (which never
+// ends by itself) what arrives within 300 ms.
+func readBody(res *http.Response) []byte {
+	if strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t := time.AfterFunc(300*time.Millisecond, func() { res.Body.Close() })
+		defer t.Stop()
+	}
 	b, _ := io.ReadAll(res.Body)
-	return res, string(b)
+	return b
 }
 
 func (c *client) get(path string) (*http.Response, string) {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,7 +19,13 @@ func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.P
 	if err != nil {
 		return views.PresenceView{}, err
 	}
-	now := s.page(c).Now
+	return presenceOf(s.page(c).Now, session.ID, *p, agents), nil
+}
+
+// presenceOf is the sidebar of a session at now, with the fingerprint of
+// what it shows: the one version the poll and the live stream compare. It
+// does not depend on the session, only on the project and its agents.
+func presenceOf(now time.Time, sessionID int64, p store.Project, agents []store.SeatedAgent) views.PresenceView {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%q\x00", p.Name)
 	str := func(v *string) string {
@@ -34,7 +41,7 @@ func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.P
 			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.Status.UpdatedAt.UnixMicro(), views.Ago(now, *a.Status.UpdatedAt), views.IsStale(now, a.Status.UpdatedAt))
 		}
 	}
-	return views.PresenceView{SessionID: session.ID, Project: *p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}, nil
+	return views.PresenceView{SessionID: sessionID, Project: p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}
 }
 
 // presencePoll returns the sidebar, or 204 when it would look the same as

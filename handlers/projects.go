@@ -20,7 +20,11 @@ func (s *Server) renderProjects(c echo.Context, status int, create views.Form) e
 	if err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
+	p := s.page(c)
+	p.Nav = "projects"
+	for _, pr := range projects {
+		p.Unread += pr.Unread
+	}
 	return s.render(c, status, "Projects", views.ProjectsPage(projects, create))
 }
 
@@ -60,7 +64,11 @@ func (s *Server) renderProject(c echo.Context, status int, v views.ProjectView) 
 	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, id, o.ID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
+	page := s.page(c)
+	page.Nav = "projects"
+	for _, summary := range v.Sessions {
+		page.Unread += summary.Unread
+	}
 	return s.render(c, status, p.Name, views.ProjectPage(v))
 }
 

@@ -125,7 +125,7 @@ func TestProjectSeatsAndSessions(t *testing.T) {
 	}
 	alice.get(sessLoc)
 	doc = alice.doc(alice.get(loc), http.StatusOK)
-	if n := doc.Find(`[data-testid="session-unread"]`).Length(); n != 0 {
+	if n := doc.Find(`[data-testid="session-unread"]:not([hidden])`).Length(); n != 0 {
 		t.Fatal("still unread after opening the session")
 	}
 

@@ -4,11 +4,13 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
@@ -48,6 +50,12 @@ type Server struct {
 	hub *store.NoteHub
 	// owners caches signed-in owners briefly, so that polls need no query.
 	owners ownerCache
+	// live holds this replica's open event streams; the hub feeds it.
+	live *liveStreams
+	// receiptsOf renders the read receipts line of an owner's note for the
+	// live stream's receipt event (see NoteReceipts); nil until read
+	// receipts are recorded, and then receipt notifications are ignored.
+	receiptsOf func(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error)
 }
 
 // Deps are the collaborators New wires together.
@@ -80,7 +88,15 @@ func New(d Deps) *Server {
 		d.Hub = d.Store.NewNoteHub(d.Logger)
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub}
+	s.live = newLiveStreams(s)
+	d.Hub.SetListener(s.live)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
 	s.initMCP()
 	return s
 }
+
+// CloseStreams ends every live event stream and refuses new ones. Call it
+// when shutdown starts, before http.Server.Shutdown: streams never finish on
+// their own, and the drain must not wait for them. Browsers reconnect to
+// another replica (or this one, restarted) and replay what they missed.
+func (s *Server) CloseStreams() { s.live.close() }

@@ -1,35 +1,105 @@
 // osFoundry page behaviour that htmx attributes cannot express without eval
-// (the CSP forbids it): pause polls while the tab is hidden, keep Team mail
-// cursors and rows consistent, dismiss inline composers, show htmx errors,
-// and keep relative times current.
+// (the CSP forbids it): follow the live stream's state and poll only while it
+// is down, keep Team mail rows in order by note id whichever way they came
+// (stream, replay, post answer, poll), announce new notes, carry the unread
+// count in the tab title, desktop notifications, live unread counts on the
+// lists, dismiss inline composers, show htmx errors, keep relative times
+// current.
 (function () {
   "use strict";
+
+  function rowsOf(list) {
+    return Array.prototype.slice.call(list.querySelectorAll(":scope > [data-note-id]"));
+  }
+
+  function noteId(el) {
+    return parseInt(el.getAttribute("data-note-id"), 10) || 0;
+  }
 
   // The newest note id shown on the page.
   function newestNoteId() {
     var max = 0;
     document.querySelectorAll("#mail-list > [data-note-id]").forEach(function (el) {
-      var id = parseInt(el.getAttribute("data-note-id"), 10);
-      if (id > max) max = id;
+      max = Math.max(max, noteId(el));
     });
     return max;
   }
 
-  // Polls ([data-poll]) do not run while the tab is hidden.
-  document.addEventListener("htmx:beforeRequest", function (e) {
-    if (document.hidden && e.detail.elt.hasAttribute("data-poll")) e.preventDefault();
-  });
+  // ---- The tab title carries the unread count: "(3) Fix rounding — osFoundry".
 
-  // Shown again: catch up at once instead of waiting for the next tick.
-  document.addEventListener("visibilitychange", function () {
+  var baseTitle = document.title.replace(/^\(\d+\) /, "");
+  function setTitleCount(n) {
+    document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
+  }
+
+  // Signed out (in another tab, or on another replica): the page follows to
+  // sign in, unless it is already leaving (this tab's own sign-out form).
+  var leaving = false;
+  window.addEventListener("beforeunload", function () { leaving = true; });
+  function signedOut() {
+    if (!leaving) location.reload();
+  }
+
+  // ---- The live stream (session page) and the polls that stand in for it.
+
+  var streamEl = document.querySelector("[data-stream]");
+  var streamUp = false;
+
+  function setStreamUp(up) {
+    streamUp = up;
+    if (streamEl) streamEl.setAttribute("data-stream-state", up ? "up" : "down");
+  }
+  if (streamEl) setStreamUp(false);
+
+  function pollNow() {
     if (document.hidden || !window.htmx) return;
     document.querySelectorAll("[data-poll]").forEach(function (el) {
       window.htmx.trigger(el, "pollnow");
     });
+  }
+
+  // Polls ([data-poll]) run only while the tab is visible and the stream is
+  // down: the stream brings everything they would.
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    if (e.detail.elt.hasAttribute("data-poll") && (document.hidden || streamUp)) e.preventDefault();
+  });
+
+  var sources = typeof WeakSet === "function" ? new WeakSet() : null;
+  document.addEventListener("htmx:sseOpen", function (e) {
+    setStreamUp(true);
+    var source = e.detail && e.detail.source;
+    if (!source || !sources || sources.has(source)) return;
+    sources.add(source);
+    source.addEventListener("reload", function (ev) { reloadList(ev.data); });
+    source.addEventListener("signout", signedOut);
+  });
+  function streamDown(e) {
+    if (!streamUp) return;
+    setStreamUp(false);
+    if (leaving) return; // the page is unloading: the browser closed the stream
+    // Catch up at once, then every 5 s until the stream is back; not when
+    // the stream closed on its signout event (the page is leaving).
+    if (!(e.type === "htmx:sseClose" && e.detail && e.detail.type === "message")) pollNow();
+  }
+  document.addEventListener("htmx:sseError", streamDown);
+  document.addEventListener("htmx:sseClose", streamDown);
+
+  // Shown again: catch up at once instead of waiting for the next tick, and
+  // what arrived while hidden has now been seen.
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) return;
+    pollNow();
+    if (unseen > 0) {
+      unseen = 0;
+      setTitleCount(0);
+      markRead();
+    }
   });
 
   // Mail requests carry the newest id on the page, so the server sends only
-  // what is missing: in the query of the poll, in the form of a post.
+  // what is missing: in the query of the poll, in the form of a post, and in
+  // the stream's URL for the extension's reconnects (the browser's own send
+  // Last-Event-ID).
   document.addEventListener("htmx:configRequest", function (e) {
     var elt = e.detail.elt;
     if (!elt.hasAttribute("data-mail-after")) return;
@@ -44,22 +114,254 @@
       e.detail.parameters.after = after;
     }
   });
+  function keepStreamCursor(newest) {
+    if (!streamEl) return;
+    var url = new URL(streamEl.getAttribute("sse-connect"), location.href);
+    if (Number(url.searchParams.get("after") || 0) >= newest) return;
+    url.searchParams.set("after", String(newest));
+    streamEl.setAttribute("sse-connect", url.pathname + url.search);
+  }
 
-  // A poll and a post answered at the same time may bring the same note
-  // twice: keep the copy that was there first (the lower one).
-  function dedupe() {
-    var list = document.getElementById("mail-list");
+  // ---- Rows in order by note id, each once.
+
+  var list = document.getElementById("mail-list");
+  var placedNewest = 0;
+  if (list) {
+    rowsOf(list).forEach(function (el) {
+      el.setAttribute("data-placed", "");
+      placedNewest = Math.max(placedNewest, noteId(el));
+    });
+  }
+
+  // placeRows runs after anything was swapped into the list: a row already
+  // there keeps its place (and any reply being written under it), a copy is
+  // dropped, and every other new row moves to its place (newest first).
+  function placeRows() {
     if (!list) return;
-    var seen = {};
-    var rows = list.querySelectorAll(":scope > [data-note-id]");
-    for (var i = rows.length - 1; i >= 0; i--) {
-      var id = rows[i].getAttribute("data-note-id");
-      if (seen[id]) rows[i].remove();
-      else seen[id] = true;
+    var placed = {};
+    var fresh = [];
+    rowsOf(list).forEach(function (el) {
+      var id = noteId(el);
+      if (el.hasAttribute("data-placed")) placed[id] = el;
+    });
+    rowsOf(list).forEach(function (el) {
+      if (el.hasAttribute("data-placed")) return;
+      var id = noteId(el);
+      if (placed[id]) {
+        el.remove();
+        return;
+      }
+      placed[id] = el;
+      fresh.push(el);
+    });
+    if (fresh.length === 0) return;
+    fresh.sort(function (a, b) { return noteId(b) - noteId(a); });
+    fresh.forEach(function (el) {
+      var id = noteId(el);
+      var before = null;
+      var rows = rowsOf(list);
+      for (var i = 0; i < rows.length; i++) {
+        if (rows[i] !== el && rows[i].hasAttribute("data-placed") && noteId(rows[i]) < id) {
+          before = rows[i];
+          break;
+        }
+      }
+      if (el.nextElementSibling !== before) list.insertBefore(el, before);
+      el.setAttribute("data-placed", "");
+    });
+    var arrived = fresh.filter(function (el) { return noteId(el) > placedNewest; });
+    placedNewest = Math.max(placedNewest, noteId(fresh[0]));
+    keepStreamCursor(placedNewest);
+    if (arrived.length) noteArrived(arrived);
+  }
+  document.addEventListener("htmx:afterSwap", function (e) {
+    if (e.detail.target === list || e.target === list) placeRows();
+  });
+  document.addEventListener("htmx:oobAfterSwap", placeRows);
+
+  // ---- New notes: announced, counted while hidden, marked read while seen.
+
+  var unseen = 0;
+  function text(el, testid) {
+    var t = el.querySelector("[data-testid=" + testid + "]");
+    return t ? t.textContent.trim() : "";
+  }
+
+  function noteArrived(rows) {
+    // New to this owner: not their own (the server marks those).
+    var news = rows.filter(function (el) { return el.classList.contains("unread"); });
+    if (news.length === 0) return;
+    var newest = news[0];
+    var who = text(newest, "note-sender-name");
+    var subject = text(newest, "note-subject");
+    announce(news.length === 1 ? "New note from " + who + ": " + subject
+      : news.length + " new notes. Newest from " + who + ": " + subject);
+    if (document.hidden) {
+      unseen += news.length;
+      setTitleCount(unseen);
+      news.forEach(function (el) {
+        if (el.classList.contains("from-agent")) desktopNotify(el);
+      });
+    } else {
+      markRead();
     }
   }
-  document.addEventListener("htmx:afterSwap", dedupe);
-  document.addEventListener("htmx:oobAfterSwap", dedupe);
+
+  var announcer = document.getElementById("mail-announce");
+  function announce(msg) {
+    if (!announcer) return;
+    announcer.textContent = "";
+    setTimeout(function () { announcer.textContent = msg; }, 50);
+  }
+
+  function csrfToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"] || "";
+    } catch (_) {
+      return "";
+    }
+  }
+
+  // The page tells the server what is on a visible screen, so that the
+  // unread counts elsewhere (lists, other tabs) drop: rows from the stream
+  // are not marked read by the server, since a hidden tab has not shown them.
+  var readTimer = null;
+  function markRead() {
+    var sid = streamEl && streamEl.getAttribute("data-session-id");
+    if (!sid || readTimer) return;
+    readTimer = setTimeout(function () {
+      readTimer = null;
+      if (document.hidden) return;
+      var body = new URLSearchParams({ upto: String(newestNoteId()) });
+      fetch("/sessions/" + sid + "/mail/read", {
+        method: "POST", credentials: "same-origin", body: body,
+        headers: { "X-CSRF-Token": csrfToken() },
+      }).catch(function () { /* the next one will do */ });
+    }, 500);
+  }
+
+  // More notes were missed than a reconnect replays: load the newest page
+  // of rows, keep what is already there, drop what fell off the page (the
+  // "older" link, replaced too, reaches it).
+  function reloadList(url) {
+    if (!list || !window.htmx) return;
+    fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var tpl = document.createElement("template");
+        tpl.innerHTML = html;
+        var oldest = 0;
+        tpl.content.querySelectorAll("[data-note-id]").forEach(function (el) {
+          var id = noteId(el);
+          if (!oldest || id < oldest) oldest = id;
+        });
+        window.htmx.swap(list, html, { swapStyle: "afterbegin" });
+        if (oldest) rowsOf(list).forEach(function (el) { if (noteId(el) < oldest) el.remove(); });
+      })
+      .catch(function () { location.reload(); });
+  }
+
+  // ---- Desktop notifications of agents' notes while the tab is hidden:
+  // opt-in, remembered per browser.
+
+  var NOTIFY_KEY = "osfoundry.notifications";
+  var toggle = document.getElementById("notify-toggle");
+
+  function stored() {
+    try { return localStorage.getItem(NOTIFY_KEY); } catch (_) { return null; }
+  }
+  function store(v) {
+    try { localStorage.setItem(NOTIFY_KEY, v); } catch (_) { /* private mode: this page only */ }
+  }
+  function notifyState() {
+    if (!("Notification" in window)) return "unavailable";
+    if (Notification.permission === "denied") return "blocked";
+    if (stored() === "on" && Notification.permission === "granted") return "on";
+    return "off";
+  }
+  var toggleWords = {
+    on: "Desktop notifications: on",
+    off: "Desktop notifications: off",
+    blocked: "Desktop notifications: blocked by the browser",
+    unavailable: "Desktop notifications: not available in this browser",
+  };
+  var toggleHints = {
+    on: "Agents' notes pop up while this tab is hidden. Select to turn off.",
+    off: "Select to get a desktop notification when an agent's note arrives while this tab is hidden.",
+    blocked: "This browser blocks notifications from this site; allow them in the site's settings, then select again.",
+    unavailable: "This browser cannot show desktop notifications.",
+  };
+  function renderToggle() {
+    if (!toggle) return;
+    var state = notifyState();
+    toggle.hidden = false;
+    toggle.textContent = toggleWords[state];
+    toggle.title = toggleHints[state];
+    toggle.setAttribute("aria-pressed", state === "on" ? "true" : "false");
+    toggle.setAttribute("data-state", state);
+    toggle.disabled = state === "unavailable";
+  }
+  if (toggle) {
+    renderToggle();
+    toggle.addEventListener("click", function () {
+      var state = notifyState();
+      if (state === "on") {
+        store("off");
+      } else if (state === "off" && Notification.permission === "granted") {
+        store("on");
+      } else if (state === "off" || state === "blocked") {
+        // The browser asks (or answers at once when it blocks).
+        Promise.resolve(Notification.requestPermission()).then(function (p) {
+          if (p === "granted") store("on");
+          renderToggle();
+        });
+      }
+      renderToggle();
+    });
+  }
+
+  function desktopNotify(row) {
+    if (notifyState() !== "on") return;
+    try {
+      var n = new Notification(text(row, "note-sender-name") + " (outside assistant)", {
+        body: text(row, "note-subject") || text(row, "note-body").slice(0, 200),
+        tag: "osfoundry-note-" + noteId(row),
+      });
+      n.onclick = function () { window.focus(); n.close(); };
+    } catch (_) { /* some browsers allow notifications from service workers only */ }
+  }
+
+  // ---- Live unread counts on the projects and sessions lists.
+
+  var unreadEl = document.querySelector("[data-unread-stream]");
+  if (unreadEl && window.EventSource) {
+    var scope = unreadEl.getAttribute("data-unread-scope") || "workspace";
+    var retry = 1;
+    var connect = function () {
+      var es = new EventSource(unreadEl.getAttribute("data-unread-stream"));
+      es.addEventListener("open", function () { retry = 1; });
+      es.addEventListener("unread", function (ev) {
+        var u = JSON.parse(ev.data);
+        document.querySelectorAll("[data-unread]").forEach(function (b) {
+          var key = b.getAttribute("data-unread").split(":");
+          var n = (key[0] === "project" ? u.projects : u.sessions)[key[1]] || 0;
+          b.textContent = n + " unread";
+          b.hidden = n === 0;
+        });
+        setTitleCount(scope === "workspace" ? u.total : u.projects[scope.split(":")[1]] || 0);
+      });
+      es.addEventListener("signout", function () { es.close(); signedOut(); });
+      es.addEventListener("error", function () {
+        // The browser retries by itself unless the server refused the stream.
+        if (es.readyState !== EventSource.CLOSED) return;
+        retry = Math.min(retry * 2, 64);
+        setTimeout(connect, retry * 500);
+      });
+    };
+    connect();
+  }
+
+  // ---- Composers, errors, times.
 
   // Cancel links in inline composers remove the composer.
   document.addEventListener("click", function (e) {

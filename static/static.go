@@ -1,5 +1,8 @@
-// Package static holds the browser assets (htmx, CSS, icons), embedded in the
-// binary and served under a content-hashed path so they can be cached forever.
+// Package static holds the browser assets (htmx, its SSE extension, CSS,
+// icons), embedded in the binary and served under a content-hashed path so
+// they can be cached forever. htmx.min.js and sse.js are the npm packages'
+// dist files unchanged (sse.js: `make vendor-js`, from the htmx-ext-sse
+// version pinned in package.json).
 package static
 
 import (

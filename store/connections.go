@@ -118,7 +118,8 @@ func (s *Store) GetConnection(ctx context.Context, workspaceID, id int64) (*Conn
 }
 
 // RevokeConnection ends a grant: its tokens are deleted, its agent's status is
-// cleared, and the next tool call made with it is refused.
+// cleared, and the next tool call made with it is refused. Presence sidebars
+// hear of it on PresenceChannel.
 func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
@@ -140,7 +141,9 @@ func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) err
 				return err
 			}
 		}
-		return nil
+		// Sidebars show it offline, its status gone.
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, workspaceID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("store: revoke connection: %w", err)

@@ -98,17 +98,72 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 	return id, nil
 }
 
+// unreadBy is the one rule of what an owner has not read, as a condition on
+// notes n: newer than the owner's read mark in the note's session, and not
+// written by the owner. owner is the SQL parameter holding the owner id.
+func unreadBy(owner string) string {
+	return `n.sender_owner_id IS DISTINCT FROM ` + owner + ` AND n.id > coalesce((SELECT r.last_read_note_id FROM note_reads r
+		WHERE r.owner_id = ` + owner + ` AND r.session_id = n.session_id), 0)`
+}
+
+// SessionUnread is how many notes of one session an owner has not read.
+type SessionUnread struct {
+	SessionID int64
+	ProjectID int64
+	Unread    int
+}
+
+// UnreadMail returns the owner's unread count of every session of the
+// workspace that has unread notes: what the projects and sessions lists show
+// live.
+func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]SessionUnread, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT s.id, s.project_id, count(*) FROM sessions s JOIN notes n ON n.session_id = s.id
+		WHERE s.workspace_id = $1 AND `+unreadBy("$2")+`
+		GROUP BY s.id, s.project_id ORDER BY s.id`, workspaceID, ownerID)
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionUnread, error) {
+		var u SessionUnread
+		err := r.Scan(&u.SessionID, &u.ProjectID, &u.Unread)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail: %w", err)
+	}
+	return out, nil
+}
+
+// OwnerSees reports whether the owner still belongs to the workspace and,
+// when sessionID is not 0, whether that session is one of the workspace's:
+// what a live stream re-checks while it stays open.
+func (s *Store) OwnerSees(ctx context.Context, ownerID, workspaceID, sessionID int64) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM owners o WHERE o.id = $1 AND o.workspace_id = $2)
+			AND ($3 = 0 OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = $3 AND s.workspace_id = $2))`,
+		ownerID, workspaceID, sessionID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("store: owner sees: %w", err)
+	}
+	return ok, nil
+}
+
 // MarkMailRead records that the owner has seen the session's notes up to
 // noteID and returns the previous mark, in one statement. The mark only
-// moves forward.
+// moves forward; when it does, ReadsChannel says so (the owner's unread
+// counts on other pages follow).
 func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
+	var notified *string
 	err = s.pool.QueryRow(ctx, `
-		WITH old AS (SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2),
+		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id),
 		up AS (
 			INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id) SELECT $1, $2, $3::bigint WHERE $3::bigint > 0
 			ON CONFLICT (owner_id, session_id) DO UPDATE
 			SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id))
-		SELECT coalesce((SELECT last_read_note_id FROM old), 0)`, ownerID, sessionID, noteID).Scan(&previous)
+		SELECT old.id, CASE WHEN $3::bigint > old.id THEN pg_notify($4, $1::bigint::text)::text END FROM old`,
+		ownerID, sessionID, noteID, ReadsChannel).Scan(&previous, &notified)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark mail read: %w", err)
 	}

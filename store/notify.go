@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -14,6 +15,9 @@ import (
 // NoteHub keeps, in memory, the id of the newest note of each session this
 // replica has been asked about, current through LISTEN on NotesChannel. Every
 // replica runs one, so a web poll can answer "nothing new" without a query.
+// Its one listening connection also hears the other live channels
+// (PresenceChannel, ReceiptsChannel, ReadsChannel, SignOutChannel) and passes
+// everything it hears to its HubListener: the owners' live streams.
 //
 // The hub only vouches for a session while its listening connection is up
 // and the session was loaded after LISTEN took effect; otherwise Latest says
@@ -31,10 +35,55 @@ type NoteHub struct {
 	entries map[int64]hubEntry
 	ready   chan struct{}
 	once    sync.Once
+	// listener hears every notification on hubChannels and every change
+	// of live; set under mu, called from the listening goroutine.
+	listener HubListener
 
 	// wake maps the other channels the hub listens on to their callbacks
 	// (see OnNotify); fixed once Run starts.
 	wake map[string]func()
+}
+
+// Channels the hub listens to besides NotesChannel ("<session id>:<note
+// id>"). Like it, their payloads carry ids only: a listener loads what it
+// shows from the database, once per replica.
+const (
+	// PresenceChannel says what a presence sidebar shows may have changed
+	// in a workspace: a status set or cleared, a profile claimed, a
+	// connection revoked. Payload "<workspace id>".
+	PresenceChannel = "osfoundry_presence"
+	// ReceiptsChannel says an owner's note got a read mark (an agent read
+	// it). Payload "<session id>:<note id>"; whoever records read receipts
+	// sends it in the transaction that records one, with NotifyReceipt.
+	ReceiptsChannel = "osfoundry_receipts"
+	// ReadsChannel says an owner's read mark in a session moved forward, so
+	// their unread counts changed. Payload "<owner id>".
+	ReadsChannel = "osfoundry_reads"
+	// SignOutChannel says a signed-in cookie session ended. Payload its
+	// sign-in id (a random id, not a credential).
+	SignOutChannel = "osfoundry_signouts"
+)
+
+// hubChannels are the channels the hub LISTENs on.
+var hubChannels = []string{NotesChannel, PresenceChannel, ReceiptsChannel, ReadsChannel, SignOutChannel}
+
+// HubListener hears what the hub hears. Both methods are called from the
+// hub's listening goroutine (HubLive also once from SetListener) and must
+// not block.
+type HubListener interface {
+	// HubLive says whether the hub is listening. After false, notifications
+	// are lost until the next true.
+	HubLive(live bool)
+	// HubNotify is one notification on one of the hub's channels.
+	HubNotify(channel, payload string)
+}
+
+// SetListener makes l hear the hub, starting with whether it is listening now.
+func (h *NoteHub) SetListener(l HubListener) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.listener = l
+	l.HubLive(h.live)
 }
 
 type hubEntry struct {
@@ -138,9 +187,12 @@ func (h *NoteHub) Run(ctx context.Context) {
 
 func (h *NoteHub) setDown() {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.live = false
 	h.gen++
-	h.mu.Unlock()
+	if h.listener != nil {
+		h.listener.HubLive(false)
+	}
 }
 
 // listen runs one connection: LISTEN, reload the tracked sessions, then
@@ -156,7 +208,11 @@ func (h *NoteHub) listen(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotesChannel}.Sanitize()); err != nil {
+	listen := make([]string, len(hubChannels))
+	for i, ch := range hubChannels {
+		listen[i] = "LISTEN " + pgx.Identifier{ch}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, strings.Join(listen, "; ")); err != nil {
 		return err
 	}
 	for ch := range h.wake {
@@ -195,6 +251,10 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	h.entries = fresh
 	h.live = true
 	h.gen++
+	l := h.listener
+	if l != nil {
+		l.HubLive(true)
+	}
 	h.mu.Unlock()
 	h.once.Do(func() { close(h.ready) })
 	h.log.Debug("note hub listening", "sessions", len(ids))
@@ -210,7 +270,18 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			fn()
 			continue
 		}
-		sid, nid, ok := parseNotePayload(n.Payload)
+		if l == nil {
+			h.mu.RLock()
+			l = h.listener
+			h.mu.RUnlock()
+		}
+		if n.Channel != NotesChannel {
+			if l != nil {
+				l.HubNotify(n.Channel, n.Payload)
+			}
+			continue
+		}
+		sid, nid, ok := ParseIDPair(n.Payload)
 		if !ok {
 			h.log.Warn("note hub: unexpected payload", "payload", n.Payload)
 			continue
@@ -222,11 +293,15 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			h.entries[sid] = e
 		}
 		h.mu.Unlock()
+		if l != nil {
+			l.HubNotify(n.Channel, n.Payload)
+		}
 	}
 }
 
-// parseNotePayload reads "<session id>:<note id>".
-func parseNotePayload(p string) (sessionID, noteID int64, ok bool) {
+// ParseIDPair reads the "<session id>:<note id>" payload of NotesChannel
+// and ReceiptsChannel.
+func ParseIDPair(p string) (sessionID, noteID int64, ok bool) {
 	a, b, found := strings.Cut(p, ":")
 	if !found {
 		return 0, 0, false
@@ -234,4 +309,27 @@ func parseNotePayload(p string) (sessionID, noteID int64, ok bool) {
 	s, err1 := strconv.ParseInt(a, 10, 64)
 	n, err2 := strconv.ParseInt(b, 10, 64)
 	return s, n, err1 == nil && err2 == nil
+}
+
+// notify sends one notification (payload: ids only) outside any transaction.
+func (s *Store) notify(ctx context.Context, channel, payload string) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
+	return err
+}
+
+// NotifySignOut tells every replica that the signed-in cookie session with
+// this sign-in id ended, so that they close its live streams.
+func (s *Store) NotifySignOut(ctx context.Context, signInID string) error {
+	if err := s.notify(ctx, SignOutChannel, signInID); err != nil {
+		return fmt.Errorf("store: notify sign-out: %w", err)
+	}
+	return nil
+}
+
+// NotifyReceipt sends the ReceiptsChannel notification of a read mark on a
+// note, inside the transaction that records it: the live streams of the
+// session then send the note's new receipts line.
+func NotifyReceipt(ctx context.Context, tx pgx.Tx, sessionID, noteID int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, ReceiptsChannel, strconv.FormatInt(sessionID, 10)+":"+strconv.FormatInt(noteID, 10))
+	return err
 }

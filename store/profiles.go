@@ -95,7 +95,7 @@ func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID 
 		}
 		// Assign the sender slug once: the first free one of ext-<handle>,
 		// ext-<handle>-2, ext-<handle>-3, …; keep it when already set.
-		return tx.QueryRow(ctx, `
+		if err := tx.QueryRow(ctx, `
 			UPDATE connections c SET sender_slug = coalesce(c.sender_slug, (
 				SELECT cand FROM (
 					SELECT 'ext-' || $3::text AS cand, 1 AS ord
@@ -104,7 +104,12 @@ func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID 
 				WHERE NOT EXISTS (SELECT 1 FROM connections o WHERE o.workspace_id = $1 AND o.sender_slug = x.cand)
 				ORDER BY ord LIMIT 1))
 			WHERE c.workspace_id = $1 AND c.id = $2
-			RETURNING c.sender_slug`, workspaceID, connectionID, handle).Scan(&p.SenderSlug)
+			RETURNING c.sender_slug`, workspaceID, connectionID, handle).Scan(&p.SenderSlug); err != nil {
+			return err
+		}
+		// Sidebars show the new name.
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, workspaceID)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -76,19 +76,24 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 	} else {
 		// One statement: insert the first status or update only the fields
 		// that were sent; the profile join refuses connections without one.
+		// The presence notification goes with it: sidebars on every replica
+		// show the new status at once.
+		var notified string
 		err = s.pool.QueryRow(ctx, `
-			INSERT INTO statuses AS s (connection_id, repo, branch, task)
-			SELECT p.connection_id, $3, $5, $7 FROM agent_profiles p
-			WHERE p.workspace_id = $1 AND p.connection_id = $2
-			ON CONFLICT (connection_id) DO UPDATE SET
-				repo       = CASE WHEN $4 THEN EXCLUDED.repo ELSE s.repo END,
-				branch     = CASE WHEN $6 THEN EXCLUDED.branch ELSE s.branch END,
-				task       = CASE WHEN $8 THEN EXCLUDED.task ELSE s.task END,
-				updated_at = now()
-			RETURNING s.repo, s.branch, s.task, s.updated_at`,
+			WITH up AS (
+				INSERT INTO statuses AS s (connection_id, repo, branch, task)
+				SELECT p.connection_id, $3, $5, $7 FROM agent_profiles p
+				WHERE p.workspace_id = $1 AND p.connection_id = $2
+				ON CONFLICT (connection_id) DO UPDATE SET
+					repo       = CASE WHEN $4 THEN EXCLUDED.repo ELSE s.repo END,
+					branch     = CASE WHEN $6 THEN EXCLUDED.branch ELSE s.branch END,
+					task       = CASE WHEN $8 THEN EXCLUDED.task ELSE s.task END,
+					updated_at = now()
+				RETURNING s.repo, s.branch, s.task, s.updated_at)
+			SELECT up.*, pg_notify($9, $1::text)::text FROM up`,
 			workspaceID, connectionID,
-			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set).
-			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt)
+			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set, PresenceChannel).
+			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt, &notified)
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: set status: %w", ErrNoProfile)

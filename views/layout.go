@@ -1,6 +1,23 @@
 package views
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+)
+
+// pageTitle is the document title: the unread count first when there is
+// one, then the page, then the product: "(3) Fix rounding — osFoundry".
+// static/app.js rewrites the count the same way.
+func pageTitle(p *Page) string {
+	t := "osFoundry"
+	if p.Title != "" {
+		t = p.Title + " — " + t
+	}
+	if p.Unread > 0 {
+		t = "(" + strconv.Itoa(p.Unread) + ") " + t
+	}
+	return t
+}
 
 func csrfHeaders(token string) string {
 	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})

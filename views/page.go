@@ -21,6 +21,9 @@ type Page struct {
 	Nav string
 	// Now is the render time, so relative times agree within a page.
 	Now time.Time
+	// Unread is the count of unread notes the tab title carries, like
+	// "(3) Fix rounding — osFoundry"; static/app.js keeps it current.
+	Unread int
 }
 
 type pageKey struct{}

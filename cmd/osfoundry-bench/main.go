@@ -51,6 +51,8 @@ type options struct {
 	sessions    int
 	pprof       string
 	only        string
+	streams     int
+	streamNotes int
 }
 
 func main() {
@@ -71,6 +73,8 @@ func run() error {
 	flag.IntVar(&o.sessions, "sessions", 8, "sessions the write load is spread over")
 	flag.StringVar(&o.pprof, "pprof-addr", "", "when starting its own server, have it serve pprof profiles here (loopback)")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text")
+	flag.IntVar(&o.streams, "streams", 2000, "live Team mail streams to hold open in the \""+streamsScenario+"\" scenario (0: skip it)")
+	flag.IntVar(&o.streamNotes, "stream-notes", 20, "notes timed across all the open streams")
 	flag.Parse()
 	switch o.mode {
 	case "short":
@@ -185,6 +189,14 @@ func run() error {
 	pollQueries, err := fx.pollQueryCount(ctx)
 	if err == nil {
 		report.PollQueriesDuringUnchangedPolls = &pollQueries
+	}
+	if o.streams > 0 && (o.only == "" || strings.Contains(streamsScenario, o.only)) {
+		fmt.Fprintf(os.Stderr, "opening %d live streams …\n", o.streams)
+		sr, err := fx.runStreams(o.streams, o.streamNotes, serverPID, o.pprof)
+		if err != nil {
+			return fmt.Errorf("%s: %w", streamsScenario, err)
+		}
+		report.Streams = sr
 	}
 	report.finish()
 	report.print(os.Stdout)
@@ -573,6 +585,8 @@ type report struct {
 	Results                         []result  `json:"results"`
 	MaxServerRSSMB                  float64   `json:"max_server_rss_mb"`
 	PollQueriesDuringUnchangedPolls *int64    `json:"db_transactions_during_200_unchanged_polls,omitempty"`
+	// Streams is the live streams scenario.
+	Streams *streamsResult `json:"live_streams,omitempty"`
 }
 
 func (r *report) add(res result, pid int) {
@@ -621,6 +635,14 @@ func (r *report) print(w io.Writer) {
 	}
 	if r.PollQueriesDuringUnchangedPolls != nil {
 		fmt.Fprintf(w, "database queries by the server during 200 unchanged polls: %d\n", *r.PollQueriesDuringUnchangedPolls)
+	}
+	if s := r.Streams; s != nil {
+		fmt.Fprintf(w, "\n%s: %d open Team mail streams (opened in %.1f s)\n", streamsScenario, s.Streams, s.OpenSeconds)
+		if s.ServerRSSMB > 0 {
+			fmt.Fprintf(w, "  server RSS %.0f MB (%.0f MB before), goroutines %d (%d before)\n", s.ServerRSSMB, s.ServerRSSBeforeMB, s.Goroutines, s.GoroutinesBefore)
+		}
+		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
+			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
 	for _, x := range r.Results {
 		if x.FirstError != "" {

@@ -419,6 +419,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "drain_timeout", cfg.shutdown)
+	// Live streams never finish by themselves: end them first, so that the
+	// drain waits for requests only. Browsers reconnect and replay.
+	h.CloseStreams()
 	stopSender()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 	defer cancel()

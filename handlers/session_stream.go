@@ -1,0 +1,120 @@
+package handlers
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// sessionStream is the session page's live stream (text/event-stream), for
+// a signed-in owner of the session's workspace (a 404 for anyone else, as
+// the page). Its events:
+//
+//   - note: one Team mail row as the page renders it; its id is the note id.
+//   - presence: the presence sidebar, when it would look different from the
+//     version the page shows (?v=, then what the stream sent).
+//   - receipt: a read mark on an owner's note: the note's receipts line
+//     (<div id="receipts-<note id>" hx-swap-oob="outerHTML">…</div>), which
+//     replaces the one on the page. It carries no id.
+//   - reload: more notes were missed than a reconnect replays; the data is
+//     the URL of the newest page of rows, the id the newest note id.
+//   - signout: the owner signed out (on any replica); the stream ends.
+//
+// On connect it replays the notes after the newest of the Last-Event-ID
+// header (the browser's own reconnect) and ?after= (the page's newest row,
+// which the htmx extension's reconnects carry): at most maxReplay of them,
+// else one reload event. Without either it starts from now. A comment line
+// every streamHeartbeat keeps it open through proxies.
+func (s *Server) sessionStream(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	ctx := c.Request().Context()
+	latest, err := s.hub.Track(ctx, o.WorkspaceID, session.ID)
+	if err != nil {
+		return err
+	}
+	after, ok := streamCursor(c)
+	if !ok {
+		after = latest
+	}
+	signIn, err := signInID(c)
+	if err != nil {
+		return err
+	}
+	st := s.live.newStream(o, session.ID, signIn, c.QueryParam("v"))
+	// Subscribed before the replay reads the database: a note committed
+	// after that read is announced to this stream; one before, replayed.
+	if err := s.live.subscribe(st, session.ProjectID, latest); err != nil {
+		return err
+	}
+	defer s.live.unsubscribe(st)
+	w, err := openStream(c)
+	if err != nil {
+		return nil
+	}
+	sent, err := s.replayMail(ctx, w, o, session.ID, after)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("live: replay failed; the browser reconnects", "session_id", session.ID, "err", err)
+		}
+		return nil
+	}
+	s.pump(ctx, w, st, sent)
+	return nil
+}
+
+// streamCursor is the newest note a reconnecting stream has: the larger of
+// the Last-Event-ID header and ?after=; ok is false when there is neither.
+func streamCursor(c echo.Context) (int64, bool) {
+	var after int64
+	ok := false
+	for _, v := range []string{c.Request().Header.Get("Last-Event-ID"), c.QueryParam("after")} {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
+			after, ok = max(after, n), true
+		}
+	}
+	return after, ok
+}
+
+// replayMail sends the notes newer than after, oldest first, or a reload
+// event when there are more than maxReplay. It returns the newest note id
+// sent.
+func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, sessionID, after int64) (int64, error) {
+	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
+	if err != nil || len(notes) == 0 {
+		return after, err
+	}
+	newest := notes[0].ID
+	if len(notes) > maxReplay {
+		return newest, w.write(sseEvent("reload", newest, []byte(mailReloadURL(sessionID))))
+	}
+	now := time.Now()
+	for i := len(notes) - 1; i >= 0; i-- {
+		n := notes[i]
+		own := n.SenderOwnerID != nil && *n.SenderOwnerID == o.ID
+		html, err := renderFragment(now, views.MailRows(sessionID, []views.MailRow{{Note: n, Unread: !own}}))
+		if err != nil {
+			return after, err
+		}
+		if err := w.write(sseEvent("note", n.ID, html)); err != nil {
+			return after, err
+		}
+		after = n.ID
+	}
+	return newest, nil
+}
+
+// mailReloadURL is the newest page of a session's rows (and its "older"
+// link), which a page told to reload its list fetches.
+func mailReloadURL(sessionID int64) string {
+	return "/sessions/" + strconv.FormatInt(sessionID, 10) + "/mail/older?before=0"
+}

@@ -1,0 +1,36 @@
+package handlers
+
+import "github.com/labstack/echo/v4"
+
+// unreadStream is the owner's live unread counts (text/event-stream) for
+// the projects list and a project's session list: an unread event
+// ({"total": n, "projects": {"<id>": n}, "sessions": {"<id>": n}}, sessions
+// with unread notes only) on connect and whenever the counts change (a note
+// posted in the workspace, a read mark moved on any replica); heartbeats
+// and sign-out as the session stream.
+func (s *Server) unreadStream(c echo.Context) error {
+	o := currentOwner(c)
+	ctx := c.Request().Context()
+	signIn, err := signInID(c)
+	if err != nil {
+		return err
+	}
+	st := s.live.newStream(o, 0, signIn, "")
+	if err := s.live.subscribe(st, 0, 0); err != nil {
+		return err
+	}
+	defer s.live.unsubscribe(st)
+	ev, err := s.unreadEvent(ctx, o.WorkspaceID, o.ID)
+	if err != nil {
+		return err
+	}
+	w, err := openStream(c)
+	if err != nil {
+		return nil
+	}
+	if err := w.write(ev); err != nil {
+		return nil
+	}
+	s.pump(ctx, w, st, 0)
+	return nil
+}

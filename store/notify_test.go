@@ -1,0 +1,168 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// heard records what a hub passes to its listener.
+type heard struct {
+	mu    sync.Mutex
+	live  []bool
+	notes []string // "channel payload"
+	ch    chan struct{}
+}
+
+func (h *heard) HubLive(live bool) {
+	h.mu.Lock()
+	h.live = append(h.live, live)
+	h.mu.Unlock()
+	h.poke()
+}
+
+func (h *heard) HubNotify(channel, payload string) {
+	h.mu.Lock()
+	h.notes = append(h.notes, channel+" "+payload)
+	h.mu.Unlock()
+	h.poke()
+}
+
+func (h *heard) poke() {
+	select {
+	case h.ch <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits (at most 5 s) until want was heard, and forgets what was
+// heard up to then.
+func (h *heard) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		h.mu.Lock()
+		for i, n := range h.notes {
+			if n == want {
+				h.notes = h.notes[i+1:]
+				h.mu.Unlock()
+				return
+			}
+		}
+		got := fmt.Sprint(h.notes)
+		h.mu.Unlock()
+		select {
+		case <-h.ch:
+		case <-deadline:
+			t.Fatalf("never heard %q; heard %s", want, got)
+		}
+	}
+}
+
+// none fails when anything was heard on channel since the last waitFor.
+func (h *heard) none(t *testing.T, channel string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, n := range h.notes {
+		if len(n) > len(channel) && n[:len(channel)+1] == channel+" " {
+			t.Fatalf("heard %q, want nothing on %s", n, channel)
+		}
+	}
+}
+
+// TestHubHearsLiveChannels: the writes that change what owners see live
+// notify on the hub's channels, ids only, and the hub passes them on.
+func TestHubHearsLiveChannels(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := &heard{ch: make(chan struct{}, 1)}
+	hub.SetListener(h)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); hub.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-hub.Ready()
+
+	h.mu.Lock()
+	if len(h.live) != 2 || h.live[0] || !h.live[1] {
+		t.Fatalf("live changes %v, want [false true] (set before Run, then listening)", h.live)
+	}
+	h.mu.Unlock()
+
+	wsText := fmt.Sprint(ws)
+	task := "Writing tests"
+	if _, err := f.st.SetStatus(ctx, ws, f.connID, store.StatusUpdate{Task: store.StatusField{Set: true, Value: &task}}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, store.PresenceChannel+" "+wsText)
+	if _, err := f.st.ClaimProfile(ctx, ws, f.connID, "ada", "Ada Lovelace"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, store.PresenceChannel+" "+wsText)
+
+	n, _, err := f.st.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ws, ConnectionID: f.connID, SessionType: f.sess.Type,
+		SessionID: f.sess.PublicID, Subject: "s", Body: "b", IdempotencyKey: "k1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.NotesChannel, f.sess.ID, n.ID))
+
+	// A read mark that moves says so; one that does not, does not.
+	if _, err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, fmt.Sprintf("%s %d", store.ReadsChannel, f.owner.ID))
+	if _, err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, n.ID); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.st.NotifySignOut(ctx, "sign-in-1"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, store.SignOutChannel+" sign-in-1")
+	h.none(t, store.ReadsChannel) // the unmoved mark, sent before the sign-out, was not heard
+
+	tx := storetest.SQL(t, f.st).Begin()
+	if err := store.NotifyReceipt(ctx, tx, f.sess.ID, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.ReceiptsChannel, f.sess.ID, n.ID))
+
+	if err := f.st.RevokeConnection(ctx, ws, f.connID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, store.PresenceChannel+" "+wsText)
+
+	// The listening connection dies: the listener hears the hub go down,
+	// then come back.
+	storetest.SQL(t, f.st).Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
+		store.HubApplicationName)
+	deadline := time.After(10 * time.Second)
+	for {
+		h.mu.Lock()
+		l := fmt.Sprint(h.live)
+		h.mu.Unlock()
+		if l == "[false true false true]" {
+			break
+		}
+		select {
+		case <-h.ch:
+		case <-deadline:
+			t.Fatalf("live changes %s, want [false true false true]", l)
+		}
+	}
+}
