@@ -6,7 +6,8 @@
 //               owner to the consent page (headless), and the call then answers
 //   step-up     the first write tool after that read-first sign-in works
 //   every tool  every tool the server lists, the writes in a session the
-//               connection is invited to through the web app
+//               connection is invited to through the web app, a reply to the
+//               owner's note there
 //   revoke      the owner revokes the connection on the Connections page; the
 //               client's next call starts a new authorization that succeeds
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -121,7 +122,7 @@ export async function afterClientTest(): Promise<void> {
 /** The tools the matrix calls, in order; a listed tool missing here fails "every tool". */
 export const exercised = [
   'list_sessions', 'claim_connected_profile', 'set_status', 'list_agents',
-  'read_session_state', 'post_session_note', 'read_session_mail', 'poll_resource_events',
+  'read_session_state', 'post_session_note', 'read_session_mail', 'reply_to_sender', 'poll_resource_events',
 ];
 
 /** Fails unless a tool call answered without isError; returns its JSON. */
@@ -196,6 +197,12 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
     if (note.duplicate !== false || !note.id) throw new Error(`post_session_note answered ${JSON.stringify(note)}`);
     const mail = ok('read_session_mail', await c.callTool('read_session_mail', { ...session, limit: 5 }));
     if (!JSON.stringify(mail).includes(`Posted by ${c.label}.`)) throw new Error(`read_session_mail lacks the note: ${JSON.stringify(mail)}`);
+    const welcome = mail.notes?.find((n: any) => n.from_kind === 'owner');
+    if (!welcome) throw new Error(`read_session_mail lacks the owner's note: ${JSON.stringify(mail)}`);
+    const reply = ok('reply_to_sender', await c.callTool('reply_to_sender', {
+      ...session, to: welcome.from, subject: 'Re: Welcome', body: 'Started.', idempotency_key: `matrix-reply-${handle}`,
+    }));
+    if (reply.duplicate !== false || !reply.id) throw new Error(`reply_to_sender answered ${JSON.stringify(reply)}`);
     const events = ok('poll_resource_events', await c.callTool('poll_resource_events', {
       resource_type: session.session_type, resource_id: session.session_id, after_sequence: 0,
     }));

@@ -1,6 +1,7 @@
 import { test, expect } from '@playwright/test';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k_base from 'js-tiktoken/ranks/cl100k_base';
+import { readFileSync } from 'node:fs';
 import { baseURL } from './helpers';
 
 // What the tool definitions cost an agent: every client puts the whole
@@ -15,9 +16,13 @@ const ceilings: Record<string, number> = {
   read_session_state: 135,
   read_session_mail: 165,
   post_session_note: 194,
-  reply_to_sender: 170,
+  // Its schema, annotations, securitySchemes and their _meta mirror alone
+  // cost 169 tokens (post_session_note's five fields plus "to"), so 170
+  // would leave one token for the description.
+  reply_to_sender: 208,
 };
-const totalCeiling = 1300;
+// The eight tools' 1300, plus reply_to_sender's ceiling.
+const totalCeiling = 1300 + 208;
 
 test('tools/list stays within its token budget', async () => {
   const res = await fetch(`${baseURL}/mcp`, {
@@ -44,4 +49,22 @@ test('tools/list stays within its token budget', async () => {
     if (name in ceilings) expect(n, `${name}: ${n} tokens`).toBeLessThanOrEqual(ceilings[name]);
   }
   expect(total, `total: ${total} tokens`).toBeLessThanOrEqual(totalCeiling);
+});
+
+// What the unread hint costs: the last text line of every tool result while
+// mail waits (SPEC §9). handlers/mcp/testdata/unread_hints.txt holds the
+// line of each shape as the server words it (TestHintLines keeps it true),
+// with session ids as the store makes them. A typical one stays within 40.
+const hintCeiling = 40;
+
+test('the unread hint line stays short', async () => {
+  const lines = readFileSync('handlers/mcp/testdata/unread_hints.txt', 'utf8').trim().split('\n').map((l) => l.split('\t'));
+  const enc = new Tiktoken(cl100k_base);
+  const counts = lines.map(([label, line]) => [label, line, enc.encode(line).length] as const);
+  const report = counts.map(([label, line, n]) => `${String(n).padStart(3)}  ${label.padEnd(34)} ${line}`).join('\n');
+  console.log(`cl100k_base tokens per unread hint line:\n${report}`);
+  test.info().annotations.push({ type: 'tokens', description: report });
+  for (const [label, , n] of counts) {
+    if (label.startsWith('typical')) expect(n, `${label}: ${n} tokens`).toBeLessThanOrEqual(hintCeiling);
+  }
 });

@@ -115,6 +115,9 @@ export class CookieBrowser {
     if (!publicId) throw new Error('no session id on the session page');
     res = await this.postForm(`${session}/invitations`, [...csrf, ['connection_id', await this.connectionId(clientName)], ['role', 'contributor']]);
     if (res.status !== 303) throw new Error(`invite answered ${res.status}`);
+    // The owner's note, for the agent to answer with reply_to_sender.
+    res = await this.postForm(`${session}/mail`, [...csrf, ['type', 'note'], ['subject', 'Welcome'], ['body', 'Tell me when you start.']]);
+    if (res.status !== 303) throw new Error(`owner's note answered ${res.status}`);
     return { session_type: 'team_session', session_id: publicId };
   }
 

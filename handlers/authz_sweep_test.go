@@ -675,12 +675,14 @@ func (w *sweepWorld) toolTable(ref map[string]any) map[string]sweepTool {
 	return map[string]sweepTool{
 		"claim_connected_profile": {args: map[string]any{"handle": secretHandle, "display_name": "Copycat"},
 			uninvited: "handle taken", why: "handles are unique per workspace: free in B (nothing about A shows), taken in A"},
-		"set_status":           {args: map[string]any{"task": "sweeping"}, why: "acts on the caller's own profile only"},
-		"list_agents":          {args: map[string]any{}, why: "the caller's workspace only; statuses only where a project is shared"},
-		"list_sessions":        {args: map[string]any{}, why: "the sessions the caller is invited to only"},
-		"read_session_state":   {args: ref, session: true},
-		"read_session_mail":    {args: with("limit", 10), session: true},
-		"post_session_note":    {args: with("subject", "Hijack", "body", "Hijack", "idempotency_key", "sweep-1"), session: true},
+		"set_status":         {args: map[string]any{"task": "sweeping"}, why: "acts on the caller's own profile only"},
+		"list_agents":        {args: map[string]any{}, why: "the caller's workspace only; statuses only where a project is shared"},
+		"list_sessions":      {args: map[string]any{}, why: "the sessions the caller is invited to only"},
+		"read_session_state": {args: ref, session: true},
+		"read_session_mail":  {args: with("limit", 10), session: true},
+		"post_session_note":  {args: with("subject", "Hijack", "body", "Hijack", "idempotency_key", "sweep-1"), session: true},
+		"reply_to_sender": {args: with("to", store.OwnerSlug(w.alice.owner.ID), "subject", "Hijack", "body", "Hijack", "idempotency_key", "sweep-2"),
+			session: true},
 		"poll_resource_events": {args: events, session: true},
 	}
 }

@@ -197,7 +197,7 @@ func (l *liveStreams) HubNotify(channel, payload string) {
 		}
 	case store.ReceiptsChannel:
 		sid, nid, ok := store.ParseIDPair(payload)
-		if _, watched := l.sessions[sid]; !ok || !watched || l.s.receiptsOf == nil {
+		if _, watched := l.sessions[sid]; !ok || !watched {
 			return
 		}
 		if l.pendingReceipts[sid] == nil {
@@ -449,7 +449,7 @@ func (l *liveStreams) sendReceipt(sessionID, noteID int64) {
 	}
 	ws := t.workspaceID
 	l.mu.Unlock()
-	line, err := l.s.receiptsOf(l.ctx, ws, sessionID, noteID)
+	line, err := l.s.receiptsLine(l.ctx, ws, sessionID, noteID)
 	if errors.Is(err, store.ErrNotFound) {
 		return
 	}
@@ -532,7 +532,7 @@ func (l *liveStreams) workspacesOf(sessions map[int64]struct{}) map[int64]struct
 		l.mu.Unlock()
 		if !ok {
 			var err error
-			if ws, _, err = l.s.store.SessionLatestNote(l.ctx, sid); err != nil {
+			if ws, _, err = l.s.store.SessionMailMarks(l.ctx, sid); err != nil {
 				continue
 			}
 			l.mu.Lock()

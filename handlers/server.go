@@ -4,13 +4,11 @@
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
@@ -52,10 +50,6 @@ type Server struct {
 	owners ownerCache
 	// live holds this replica's open event streams; the hub feeds it.
 	live *liveStreams
-	// receiptsOf renders the read receipts line of an owner's note for the
-	// live stream's receipt event (see NoteReceipts); nil until read
-	// receipts are recorded, and then receipt notifications are ignored.
-	receiptsOf func(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error)
 }
 
 // Deps are the collaborators New wires together.

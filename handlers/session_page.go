@@ -38,7 +38,10 @@ func (s *Server) sessionPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	o := currentOwner(c)
 	// Tracking the session lets the hub answer its polls without a query.
-	if _, err := s.hub.Track(ctx, o.WorkspaceID, session.ID); err != nil {
+	// The receipt mark is taken before the rows' receipts are read, so the
+	// polls start from no later than what the page shows.
+	marks, err := s.hub.Marks(ctx, o.WorkspaceID, session.ID)
+	if err != nil {
 		return err
 	}
 	before := int64Param(c.QueryParam("before"))
@@ -46,7 +49,8 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0}
+	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0,
+		Receipts: marks.Receipt}
 	if len(notes) > store.MailPageSize {
 		notes, v.HasOlder = notes[:store.MailPageSize], true
 	}
@@ -57,7 +61,9 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v.Rows = mailRows(o, notes, lastRead)
+	if v.Rows, err = s.withReceipts(ctx, o, session.ID, mailRows(o, notes, lastRead)); err != nil {
+		return err
+	}
 	if v.Presence, err = s.presenceView(c, session, p); err != nil {
 		return err
 	}

@@ -54,8 +54,8 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	if goquery.NodeName(body) != "details" || body.Find(".full").Text() != long {
 		t.Error("long body not collapsed with the full text inside")
 	}
-	// The poller starts from the newest note.
-	if v, _ := doc.Find(`#mail-poller`).Attr("hx-get"); v != fmt.Sprintf("%s/mail/poll?after=%d", f.url, second) {
+	// The poller starts from the newest note, and from no receipt.
+	if v, _ := doc.Find(`#mail-poller`).Attr("hx-get"); v != fmt.Sprintf("%s/mail/poll?after=%d&receipts=0", f.url, second) {
 		t.Errorf("poller %s, want after=%d", v, second)
 	}
 

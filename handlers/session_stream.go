@@ -97,18 +97,25 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 	if len(notes) > maxReplay {
 		return newest, w.write(sseEvent("reload", newest, []byte(mailReloadURL(sessionID))))
 	}
-	now := time.Now()
-	for i := len(notes) - 1; i >= 0; i-- {
-		n := notes[i]
+	rows := make([]views.MailRow, len(notes))
+	for i, n := range notes {
 		own := n.SenderOwnerID != nil && *n.SenderOwnerID == o.ID
-		html, err := renderFragment(now, views.MailRows(sessionID, []views.MailRow{{Note: n, Unread: !own}}))
+		rows[i] = views.MailRow{Note: n, Unread: !own}
+	}
+	// A missed owner's note may have been read meanwhile.
+	if rows, err = s.withReceipts(ctx, o, sessionID, rows); err != nil {
+		return after, err
+	}
+	now := time.Now()
+	for i := len(rows) - 1; i >= 0; i-- {
+		html, err := renderFragment(now, views.MailRows(sessionID, rows[i:i+1]))
 		if err != nil {
 			return after, err
 		}
-		if err := w.write(sseEvent("note", n.ID, html)); err != nil {
+		if err := w.write(sseEvent("note", rows[i].Note.ID, html)); err != nil {
 			return after, err
 		}
-		after = n.ID
+		after = rows[i].Note.ID
 	}
 	return newest, nil
 }

@@ -8,12 +8,9 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/a-h/templ"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -425,19 +422,11 @@ func TestStreamOutlivesServerTimeouts(t *testing.T) {
 	}
 }
 
-// TestReceiptEvent: a ReceiptsChannel notification sends the note's
+// TestReceiptEvent: an agent reading an owner's note sends the note's
 // receipts line, out of band, to the session's streams.
 func TestReceiptEvent(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
-	var mu sync.Mutex
-	var asked []int64
-	f.app.h.receiptsOf = func(_ context.Context, ws, sessionID, noteID int64) (templ.Component, error) {
-		mu.Lock()
-		asked = append(asked, noteID)
-		mu.Unlock()
-		return templ.Raw("read by Claude · just now"), nil
-	}
 	res := f.alice.postHTMX(f.url+"/mail", url.Values{"type": {"note"}, "subject": {"To all"}, "body": {"Please read"}})
 	doc := f.alice.doc(res, http.StatusOK)
 	note := noteIDs(doc)[0]
@@ -446,18 +435,13 @@ func TestReceiptEvent(t *testing.T) {
 	}
 	st := f.alice.openEvents(f.url + "/stream")
 	f.app.waitStreams(f.session.ID, 1)
-	tx := f.app.sql().Begin()
-	if err := store.NotifyReceipt(context.Background(), tx, f.session.ID, note); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	f.app.readMail(f.ag, f.session)
 	m := st.next("receipt", wait)
 	if m.id != "" || !strings.Contains(m.data, fmt.Sprintf(`id="receipts-%d"`, note)) || !strings.Contains(m.data, `hx-swap-oob="outerHTML"`) ||
-		!strings.Contains(m.data, "read by Claude") {
+		!strings.Contains(m.data, "read by") || !strings.Contains(m.data, `data-testid="note-receipt-reader"`) {
 		t.Fatalf("receipt event %+v", m)
 	}
+	noRawXSS(t, m.data)
 }
 
 // TestUnreadStream: the lists' stream sends the owner's counts on connect,

@@ -99,7 +99,8 @@
   // Mail requests carry the newest id on the page, so the server sends only
   // what is missing: in the query of the poll, in the form of a post, and in
   // the stream's URL for the extension's reconnects (the browser's own send
-  // Last-Event-ID).
+  // Last-Event-ID). The poll also carries the newest read receipt the page
+  // has heard of.
   document.addEventListener("htmx:configRequest", function (e) {
     var elt = e.detail.elt;
     if (!elt.hasAttribute("data-mail-after")) return;
@@ -107,6 +108,8 @@
     if (e.detail.verb === "get") {
       var url = new URL(e.detail.path, location.href);
       if (Number(url.searchParams.get("after") || 0) < Number(after)) url.searchParams.set("after", after);
+      var receipts = document.getElementById("receipts-cursor");
+      if (receipts) url.searchParams.set("receipts", receipts.getAttribute("data-receipts-after") || "0");
       e.detail.path = url.pathname + url.search;
     } else if (e.detail.parameters.set) {
       e.detail.parameters.set("after", after);

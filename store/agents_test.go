@@ -187,7 +187,7 @@ func TestPostAgentNoteStore(t *testing.T) {
 	if err != nil || len(events) != 2 || next != 2 || events[1].Kind != "note_posted" || *events[1].NoteID != n1.ID {
 		t.Fatalf("events %+v next %d err %v", events, next, err)
 	}
-	mail, err := st.ReadAgentMail(ctx, ws, c.ID, sess.Type, sess.PublicID, 0, 20)
+	mail, _, err := st.ReadAgentMail(ctx, ws, c.ID, sess.Type, sess.PublicID, 0, 20)
 	if err != nil || len(mail) != 1 || mail[0].ID != n1.ID {
 		t.Fatalf("mail %+v %v", mail, err)
 	}

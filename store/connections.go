@@ -198,6 +198,8 @@ type TokenInfo struct {
 	Scopes       []string
 	ExpiresAt    time.Time
 	Resource     string
+	// Unread is the connection's unread mail when the token was checked.
+	Unread Unread
 }
 
 // HasScope reports whether the token carries scope.
@@ -336,25 +338,33 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 	return c, token, expires, nil
 }
 
+// useAccessTokenSQL is UseAccessToken's one statement: $1 the token's hash,
+// $2 the resource, $3 PresenceWriteInterval in seconds.
+var useAccessTokenSQL = `
+	WITH t AS (
+		SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at, c.sender_slug
+		FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+		WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
+	), seen AS (
+		UPDATE connections c SET last_seen_at = now()
+		FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
+	)
+	SELECT t.id, t.workspace_id, t.owner_id, t.scopes, t.expires_at, t.resource, u.*
+	FROM t CROSS JOIN LATERAL (` + unreadSQL("t.id", "t.sender_slug", "false") + `) u`
+
 // UseAccessToken looks a token up by its hash and, in the same statement,
 // marks its connection seen for presence (at most once per
-// PresenceWriteInterval): one round trip per authenticated call. Unknown,
-// expired, revoked and other-resource tokens all give ErrNotFound.
+// PresenceWriteInterval) and counts its unread mail (TokenInfo.Unread): one
+// round trip per authenticated call. Unknown, expired, revoked and
+// other-resource tokens all give ErrNotFound.
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
-	err := s.pool.QueryRow(ctx, `
-		WITH t AS (
-			SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at
-			FROM access_tokens t JOIN connections c ON c.id = t.connection_id
-			WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
-		), seen AS (
-			UPDATE connections c SET last_seen_at = now()
-			FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
-		)
-		SELECT id, workspace_id, owner_id, scopes, expires_at, resource FROM t`,
-		HashToken(token), resource, PresenceWriteInterval.Seconds()).Scan(&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource)
+	var u unreadTargets
+	err := s.pool.QueryRow(ctx, useAccessTokenSQL, HashToken(token), resource, PresenceWriteInterval.Seconds()).
+		Scan(append([]any{&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource}, u.targets()...)...)
 	if err != nil {
 		return nil, wrap("use access token", err)
 	}
+	ti.Unread = u.unread()
 	return ti, nil
 }

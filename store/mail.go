@@ -73,16 +73,25 @@ func (s *Store) GetSessionNote(ctx context.Context, workspaceID, sessionID, note
 	return n, nil
 }
 
-// SessionLatestNote returns the workspace of a session and the id of its
-// newest note (0 when it has none). Unknown sessions give ErrNotFound.
-func (s *Store) SessionLatestNote(ctx context.Context, sessionID int64) (workspaceID, latest int64, err error) {
+// MailMarks are the newest note and the newest receipt on an owner's note of
+// a session (0 when none): what its Team mail page polls against.
+type MailMarks struct {
+	Note    int64
+	Receipt int64
+}
+
+// SessionMailMarks returns the workspace of a session and its MailMarks.
+// Unknown sessions give ErrNotFound.
+func (s *Store) SessionMailMarks(ctx context.Context, sessionID int64) (workspaceID int64, m MailMarks, err error) {
 	err = s.pool.QueryRow(ctx, `
-		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0)
-		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&workspaceID, &latest)
+		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
+			coalesce((SELECT max(r.id) FROM notes n JOIN note_receipts r ON r.note_id = n.id
+				WHERE n.session_id = s.id AND n.sender_kind = 'owner'), 0)
+		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&workspaceID, &m.Note, &m.Receipt)
 	if err != nil {
-		return 0, 0, wrap("session latest note", err)
+		return 0, MailMarks{}, wrap("session mail marks", err)
 	}
-	return workspaceID, latest, nil
+	return workspaceID, m, nil
 }
 
 // LastReadNote returns the id of the newest note the owner has seen in the
@@ -207,8 +216,25 @@ func (o *OwnerNote) Validate() error {
 	return nil
 }
 
+// ownerSlugPrefix starts every owner's sender slug.
+const ownerSlugPrefix = "owner-"
+
 // OwnerSlug is an owner's address as a mail sender.
-func OwnerSlug(ownerID int64) string { return "owner-" + strconv.FormatInt(ownerID, 10) }
+func OwnerSlug(ownerID int64) string { return ownerSlugPrefix + strconv.FormatInt(ownerID, 10) }
+
+// ParseOwnerSlug returns the owner id of an OwnerSlug, and false for any
+// other text.
+func ParseOwnerSlug(slug string) (int64, bool) {
+	digits, ok := strings.CutPrefix(slug, ownerSlugPrefix)
+	if !ok || digits == "" || digits[0] == '0' || digits[0] == '+' {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, false
+	}
+	return id, true
+}
 
 // duplicateWindow is how long an identical note from the same owner counts
 // as a second submission of the same form rather than a new message.

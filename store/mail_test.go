@@ -289,3 +289,17 @@ func TestNoteHub(t *testing.T) {
 }
 
 func sleep() { time.Sleep(10 * time.Millisecond) }
+
+// TestParseOwnerSlug: only OwnerSlug's own form names an owner.
+func TestParseOwnerSlug(t *testing.T) {
+	t.Parallel()
+	for slug, want := range map[string]int64{
+		store.OwnerSlug(7): 7, "owner-123": 123, "owner-0": 0, "owner-07": 0, "owner-+7": 0, "owner--7": 0,
+		"owner-": 0, "owner-7x": 0, "ext-owner-7": 0, "Owner-7": 0, "owner-99999999999999999999": 0,
+	} {
+		got, ok := store.ParseOwnerSlug(slug)
+		if got != want || ok != (want != 0) {
+			t.Errorf("ParseOwnerSlug(%q) = %d, %v; want %d", slug, got, ok, want)
+		}
+	}
+}

@@ -140,15 +140,28 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 var errDuplicateKey = errors.New("idempotency key already used")
 
 // AgentNote is the input of PostAgentNote: a note from a connection's agent
-// to the whole session, addressed by the (type, public id) agents use.
+// in a session addressed by the (type, public id) agents use, to the whole
+// session or, as a reply, to one sender.
 type AgentNote struct {
-	WorkspaceID    int64
-	ConnectionID   int64
-	SessionType    string
-	SessionID      string
+	WorkspaceID  int64
+	ConnectionID int64
+	SessionType  string
+	SessionID    string
+	// To is the sender slug a reply goes to (reply_to_sender): an owner of
+	// the workspace or a live connection invited to the session. Empty, the
+	// note goes to the whole session (post_session_note).
+	To             string
 	Subject        string
 	Body           string
 	IdempotencyKey string
+}
+
+// messageType is MessageReply for a note to one sender, else MessageNote.
+func (a AgentNote) messageType() string {
+	if a.To != "" {
+		return MessageReply
+	}
+	return MessageNote
 }
 
 // MaxIdempotencyKeyLen bounds an agent's idempotency key.
@@ -168,35 +181,51 @@ func (a AgentNote) Validate() error {
 }
 
 // ErrKeyReused means an idempotency key was sent again with a different
-// session, subject or body; nothing was written.
-var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different note; send the same session, subject and body to retry, or use a new key for a new note"}
+// session, recipient, subject or body (or by the other of the two posting
+// tools); nothing was written.
+var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different note; send the same session, recipient, subject and body to retry, or use a new key for a new note"}
 
-// PostAgentNote adds a note from the connection's agent to the whole session,
-// with its resource event and change notification, in one transaction. The
-// connection must be invited (ErrForbidden), the session must exist in its
-// workspace (ErrNotFound), and the agent must have claimed a profile
-// (ErrNoProfile). One row exists per (connection, idempotency key), enforced
-// by a unique constraint: posting the same key again returns the first note
-// with duplicate true, also when retries race; the same key with a different
-// session, subject or body gives ErrKeyReused and writes nothing.
+// ErrNoSuchSender means a reply's recipient is neither an owner of the
+// workspace nor a live connection invited to the session.
+var ErrNoSuchSender = &FieldError{"to", "no such sender in this session: use the from of a note read_session_mail returned (an owner's or an invited agent's sender slug)"}
+
+// ErrReplyToSelf means a reply was addressed to the caller's own slug.
+var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to another sender, or write to the whole session with post_session_note"}
+
+// PostAgentNote adds a note from the connection's agent, to the whole session
+// or as a reply to in.To, with its resource event and change notification,
+// in one transaction. The connection must be invited (ErrForbidden), the
+// session must exist in its workspace (ErrNotFound), and the agent must have
+// claimed a profile (ErrNoProfile); a reply's recipient must be an owner of
+// the workspace or a live connection invited to the session
+// (ErrNoSuchSender), not the caller (ErrReplyToSelf). One row exists per
+// (connection, idempotency key), enforced by a unique constraint: posting the
+// same key again returns the first note with duplicate true, also when
+// retries race; the same key with a different session, recipient, subject or
+// body gives ErrKeyReused and writes nothing. Posting starts nothing else.
 func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, duplicate bool, err error) {
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
 	var sessionID int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// The session, the caller's invitation and its profile in one statement:
-		// no row means no such session, a NULL role means not invited, a NULL
-		// name or slug means no claimed profile.
+		// The session, the caller's invitation, its profile and the reply's
+		// recipient in one statement: no row means no such session, a NULL role
+		// means not invited, a NULL name or slug means no claimed profile.
 		var role, name, slug *string
+		var known bool
+		ownerID, _ := ParseOwnerSlug(in.To)
 		err := tx.QueryRow(ctx, `
-			SELECT s.id, i.role, p.display_name, c.sender_slug
+			SELECT s.id, i.role, p.display_name, c.sender_slug,
+				$5 = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
+					OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
+						WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL)
 			FROM sessions s
 			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
 			LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
 			LEFT JOIN connections c ON c.id = p.connection_id
 			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`,
-			in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID).Scan(&sessionID, &role, &name, &slug)
+			in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID).Scan(&sessionID, &role, &name, &slug, &known)
 		switch {
 		case err != nil:
 			return err
@@ -204,10 +233,18 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			return ErrForbidden
 		case name == nil || slug == nil:
 			return ErrNoProfile
+		case in.To != "" && in.To == *slug:
+			return ErrReplyToSelf
+		case !known:
+			return ErrNoSuchSender
 		}
-		note, err = insertNote(ctx, tx, &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
-			SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: MessageNote,
-			Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey})
+		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
+			SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: in.messageType(),
+			Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
+		if in.To != "" {
+			n.RecipientSlug = &in.To
+		}
+		note, err = insertNote(ctx, tx, n)
 		return err
 	})
 	if errors.Is(err, errDuplicateKey) {
@@ -218,7 +255,8 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		if err != nil {
 			return nil, false, wrap("post note: load first note", err)
 		}
-		if first.SessionID != sessionID || first.Subject != in.Subject || first.Body != in.Body {
+		if first.SessionID != sessionID || first.MessageType != in.messageType() || !sameRecipient(first.RecipientSlug, in.To) ||
+			first.Subject != in.Subject || first.Body != in.Body {
 			return nil, false, ErrKeyReused
 		}
 		return first, true, nil
@@ -229,70 +267,124 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	return note, false, nil
 }
 
+// sameRecipient reports whether a note's recipient (nil: the whole session)
+// is to ("" for the whole session).
+func sameRecipient(recipient *string, to string) bool {
+	if recipient == nil {
+		return to == ""
+	}
+	return *recipient == to
+}
+
 // MaxMailPage is the largest page read_session_mail returns.
 const MaxMailPage = 20
 
-// ReadAgentMail returns a page of the Team mail the connection may read in a
-// session it is invited to: notes to its sender slug, notes to the whole
-// session, and the notes it posted; never analysis notes. Newest first; with
-// beforeID > 0 only notes with a smaller id. It returns limit+1 rows at most
-// so that the caller can tell whether an older page exists.
-func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, error) {
-	if limit < 1 || limit > MaxMailPage {
-		return nil, &FieldError{"limit", "use 1 to 20"}
-	}
-	// One statement: the session and the caller's invitation (an empty result
-	// means no such session, a NULL role means not invited), and the page of
-	// mail on the same row(s) — a single round trip on the hottest read.
-	rows, err := s.pool.Query(ctx, `
-		WITH target AS (
-			SELECT s.id, i.role
-			FROM sessions s
-			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
-			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
-		)
-		SELECT target.role, `+noteColumns+`
-		FROM target
-		LEFT JOIN LATERAL (
+// readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
+// the connection, $3 and $4 the session's type and public id, $5 before_id
+// (0: none), $6 the page size, $7 ReceiptsChannel.
+//
+// One round trip on the hottest read. target: the session and the caller's
+// invitation (no row means no such session, a NULL role means not invited).
+// page: the notes, one more than asked; shown: those returned. fresh: the
+// shown notes that get a receipt now. The session row is locked before
+// receipts take their ids, as insertNote does for notes, so that a
+// session's receipts become visible in id order and the owners' pages can
+// poll with "receipt id > last seen". mark: read_through moves up to the
+// newest note shown.
+var readAgentMailSQL = `
+	WITH target AS (
+		SELECT s.id, i.role, c.sender_slug
+		FROM sessions s
+		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+		LEFT JOIN connections c ON c.id = i.connection_id
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
+	), page AS (
+		SELECT n.* FROM target CROSS JOIN LATERAL (
 			SELECT * FROM notes n
-			WHERE target.role IS NOT NULL AND n.session_id = target.id AND n.message_type <> 'analysis'
-				AND (n.recipient_slug IS NULL
-					OR n.recipient_slug = (SELECT sender_slug FROM connections WHERE id = $2)
-					OR n.sender_connection_id = $2)
+			WHERE target.role IS NOT NULL AND n.session_id = target.id AND ` + readableBy("$2", "target.sender_slug") + `
 				AND ($5 = 0 OR n.id < $5)
 			-- Ordered as notes_session_idx (session_id, id DESC) is, so even a
 			-- generic plan walks that index instead of the whole table by id.
 			ORDER BY n.session_id, n.id DESC
-			LIMIT $6
-		) n ON true
-		ORDER BY n.id DESC`, workspaceID, connectionID, sessionType, publicID, beforeID, limit+1)
+			LIMIT $6 + 1
+		) n
+	), shown AS (
+		SELECT * FROM page ORDER BY id DESC LIMIT $6
+	), fresh AS (
+		SELECT n.id, n.session_id, n.sender_kind FROM shown n
+		WHERE ` + receiptFor("$2") + `
+			AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
+	), locked AS (
+		SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
+	), receipts AS (
+		INSERT INTO note_receipts (note_id, connection_id)
+		SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
+		ON CONFLICT (note_id, connection_id) DO NOTHING
+		RETURNING note_id
+	), notified AS (
+		SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
+		FROM receipts r JOIN fresh f ON f.id = r.note_id
+		WHERE f.sender_kind = 'owner'
+	), mark AS (
+		INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
+		SELECT target.id, $2, max(shown.id) FROM target, shown GROUP BY target.id
+		ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
+		WHERE m.read_through < EXCLUDED.read_through
+	)
+	SELECT target.role, (SELECT notified.n FROM notified), u.*, ` + noteColumns + `
+	FROM target
+	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
+	LEFT JOIN page n ON true
+	ORDER BY n.id DESC`
+
+// ReadAgentMail returns a page of the Team mail the connection may read in a
+// session it is invited to (readableBy): notes to its sender slug, notes to
+// the whole session, and the notes it posted; never analysis notes. Newest
+// first; with beforeID > 0 only notes with a smaller id. It returns limit+1
+// rows at most so that the caller can tell whether an older page exists.
+//
+// The same statement records what it returns: a read receipt for each
+// returned note the connection did not write, once per (note, connection)
+// however many reads race on however many replicas, announced on
+// ReceiptsChannel when the note is an owner's; and the newest note returned,
+// above which its unread mail in the session starts (agent_mail_reads). It
+// answers the connection's unread mail as it stands after this read: a
+// session read from the top is no longer counted, one read below its newest
+// notes (before_id) counts the notes above the page.
+func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, Unread, error) {
+	if limit < 1 || limit > MaxMailPage {
+		return nil, Unread{}, &FieldError{"limit", "use 1 to 20"}
+	}
+	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, beforeID, limit, ReceiptsChannel)
 	if err != nil {
-		return nil, fmt.Errorf("store: read mail: %w", err)
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 	}
 	defer rows.Close()
 	found := false
 	var out []Note
+	var u unreadTargets
 	for rows.Next() {
 		found = true
 		var role *string
+		var notified int64
 		var n nullableNote
-		if err := rows.Scan(append([]any{&role}, n.targets()...)...); err != nil {
-			return nil, fmt.Errorf("store: read mail: %w", err)
+		if err := rows.Scan(append(append([]any{&role, &notified}, u.targets()...), n.targets()...)...); err != nil {
+			return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 		}
 		if role == nil {
-			return nil, fmt.Errorf("store: read mail: %w", ErrForbidden)
+			return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrForbidden)
 		}
 		if n.ID != nil {
 			out = append(out, n.note())
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: read mail: %w", err)
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 	}
 	if !found {
-		return nil, fmt.Errorf("store: read mail: %w", ErrNotFound)
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrNotFound)
 	}
-	return out, nil
+	return out, u.unread(), nil
 }
 
 // nullableNote scans the note columns of an outer join, where a row may

@@ -13,11 +13,13 @@ import (
 )
 
 // NoteHub keeps, in memory, the id of the newest note of each session this
-// replica has been asked about, current through LISTEN on NotesChannel. Every
-// replica runs one, so a web poll can answer "nothing new" without a query.
-// Its one listening connection also hears the other live channels
-// (PresenceChannel, ReceiptsChannel, ReadsChannel, SignOutChannel) and passes
-// everything it hears to its HubListener: the owners' live streams.
+// replica has been asked about, current through LISTEN on NotesChannel, and
+// whether the newest read receipt of its owners' notes is still the one it
+// loaded (ReceiptsChannel says when not). Every replica runs one, so a web
+// poll can answer "nothing new" without a query. Its one listening
+// connection also hears the other live channels (PresenceChannel,
+// ReceiptsChannel, ReadsChannel, SignOutChannel) and passes everything it
+// hears to its HubListener: the owners' live streams.
 //
 // The hub only vouches for a session while its listening connection is up
 // and the session was loaded after LISTEN took effect; otherwise Latest says
@@ -52,9 +54,9 @@ const (
 	// in a workspace: a status set or cleared, a profile claimed, a
 	// connection revoked. Payload "<workspace id>".
 	PresenceChannel = "osfoundry_presence"
-	// ReceiptsChannel says an owner's note got a read mark (an agent read
-	// it). Payload "<session id>:<note id>"; whoever records read receipts
-	// sends it in the transaction that records one, with NotifyReceipt.
+	// ReceiptsChannel says an owner's note got a read receipt (an agent
+	// read it). Payload "<session id>:<note id>"; ReadAgentMail sends it in
+	// the statement that records the receipt.
 	ReceiptsChannel = "osfoundry_receipts"
 	// ReadsChannel says an owner's read mark in a session moved forward, so
 	// their unread counts changed. Payload "<owner id>".
@@ -89,6 +91,14 @@ func (h *NoteHub) SetListener(l HubListener) {
 type hubEntry struct {
 	workspaceID int64 // 0 until loaded from the database
 	latest      int64
+	// receipt is the newest receipt on the session's owners' notes as last
+	// loaded; it is vouched for only while receiptKnown. A receipt
+	// notification clears receiptKnown (its payload names the note, not the
+	// receipt) and bumps receiptSeq, so that a load that raced it is not
+	// trusted either.
+	receipt      int64
+	receiptKnown bool
+	receiptSeq   uint64
 }
 
 // HubApplicationName names the hub's listening connection in pg_stat_activity.
@@ -134,19 +144,38 @@ func (h *NoteHub) Latest(workspaceID, sessionID int64) (int64, bool) {
 	return e.latest, true
 }
 
-// Track loads a session's newest note id from the database and, while the
-// hub is listening, keeps it current from then on. It returns the newest id,
-// or ErrNotFound when the session is not in the workspace.
+// Track loads a session's newest note id (and newest receipt, see Marks)
+// from the database and, while the hub is listening, keeps it current from
+// then on. It returns the newest note id, or ErrNotFound when the session is
+// not in the workspace.
 func (h *NoteHub) Track(ctx context.Context, workspaceID, sessionID int64) (int64, error) {
+	m, err := h.track(ctx, workspaceID, sessionID)
+	return m.Note, err
+}
+
+// Marks returns the newest note and receipt ids of a session of the
+// workspace: from memory when the hub is sure of both, else loaded (Track).
+func (h *NoteHub) Marks(ctx context.Context, workspaceID, sessionID int64) (MailMarks, error) {
 	h.mu.RLock()
-	gen := h.gen
+	e, ok := h.entries[sessionID]
+	sure := h.live && ok && e.workspaceID != 0 && e.workspaceID == workspaceID && e.receiptKnown
 	h.mu.RUnlock()
-	ws, latest, err := h.store.SessionLatestNote(ctx, sessionID)
+	if sure {
+		return MailMarks{Note: e.latest, Receipt: e.receipt}, nil
+	}
+	return h.track(ctx, workspaceID, sessionID)
+}
+
+func (h *NoteHub) track(ctx context.Context, workspaceID, sessionID int64) (MailMarks, error) {
+	h.mu.RLock()
+	gen, seq := h.gen, h.entries[sessionID].receiptSeq
+	h.mu.RUnlock()
+	ws, m, err := h.store.SessionMailMarks(ctx, sessionID)
 	if err != nil {
-		return 0, err
+		return MailMarks{}, err
 	}
 	if ws != workspaceID {
-		return 0, wrap("track session", pgx.ErrNoRows)
+		return MailMarks{}, wrap("track session", pgx.ErrNoRows)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -154,9 +183,24 @@ func (h *NoteHub) Track(ctx context.Context, workspaceID, sessionID int64) (int6
 	// announced. A notification seen meanwhile may be newer than the load.
 	if h.live && h.gen == gen {
 		e := h.entries[sessionID]
-		h.entries[sessionID] = hubEntry{workspaceID: ws, latest: max(e.latest, latest)}
+		e.workspaceID, e.latest = ws, max(e.latest, m.Note)
+		if e.receiptSeq == seq {
+			e.receipt, e.receiptKnown = max(e.receipt, m.Receipt), true
+		}
+		h.entries[sessionID] = e
 	}
-	return latest, nil
+	return m, nil
+}
+
+// receiptHeard makes the hub unsure of a tracked session's newest receipt.
+func (h *NoteHub) receiptHeard(sessionID int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e, ok := h.entries[sessionID]; ok {
+		e.receiptKnown = false
+		e.receiptSeq++
+		h.entries[sessionID] = e
+	}
 }
 
 // Run listens until ctx ends, reconnecting with backoff when the connection
@@ -275,6 +319,11 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			l = h.listener
 			h.mu.RUnlock()
 		}
+		if n.Channel == ReceiptsChannel {
+			if sid, _, ok := ParseIDPair(n.Payload); ok {
+				h.receiptHeard(sid)
+			}
+		}
 		if n.Channel != NotesChannel {
 			if l != nil {
 				l.HubNotify(n.Channel, n.Payload)
@@ -324,12 +373,4 @@ func (s *Store) NotifySignOut(ctx context.Context, signInID string) error {
 		return fmt.Errorf("store: notify sign-out: %w", err)
 	}
 	return nil
-}
-
-// NotifyReceipt sends the ReceiptsChannel notification of a read mark on a
-// note, inside the transaction that records it: the live streams of the
-// session then send the note's new receipts line.
-func NotifyReceipt(ctx context.Context, tx pgx.Tx, sessionID, noteID int64) error {
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, ReceiptsChannel, strconv.FormatInt(sessionID, 10)+":"+strconv.FormatInt(noteID, 10))
-	return err
 }

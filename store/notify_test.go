@@ -133,14 +133,16 @@ func TestHubHearsLiveChannels(t *testing.T) {
 	h.waitFor(t, store.SignOutChannel+" sign-in-1")
 	h.none(t, store.ReadsChannel) // the unmoved mark, sent before the sign-out, was not heard
 
-	tx := storetest.SQL(t, f.st).Begin()
-	if err := store.NotifyReceipt(ctx, tx, f.sess.ID, n.ID); err != nil {
+	// The agent reads an owner's note: its receipt is announced.
+	on, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageNote, Subject: "s", Body: "b"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if _, _, err := f.st.ReadAgentMail(ctx, ws, f.connID, f.sess.Type, f.sess.PublicID, 0, 10); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.ReceiptsChannel, f.sess.ID, n.ID))
+	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.ReceiptsChannel, f.sess.ID, on.ID))
 
 	if err := f.st.RevokeConnection(ctx, ws, f.connID); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/a-h/templ"
+
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -44,4 +46,46 @@ func ReplySubject(subject string) string {
 		s = string([]rune(s)[:store.MaxSubjectLen])
 	}
 	return s
+}
+
+// hasReceipts reports whether a note shows read receipts: an owner's note
+// agents read (not an analysis note, which they never see).
+func hasReceipts(n store.Note) bool {
+	return n.SenderKind == "owner" && n.MessageType != store.MessageAnalysis
+}
+
+// ReadBy is the ReceiptsLine of a note's receipts, or nil while nobody has
+// read it: the line NoteReceipts shows. A live stream's receipt event renders
+// NoteReceipts(noteID, true, ReadBy(store.NoteReceipts(…, []int64{noteID}))).
+func ReadBy(receipts []store.Receipt) templ.Component {
+	if len(receipts) == 0 {
+		return nil
+	}
+	return ReceiptsLine(receipts)
+}
+
+// ReceiptsUpdate is what a mail poll brings of read receipts: the lines that
+// changed since the page's cursor and the cursor to send next.
+type ReceiptsUpdate struct {
+	Lines  []NoteReceiptsLine
+	Cursor int64
+}
+
+// NoteReceiptsLine is the receipts of one note.
+type NoteReceiptsLine struct {
+	NoteID   int64
+	Receipts []store.Receipt
+}
+
+// GroupReceipts groups receipts ordered by note into one line per note, in
+// that order.
+func GroupReceipts(receipts []store.Receipt) []NoteReceiptsLine {
+	var out []NoteReceiptsLine
+	for _, r := range receipts {
+		if len(out) == 0 || out[len(out)-1].NoteID != r.NoteID {
+			out = append(out, NoteReceiptsLine{NoteID: r.NoteID})
+		}
+		out[len(out)-1].Receipts = append(out[len(out)-1].Receipts, r)
+	}
+	return out
 }

@@ -33,7 +33,8 @@ import (
 //	            the owner to the consent page, and the call then answers
 //	step-up     the first write tool after that read-first sign-in works
 //	every tool  every tool the server lists, the writes in a session the
-//	            connection is invited to through the web app
+//	            connection is invited to through the web app, a reply to
+//	            the owner's note there
 //	revoke      the owner revokes the connection on the Connections page; the
 //	            client's next call starts a new authorization that succeeds
 //
@@ -105,7 +106,7 @@ func TestGoSDKClientMatrix(t *testing.T) {
 
 	m := &matrixLine{t: t, label: "go-sdk " + moduleVersion("github.com/modelcontextprotocol/go-sdk")}
 	exercised := []string{"list_sessions", "claim_connected_profile", "set_status", "list_agents",
-		"read_session_state", "post_session_note", "read_session_mail", "poll_resource_events"}
+		"read_session_state", "post_session_note", "read_session_mail", "reply_to_sender", "poll_resource_events"}
 	const handle = "matrix-go-sdk"
 	var listed []string
 
@@ -172,6 +173,9 @@ func TestGoSDKClientMatrix(t *testing.T) {
 		if err := o.invite(w.session.ID, clientName); err != nil {
 			return "", err
 		}
+		if err := o.note(w.session.ID, "Welcome", "Tell me when you start."); err != nil {
+			return "", err
+		}
 		s := map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID}
 		sessions, err := call("list_sessions", map[string]any{})
 		if err != nil {
@@ -196,8 +200,27 @@ func TestGoSDKClientMatrix(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		if b, _ := json.Marshal(mail); !strings.Contains(string(b), body) {
+		b, _ := json.Marshal(mail)
+		if !strings.Contains(string(b), body) {
 			return "", fmt.Errorf("read_session_mail lacks the note: %s", b)
+		}
+		var read struct {
+			Notes []matrixNote `json:"notes"`
+		}
+		if err := json.Unmarshal(b, &read); err != nil {
+			return "", err
+		}
+		i := slices.IndexFunc(read.Notes, func(n matrixNote) bool { return n.FromKind == "owner" })
+		if i < 0 {
+			return "", fmt.Errorf("read_session_mail lacks the owner's note: %s", b)
+		}
+		reply, err := call("reply_to_sender", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+			"to": read.Notes[i].From, "subject": "Re: Welcome", "body": "Started.", "idempotency_key": "matrix-reply-" + handle})
+		if err != nil {
+			return "", err
+		}
+		if reply["duplicate"] != false || reply["id"] == nil {
+			return "", fmt.Errorf("reply_to_sender answered %v", reply)
 		}
 		events, err := call("poll_resource_events", map[string]any{"resource_type": w.session.Type, "resource_id": w.session.PublicID, "after_sequence": 0})
 		if err != nil {
@@ -406,6 +429,32 @@ func (o *ownerBrowser) invite(sessionID int64, clientName string) error {
 	}
 	if res.StatusCode != http.StatusSeeOther {
 		return fmt.Errorf("invite answered %d", res.StatusCode)
+	}
+	return nil
+}
+
+// matrixNote is what the matrix needs of a note read_session_mail returns.
+type matrixNote struct {
+	From     string `json:"from"`
+	FromKind string `json:"from_kind"`
+}
+
+// note posts the owner's note to the whole session, as the session page's composer does.
+func (o *ownerBrowser) note(sessionID int64, subject, body string) error {
+	_, doc, err := o.page(fmt.Sprintf("/sessions/%d", sessionID))
+	if err != nil {
+		return err
+	}
+	form := url.Values{"_csrf": {doc.Find(`input[name="_csrf"]`).First().AttrOr("value", "")}}
+	form.Set("type", "note")
+	form.Set("subject", subject)
+	form.Set("body", body)
+	res, err := o.post(fmt.Sprintf("/sessions/%d/mail", sessionID), form)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("owner's note answered %d", res.StatusCode)
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func (h *Handler) addClaimConnectedProfile() {
 		Name: "claim_connected_profile",
 		Description: "Claim this connection's agent profile: a handle unique in your workspace and a display name. " +
 			"Call once before set_status or post_session_note; calling again updates it. " +
-			"Returns your sender_slug, the address owners reply to.",
+			"Returns your sender_slug, the address owners and agents reply to.",
 		InputSchema: claimConnectedProfileSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, h.claimConnectedProfile)

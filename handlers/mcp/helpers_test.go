@@ -45,6 +45,23 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) mcpURL() string { return e.base + "/mcp" }
 
+// replica serves the test's database through a second handler with a pool
+// of its own, as another replica behind the same public URL would; its /mcp
+// accepts the tokens of e.
+func (e *env) replica(t testing.TB) *httptest.Server {
+	t.Helper()
+	st, err := store.Open(e.ctx, e.sql().DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.New(mcp.Options{Store: st, BaseURL: e.base}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // workspace creates a workspace with one owner (rows written directly: the
 // password hash is never checked here).
 func (e *env) workspace(name string) (wsID, ownerID int64) {

@@ -47,8 +47,8 @@ type mailOut struct {
 func (h *Handler) addReadSessionMail() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_mail",
-		Description: "Team mail to you, to all and from you, newest first; " +
-			"page back with next_before_id until an id you have seen.",
+		Description: "Mail to you, to all and from you, newest first; " +
+			"page back with next_before_id until an id you have seen; clears unread.",
 		InputSchema: readSessionMailSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, h.readSessionMail)
@@ -58,10 +58,11 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 	if in.Limit == 0 {
 		in.Limit = defaultMailLimit
 	}
-	notes, err := h.store.ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
+	notes, unread, err := h.store.ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
 	if err != nil {
 		return nil, err
 	}
+	c.Unread = unread // what remains unread after this page
 	out := mailOut{Notes: make([]noteOut, 0, len(notes))}
 	if len(notes) > in.Limit {
 		notes = notes[:in.Limit]

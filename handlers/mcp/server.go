@@ -1,4 +1,4 @@
-// Package mcp serves the MCP endpoint agents sign in to: eight tools over
+// Package mcp serves the MCP endpoint agents sign in to: nine tools over
 // Streamable HTTP (stateless, so any replica answers any request), the bearer
 // token check in front of them, and the protected-resource metadata that
 // tells clients where to get a token.
@@ -67,7 +67,8 @@ func New(opt Options) *Handler {
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
-			"post_session_note only what a person must read, read_session_mail for replies.",
+			"post_session_note only what a person must read. A result's last line says when mail for you is unread: " +
+			"read_session_mail, answer with reply_to_sender.",
 		Capabilities: capabilities,
 		Logger:       log,
 	})
@@ -78,6 +79,7 @@ func New(opt Options) *Handler {
 	h.addReadSessionState()
 	h.addReadSessionMail()
 	h.addPostSessionNote()
+	h.addReplyToSender()
 	h.addPollResourceEvents()
 	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
 
@@ -107,36 +109,41 @@ func schemesFor(scope string) []securityScheme {
 	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
 }
 
-// addTool registers a tool. Its arguments are checked against the
-// hand-written input schema (argumentsSchema words each violation) and decoded
-// into In before fn runs. fn gets the verified caller; its result becomes the
-// structured content (and the same JSON as text), its errors isError results
-// when an agent can act on them (refusal, store validation and access errors)
-// and an opaque JSON-RPC internal error otherwise.
+// addTool registers a tool. It verifies the caller, then checks its
+// arguments against the hand-written input schema (argumentsSchema words
+// each violation) and decodes them into In before fn runs. fn's result
+// becomes the structured content (and the same JSON as text), its errors
+// isError results when an agent can act on them (refusal, store validation
+// and access errors) and an opaque JSON-RPC internal error otherwise. Both
+// kinds of result end with the caller's unread hint (withUnread).
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	h.scopes[t.Name] = scope
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		out, err := runTool(ctx, req, args, scope, fn)
+		c, err := callerFrom(req, scope)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		out, err := runTool(ctx, req, args, c, fn)
 		if err != nil {
 			err = h.toolError(ctx, t.Name, err)
 			var we *jsonrpc.Error
 			if errors.As(err, &we) {
 				return nil, we
 			}
-			return errorResult(err), nil
+			return withUnread(errorResult(err), nil, c.Unread)
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %s: marshal result: %w", t.Name, err)
 		}
-		return &mcpsdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, nil
+		return withUnread(&mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, b, c.Unread)
 	})
 }
 
-// runTool checks and decodes the arguments, verifies the caller and runs fn.
-func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *argumentsSchema, scope string, fn func(context.Context, *caller, In) (any, error)) (any, error) {
+// runTool checks and decodes the arguments and runs fn as the caller.
+func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *argumentsSchema, c *caller, fn func(context.Context, *caller, In) (any, error)) (any, error) {
 	raw := req.Params.Arguments
 	if msg := args.check(raw); msg != "" {
 		return nil, refusal(msg)
@@ -146,10 +153,6 @@ func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *arg
 		if err := json.Unmarshal(raw, &in); err != nil {
 			return nil, refusalf("Invalid arguments: %v", err)
 		}
-	}
-	c, err := callerFrom(req, scope)
-	if err != nil {
-		return nil, err
 	}
 	return fn(ctx, c, in)
 }
@@ -161,13 +164,15 @@ func errorResult(err error) *mcpsdk.CallToolResult {
 	return res
 }
 
-// caller is the verified identity a tool call acts as.
+// caller is the verified identity a tool call acts as. Its Unread is the
+// hint the result carries: as the token check counted it, unless the tool
+// knows better (read_session_mail sets what remains after its read).
 type caller struct {
 	store.TokenInfo
 }
 
-// callerFrom returns the token info the auth wrapper verified, re-checking
-// the tool's scope.
+// callerFrom returns the token info the auth wrapper verified (a copy, which
+// the tool may update), re-checking the tool's scope.
 func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, refusal("Authentication required")

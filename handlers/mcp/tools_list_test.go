@@ -89,7 +89,7 @@ func TestToolsListGolden(t *testing.T) {
 	}
 }
 
-// TestToolDefinitions checks what every tool must carry: the eight names,
+// TestToolDefinitions checks what every tool must carry: the nine names,
 // Draft 2020-12 object schemas closed with additionalProperties false,
 // annotations with the SPEC's hints, a top-level securitySchemes with the
 // tool's scope mirrored in _meta, and a short description. It logs the
@@ -111,6 +111,7 @@ func TestToolDefinitions(t *testing.T) {
 		{"read_session_state", store.ScopeRead, true, false},
 		{"read_session_mail", store.ScopeRead, true, false},
 		{"post_session_note", store.ScopeWrite, false, true},
+		{"reply_to_sender", store.ScopeWrite, false, true},
 		{"poll_resource_events", store.ScopeRead, true, false},
 	}
 	if len(tools) != len(want) {
@@ -157,7 +158,8 @@ func TestToolDefinitions(t *testing.T) {
 
 // TestDescriptionsCarryTheRules: however short, each description keeps the
 // rules an agent needs (who sees it, partial update, null clears, claim
-// first, order of results, retry with the same key).
+// first, order of results, retry with the same key, whom a reply goes to,
+// what clears the unread hint).
 func TestDescriptionsCarryTheRules(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -168,8 +170,9 @@ func TestDescriptionsCarryTheRules(t *testing.T) {
 		"list_agents":             {"presence", "self-reported", "only for agents sharing a project with you"},
 		"list_sessions":           {"invited", "newest first"},
 		"read_session_state":      {"invited", "last_sequence"},
-		"read_session_mail":       {"to you, to all and from you", "newest first", "next_before_id", "until an id you have seen"},
+		"read_session_mail":       {"to you, to all and from you", "newest first", "next_before_id", "until an id you have seen", "clears unread"},
 		"post_session_note":       {"what a person must read", "owners and participants", "Claim a profile first", "invited sessions only", "same key"},
+		"reply_to_sender":         {"one sender", "a from of read_session_mail", "seen by them and the owners", "Claim a profile first", "invited sessions only", "same key"},
 		"poll_resource_events":    {"after after_sequence", "oldest first", "next_sequence"},
 	} {
 		for _, p := range phrases {

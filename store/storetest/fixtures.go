@@ -62,6 +62,10 @@ func newFixturePool(t testing.TB, dsn string) *pgxpool.Pool {
 	return pool
 }
 
+// DSN is the connection string of the test's database, for a second Store
+// on it (another replica) or a connection of its own (LISTEN).
+func (f *Fixtures) DSN() string { return f.pool.Config().ConnString() }
+
 // Exec runs sql.
 func (f *Fixtures) Exec(sql string, args ...any) {
 	f.t.Helper()

@@ -1,0 +1,57 @@
+package mcp
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// TestHintLines keeps the hint line of each shape in
+// testdata/unread_hints.txt (label, tab, line), with session ids as the
+// store makes them. e2e/mcp-tool-tokens.spec.ts counts their cl100k tokens
+// and holds the typical ones to 40. Regenerate with UPDATE_GOLDEN=1.
+func TestHintLines(t *testing.T) {
+	ids := []string{"s_D1X7KfEvcbR-mE-6", "s_03wFIX-SDTm4X-aP", "s_M9b7nBRXj782wWkC", "s_4WjJK5TNjvviiJNX", "s_5fyV1BL83j7MWNEg"}
+	sessions := func(counts ...int) []store.UnreadSession {
+		var out []store.UnreadSession
+		for i, n := range counts {
+			out = append(out, store.UnreadSession{SessionType: store.SessionTypes[i%len(store.SessionTypes)], SessionID: ids[i], Count: n})
+		}
+		return out
+	}
+	cases := []struct {
+		label string
+		u     store.Unread
+	}{
+		{"typical: one note", store.Unread{Total: 1, SessionCount: 1, Sessions: sessions(1)}},
+		{"typical: two notes in one session", store.Unread{Total: 2, SessionCount: 1, Sessions: sessions(2)}},
+		{"two sessions", store.Unread{Total: 5, SessionCount: 2, Sessions: sessions(3, 2)}},
+		{"five sessions", store.Unread{Total: 9, SessionCount: 5, Sessions: sessions(4, 2, 1, 1, 1)}},
+	}
+	var b strings.Builder
+	for _, c := range cases {
+		b.WriteString(c.label + "\t" + hintLine(c.u) + "\n")
+	}
+	path := filepath.Join("testdata", "unread_hints.txt")
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to create it)", err)
+	}
+	if string(want) != b.String() {
+		t.Fatalf("hint lines differ from %s; if intended, run UPDATE_GOLDEN=1 go test ./handlers/mcp/\n%s", path, b.String())
+	}
+	if !strings.HasPrefix(hintLine(cases[0].u), "1 unread note for you: agent_session s_D1X7KfEvcbR-mE-6 (1). Read it with") {
+		t.Fatalf("one note: %q", hintLine(cases[0].u))
+	}
+	if !strings.Contains(hintLine(cases[3].u), "(1) and 2 more sessions. Read them with read_session_mail.") {
+		t.Fatalf("five sessions: %q", hintLine(cases[3].u))
+	}
+}

@@ -1,0 +1,106 @@
+package store
+
+import "strconv"
+
+// What a connection's agent reads, what counts as mail addressed to it, and
+// how much of that it has not read yet (SPEC §9). Each rule is one SQL
+// condition on notes n, written once here and used by every statement that
+// needs it: the token check of every tool call (the unread hint), and
+// read_session_mail (the page, its receipts and the hint it returns).
+
+// readableBy is what read_session_mail shows a connection in a session it is
+// invited to: notes to the whole session, replies to its sender slug, and
+// the notes it posted; never analysis. conn and slug are SQL expressions of
+// the connection's id and sender slug (NULL before a profile is claimed).
+func readableBy(conn, slug string) string {
+	return `(n.message_type <> 'analysis' AND (n.recipient_slug IS NULL OR n.recipient_slug = ` + slug +
+		` OR n.sender_connection_id = ` + conn + `))`
+}
+
+// receiptFor is which of those notes get a read receipt when
+// read_session_mail returns them: all but the connection's own.
+func receiptFor(conn string) string {
+	return `n.sender_connection_id IS DISTINCT FROM ` + conn
+}
+
+// addressedTo is the mail addressed to a connection, what its unread hint
+// counts: replies to its sender slug (from an owner or another agent) and
+// owners' notes to the whole session; never analysis, never its own notes,
+// and not other agents' notes to the whole session.
+func addressedTo(conn, slug string) string {
+	return `(n.message_type <> 'analysis' AND n.sender_connection_id IS DISTINCT FROM ` + conn +
+		` AND (n.recipient_slug = ` + slug + ` OR (n.recipient_slug IS NULL AND n.sender_kind = 'owner')))`
+}
+
+// MaxUnreadListed bounds the sessions an unread hint lists (the newest
+// unread first); its total counts every session.
+const MaxUnreadListed = 10
+
+// Unread is a connection's unread mail: in each session it is currently
+// invited to, the notes addressed to it (addressedTo) newer than the newest
+// note read_session_mail has returned to it there (agent_mail_reads).
+type Unread struct {
+	// Total counts the unread notes of every session.
+	Total int
+	// SessionCount is how many sessions hold them.
+	SessionCount int
+	// Sessions are at most MaxUnreadListed of them, the one with the newest
+	// unread note first.
+	Sessions []UnreadSession
+}
+
+// UnreadSession is the unread count of one session.
+type UnreadSession struct {
+	SessionType string
+	SessionID   string // the public id agents use
+	Count       int
+}
+
+// unreadSQL selects one row (total, sessions, types, ids, counts): a
+// connection's unread mail (Unread), to scan into unreadTargets. conn and
+// slug are SQL expressions (see readableBy); seen is a condition on n naming
+// notes to count as read besides, such as those below the page a read is
+// returning ("false" for none). Per session it reads the range of
+// notes_session_idx above read_through, so a connection that keeps up costs
+// one index probe per invitation.
+func unreadSQL(conn, slug, seen string) string {
+	listed := strconv.Itoa(MaxUnreadListed)
+	return `
+		SELECT coalesce(sum(u.count), 0)::int, count(*)::int,
+			coalesce((array_agg(u.session_type ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
+			coalesce((array_agg(u.public_id ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
+			coalesce((array_agg(u.count ORDER BY u.newest DESC))[1:` + listed + `], '{}')
+		FROM (
+			SELECT s.session_type, s.public_id, x.count, x.newest
+			FROM invitations i
+			JOIN sessions s ON s.id = i.session_id
+			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
+			CROSS JOIN LATERAL (
+				SELECT count(*)::int AS count, max(n.id) AS newest FROM notes n
+				WHERE n.session_id = i.session_id AND n.id > coalesce(m.read_through, 0) AND ` + addressedTo(conn, slug) + `
+					AND NOT (` + seen + `)
+			) x
+			WHERE i.connection_id = ` + conn + ` AND x.count > 0
+		) u`
+}
+
+// unreadTargets are the scan targets of unreadSQL's five columns.
+type unreadTargets struct {
+	u      Unread
+	types  []string
+	ids    []string
+	counts []int32
+}
+
+func (t *unreadTargets) targets() []any {
+	return []any{&t.u.Total, &t.u.SessionCount, &t.types, &t.ids, &t.counts}
+}
+
+func (t *unreadTargets) unread() Unread {
+	u := t.u
+	u.Sessions = make([]UnreadSession, len(t.types))
+	for i := range t.types {
+		u.Sessions[i] = UnreadSession{SessionType: t.types[i], SessionID: t.ids[i], Count: int(t.counts[i])}
+	}
+	return u
+}
