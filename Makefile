@@ -4,7 +4,6 @@ GO ?= go
 BIN := bin/osfoundry
 PG_BIN_GLOB := /usr/lib/postgresql/*/bin/initdb
 CHROMIUM ?= /usr/bin/chromium
-E2E_PORT ?= 18931
 
 .DEFAULT_GOAL := help
 
@@ -52,32 +51,65 @@ browser-deps:
 .PHONY: node-deps
 node-deps:
 	@if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then \
-		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund; \
+		PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefer-offline --no-audit --no-fund; \
 	fi
 
-# apt_install installs Debian packages, as root or through sudo.
+# apt_install installs Debian packages, as root or through sudo. While another
+# apt or dpkg holds its lock it waits, 5 s at a time, at most 5 minutes.
 define apt_install
 	SUDO=""; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
-	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(1)
+	apt_get() { \
+		for try in $$(seq 60); do \
+			out=$$($$SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$$@" 2>&1) && return 0; \
+			case "$$out" in \
+			*"Could not get lock"*|*"Unable to lock"*) \
+				if [ "$$try" = 1 ]; then echo "another apt or dpkg is running: waiting for its lock (at most 5 minutes)"; fi; \
+				sleep 5;; \
+			*) printf '%s\n' "$$out" >&2; return 1;; \
+			esac; \
+		done; \
+		echo "the apt lock was still held after 5 minutes" >&2; return 1; \
+	}; \
+	apt_get update -qq && apt_get install -y -qq --no-install-recommends $(1)
 endef
 
+# build comes before go-test: the process tests build the same binary, which
+# then only needs linking.
 .PHONY: test
-test: deps go-test fuzz-brief e2e ## install what is missing, then run every test (Go and browser)
+test: deps lint build go-test fuzz-brief e2e ## install what is missing, lint, then run every test (Go and browser)
 
+# The Go tests create and drop hundreds of databases, tens of thousands of
+# files: on tmpfs that costs a fraction of what it costs on disk. TEST_TMPDIR
+# (the tests' TMPDIR) is /dev/shm when it is writable with 2 GB free, else the
+# usual temp folder.
+TEST_TMPDIR ?= $(shell d=/dev/shm; if [ -d $$d ] && [ -w $$d ] && [ "$$(df -Pk $$d | awk 'NR==2 {print $$4}')" -gt 2000000 ]; then echo $$d; else echo $${TMPDIR:-/tmp}; fi)
+
+# go test's own vet pass is off: make lint runs all of go vet first.
 .PHONY: go-test
-go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
-	$(GO) test -race -count=1 ./...
+go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector; count them per package
+	set -o pipefail; TMPDIR=$(TEST_TMPDIR) $(GO) test -json -race -count=1 -vet=off ./... | $(GO) run ./cmd/testsummary
 
+# The e2e server listens on E2E_PORT when set, else on a free port
+# (playwright.config.ts picks it); its data folder is a fresh temp folder,
+# removed when the run ends, pass or fail. Playwright's compiled-spec cache
+# stays in node_modules instead of /tmp.
 .PHONY: e2e
 e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
-	E2E_PORT=$(E2E_PORT) npx playwright test
+	@data=$$(mktemp -d /tmp/osfoundry-e2e.XXXXXX) && trap 'rm -rf "$$data"' EXIT && \
+		echo "e2e data folder: $$data (removed at the end)" && \
+		E2E_DATA_DIR=$$data PLAYWRIGHT_TRANSFORM_CACHE_DIR=$(CURDIR)/node_modules/.cache/playwright-transform npx playwright test
+
+# TEMPL_SUM is a checksum of all templ output, to tell whether `templ generate` changed any.
+TEMPL_SUM = find . -name '*_templ.go' -not -path './node_modules/*' | sort | xargs cat | sha256sum
 
 .PHONY: lint
-lint: ## gofmt, go vet, and fail if regenerating templ output changes anything
+lint: ## gofmt, go vet, staticcheck, and fail if templ output or go.mod/go.sum are stale
 	@test -z "$$(gofmt -l . | grep -v node_modules)" || (echo "gofmt needed:"; gofmt -l . | grep -v node_modules; exit 1)
 	$(GO) vet ./...
-	$(GO) tool templ generate
-	@git diff --exit-code -- views || (echo "templ output is stale: run make generate and commit"; exit 1)
+	$(GO) tool staticcheck ./...
+	@before=$$($(TEMPL_SUM)); $(GO) tool templ generate -log-level warn; \
+		test "$$before" = "$$($(TEMPL_SUM))" || (echo "templ output was stale: regenerated, commit it"; exit 1)
+	@$(GO) mod tidy -diff || (echo "go.mod/go.sum are not tidy: run go mod tidy and commit"; exit 1)
 
 .PHONY: bench
 bench: pg-deps ## run the load benchmark and print the table
@@ -97,7 +129,7 @@ FUZZ_TIME ?= 2m
 fuzz-brief: ## run each fuzz target for $(FUZZ_BRIEF)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} ($(FUZZ_BRIEF))"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_BRIEF) "$${t%%:*}"; \
+		TMPDIR=$(TEST_TMPDIR) $(GO) test -vet=off -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_BRIEF) "$${t%%:*}"; \
 	done
 
 .PHONY: fuzz

@@ -1,9 +1,17 @@
 import { defineConfig } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
 
 // One server for the whole run, on its own private PostgreSQL in a fresh data
 // folder; specs share it and run one at a time, in file-name order. It may
-// reach private targets: the webhook spec's receiver listens on loopback.
-const port = Number(process.env.E2E_PORT || 18931);
+// reach private targets: the webhook spec's receiver listens on loopback. The
+// port is E2E_PORT, or a free one chosen here and put in the environment, so
+// that the workers (which load this file again) use the same.
+if (!process.env.E2E_PORT) {
+  process.env.E2E_PORT = execFileSync(process.execPath, ['-e',
+    'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })',
+  ], { encoding: 'utf8' }).trim();
+}
+const port = Number(process.env.E2E_PORT);
 export const baseURL = `http://127.0.0.1:${port}`;
 export const dataDir = process.env.E2E_DATA_DIR || `/tmp/osfoundry-e2e-${port}`;
 

@@ -21,6 +21,7 @@ func middlewareName(f any) string {
 // TestRouteAccessIsValid checks that every route of the table has one of
 // the three access levels, and that any other value stops the server at start.
 func TestRouteAccessIsValid(t *testing.T) {
+	t.Parallel()
 	s := &Server{}
 	valid := []access{accessPublic, accessWeb, accessOwner}
 	for _, r := range s.routes() {
@@ -42,6 +43,7 @@ func TestRouteAccessIsValid(t *testing.T) {
 
 // TestGuardChains pins the middleware of each access level, outermost first.
 func TestGuardChains(t *testing.T) {
+	t.Parallel()
 	s := &Server{}
 	web := []string{"checkFormText", "(*Server).loadSession", "(*Server).checkCSRF"}
 	for a, want := range map[access][]string{
@@ -65,6 +67,7 @@ func TestGuardChains(t *testing.T) {
 // the CSRF token; an owner route sends a signed-out visitor to sign in and
 // lets a signed-in owner through.
 func TestAccessLevelsThroughTheRouter(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	for _, r := range app.h.routes() {

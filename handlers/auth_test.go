@@ -13,6 +13,7 @@ import (
 )
 
 func TestFirstRunSetupSignInSignOut(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	c := app.client()
 
@@ -87,6 +88,7 @@ func TestFirstRunSetupSignInSignOut(t *testing.T) {
 }
 
 func TestLoginRefusalsAndThrottle(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	if _, err := app.store.CreateFirstOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestLoginRefusalsAndThrottle(t *testing.T) {
 }
 
 func TestHealthStaticAndErrors(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	c := app.client()
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/nope": 404} {

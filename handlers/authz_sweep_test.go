@@ -365,6 +365,7 @@ func isLoginRedirect(c sweepCall) bool {
 // TestSweepRoutes calls every route of the table as an owner of another
 // workspace, signed out, and (for POSTs) without the CSRF token.
 func TestSweepRoutes(t *testing.T) {
+	t.Parallel()
 	w := newSweepWorld(t)
 	table := w.routeTable()
 	routes := w.app.h.routes()
@@ -703,6 +704,7 @@ func (w *sweepWorld) agentRows() string {
 // an uninvited connection of the same workspace, with a read-only token and
 // with none, after checking that A's own agent gets an answer.
 func TestSweepTools(t *testing.T) {
+	t.Parallel()
 	w := newSweepWorld(t)
 	scopes := w.toolScopes()
 	ref := map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID}

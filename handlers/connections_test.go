@@ -116,6 +116,7 @@ func (s *site) csrf() string {
 }
 
 func TestConnectionsPage(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	pr, _ := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha")
@@ -236,6 +237,7 @@ func TestConnectionsPage(t *testing.T) {
 }
 
 func TestStaticTokenForm(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	pr, _ := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha")
@@ -280,6 +282,7 @@ func TestStaticTokenForm(t *testing.T) {
 }
 
 func TestConsentPage(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	ctx := context.Background()
 	if _, err := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha"); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCSRFRefused(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("P")

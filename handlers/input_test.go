@@ -9,6 +9,7 @@ import (
 )
 
 func TestBadTextAndBigBodiesAreRefused(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	c := app.client()
 	token := c.csrf("/setup")

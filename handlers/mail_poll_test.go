@@ -14,6 +14,7 @@ import (
 )
 
 func TestMailPoll(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	first := f.app.agentNote(f.ag, f.session.ID, "one", "1")
 	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the hub tracks the session
@@ -97,6 +98,7 @@ func TestMailPoll(t *testing.T) {
 }
 
 func TestOlderNotes(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	var ids []int64
 	for i := range store.MailPageSize + 2 {

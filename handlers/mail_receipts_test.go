@@ -56,6 +56,7 @@ func readers(s *goquery.Selection) []string {
 // of band and is a query-free 204 again once the page has them; receipts
 // outlive the connection's revocation.
 func TestReadReceiptsInTeamMail(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	ctx := context.Background()
 	ws := f.alice.owner.WorkspaceID
@@ -159,6 +160,7 @@ func TestReadReceiptsInTeamMail(t *testing.T) {
 // reply to their own slug, and an agent's reply to another agent with that
 // agent's slug; both from an outside assistant, both answerable.
 func TestAgentRepliesInTeamMail(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	ctx := context.Background()
 	ws := f.alice.owner.WorkspaceID

@@ -11,6 +11,7 @@ import (
 )
 
 func TestReply(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	note := f.app.agentNote(f.ag, f.session.ID, "Question "+xss, "Which branch?")
 	f.alice.get(f.url)

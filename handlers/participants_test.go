@@ -10,6 +10,7 @@ import (
 )
 
 func TestParticipants(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	other := f.app.agent("alice@example.com", "", "other-bot", "Other "+xss)
 	p := f.url + "/participants"

@@ -7,6 +7,7 @@ import (
 )
 
 func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, nil, nil, ptr("old task"))
 	f.app.sql().AgeStatuses(3 * 24 * time.Hour)
@@ -24,6 +25,7 @@ func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
 }
 
 func TestPresencePoll(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	src, _ := doc.Find(`#presence`).Attr("hx-get")

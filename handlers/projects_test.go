@@ -22,6 +22,7 @@ func noRawXSS(t *testing.T, html string) {
 }
 
 func TestProjectsPages(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 
@@ -62,6 +63,7 @@ func TestProjectsPages(t *testing.T) {
 }
 
 func TestProjectSeatsAndSessions(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Web")
@@ -138,6 +140,7 @@ func TestProjectSeatsAndSessions(t *testing.T) {
 }
 
 func TestProjectOtherWorkspaceIs404(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	bob := app.owner("bob@example.com", "Bob's")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSessionPageShowsMailAndPresence(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	f.app.setStatus(f.ag, ptr("github.com/acme/"+xss), ptr("feat/"+xss), ptr("Fixing "+xss))
 	long := strings.Repeat("line of a long body\n", 40) + xss
@@ -88,6 +89,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 }
 
 func TestSessionOtherWorkspaceIs404(t *testing.T) {
+	t.Parallel()
 	f := newSessionFixture(t)
 	note := f.app.agentNote(f.ag, f.session.ID, "s", "b")
 	bob := f.app.owner("bob@example.com", "Bob's")

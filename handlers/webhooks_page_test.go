@@ -67,6 +67,7 @@ func (r *hookReceiver) count() int {
 }
 
 func TestWebhookSettingsPage(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t)
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Storefront")

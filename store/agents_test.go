@@ -41,6 +41,7 @@ func newConn(t *testing.T, st *store.Store, ws, owner int64, projects ...int64) 
 }
 
 func TestClaimProfileConcurrentSameHandle(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	const n = 8
@@ -73,6 +74,7 @@ func TestClaimProfileConcurrentSameHandle(t *testing.T) {
 }
 
 func TestClaimProfileValidatesAndKeepsSlug(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner)
@@ -106,6 +108,7 @@ func TestClaimProfileValidatesAndKeepsSlug(t *testing.T) {
 }
 
 func TestSetStatusStore(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, _ := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner)
@@ -140,6 +143,7 @@ func TestSetStatusStore(t *testing.T) {
 }
 
 func TestPostAgentNoteStore(t *testing.T) {
+	t.Parallel()
 	st, ws, owner, p := agentWorld(t)
 	ctx := context.Background()
 	c := newConn(t, st, ws, owner, p)

@@ -15,6 +15,7 @@ import (
 // key refuses what it should, straight in SQL, so that no code path can write
 // such a row.
 func TestSchemaConstraints(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	// Fixture: two workspaces with an owner, a project, a connection, a profile and a session each.

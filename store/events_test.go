@@ -12,6 +12,7 @@ import (
 // TestDuplicateNotesLeaveNoSequenceGap: a retried key and a refused key reuse
 // must not consume event sequence numbers.
 func TestDuplicateNotesLeaveNoSequenceGap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, _, pa, _ := twoWorkspaces(t, st)

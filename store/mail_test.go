@@ -65,6 +65,7 @@ func (f *mailFixture) agentNote(t *testing.T, subject string) int64 {
 }
 
 func TestPostOwnerNote(t *testing.T) {
+	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
 	agentNote := f.agentNote(t, "question")
@@ -144,6 +145,7 @@ func TestPostOwnerNote(t *testing.T) {
 }
 
 func TestMailListsAndReadMarks(t *testing.T) {
+	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
 	var ids []int64
@@ -183,6 +185,7 @@ func TestMailListsAndReadMarks(t *testing.T) {
 // Notes of one session become visible in id order, so "id > newest seen"
 // never skips a note: the session row is locked before a note takes its id.
 func TestNoteIDsCommitInOrder(t *testing.T) {
+	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
 	tx1 := storetest.SQL(t, f.st).Begin()
@@ -213,6 +216,7 @@ func TestNoteIDsCommitInOrder(t *testing.T) {
 }
 
 func TestNoteHub(t *testing.T) {
+	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
 	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -11,6 +11,7 @@ import (
 )
 
 func TestMigrateFromEmptyAndAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, err := store.Open(ctx, storetest.NewEmptyDatabase(t))
 	if err != nil {
@@ -42,6 +43,7 @@ func TestMigrateFromEmptyAndAgain(t *testing.T) {
 }
 
 func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := storetest.NewEmptyDatabase(t)
 	var wg sync.WaitGroup
@@ -75,6 +77,7 @@ func TestMigrateConcurrentStartsApplyOnce(t *testing.T) {
 }
 
 func TestMigrateRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	storetest.SQL(t, st).Exec(`INSERT INTO schema_migrations (version, name) VALUES (9999, '9999_future.sql')`)
@@ -85,6 +88,7 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 }
 
 func TestMigrateAppliesAGapBelowTheNewest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	all, err := store.Migrations()

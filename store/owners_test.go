@@ -11,6 +11,7 @@ import (
 )
 
 func TestCreateFirstOwnerAndAuthenticate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 
@@ -56,6 +57,7 @@ func TestCreateFirstOwnerAndAuthenticate(t *testing.T) {
 }
 
 func TestCreateFirstOwnerRaceCreatesOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	var wg sync.WaitGroup
@@ -82,6 +84,7 @@ func TestCreateFirstOwnerRaceCreatesOne(t *testing.T) {
 }
 
 func TestNewOwnerValidation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	tests := []struct {
@@ -114,6 +117,7 @@ func TestNewOwnerValidation(t *testing.T) {
 }
 
 func TestCreateOwnerWorkspaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, err := st.CreateOwner(ctx, store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"})
@@ -139,6 +143,7 @@ func TestCreateOwnerWorkspaces(t *testing.T) {
 }
 
 func TestLoginFailuresCount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	for range 3 {
@@ -164,6 +169,7 @@ func TestLoginFailuresCount(t *testing.T) {
 }
 
 func TestPasswordHashRoundTrip(t *testing.T) {
+	t.Parallel()
 	h, err := store.HashPassword("pässword with ünicode")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // by handle, a direct seat) through the same rule: repeated or already seated
 // projects are harmless, and anything of another workspace is not found.
 func TestSeating(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, b, pa, pb := twoWorkspaces(t, st)

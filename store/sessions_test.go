@@ -8,6 +8,7 @@ import (
 )
 
 func TestNewSessionNamesTheSessionTypes(t *testing.T) {
+	t.Parallel()
 	n := store.NewSession{Type: "graph_session", Title: "T"}
 	var fe *store.FieldError
 	if err := n.Validate(); !errors.As(err, &fe) || fe.Field != "session_type" || fe.Message != "choose agent_session, team_session or loop_session" {

@@ -32,6 +32,7 @@ func twoWorkspaces(t *testing.T, st *store.Store) (a, b *store.Owner, pa, pb *st
 }
 
 func TestCrossWorkspaceReadsAreNotFound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, b, pa, pb := twoWorkspaces(t, st)
@@ -71,6 +72,7 @@ func TestCrossWorkspaceReadsAreNotFound(t *testing.T) {
 }
 
 func TestAccessTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, _, pa, _ := twoWorkspaces(t, st)
@@ -115,6 +117,7 @@ func TestAccessTokenLifecycle(t *testing.T) {
 }
 
 func TestEventsAreGapFree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, _, pa, _ := twoWorkspaces(t, st)

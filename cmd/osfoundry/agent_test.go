@@ -466,6 +466,7 @@ func (m *agentMachine) agentCall(server, tool string, args any) *toolReply {
 }
 
 func TestAgentLoginThroughConsent(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	out := m.login(s.URL, signInOwner(t, s.URL, s.w), "--handle", "widgets-bot")
@@ -530,6 +531,7 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 }
 
 func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "widgets-bot")
@@ -584,19 +586,13 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The mail subtests need the unread hint of SPEC §9 on the server (every
-	// tool result of a connection with unread mail carries "unread"). Where
-	// the server has none yet they are skipped, loudly; they run as soon as
-	// the hint is there.
-	hasHint := m.agentCall(s.URL, "list_sessions", nil).data["unread"] != nil
-	needHint := func(t *testing.T) {
-		if !hasHint {
-			t.Skip("NEEDS THE UNREAD HINT (SPEC §9): this server's list_sessions carries no \"unread\" although two notes wait for the agent")
-		}
+	// The mail subtests rest on the unread hint of SPEC §9: every tool result
+	// of a connection with unread mail carries "unread".
+	if m.agentCall(s.URL, "list_sessions", nil).data["unread"] == nil {
+		t.Fatal("list_sessions carries no \"unread\" although two notes wait for the agent")
 	}
 
 	t.Run("UserPromptSubmit brings the replies as context, and they count as read", func(t *testing.T) {
-		needHint(t)
 		m.resetThrottle()
 		text := hookAnswer(t, "UserPromptSubmit", m.hookEvent(s.URL, "UserPromptSubmit", nil))
 		for _, want := range []string{"2 unread notes", fmt.Sprintf("note %d", reply.ID), "Use banker's rounding", "Round half to even,\nas the ledger does.",
@@ -632,10 +628,6 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 		if n := s.mcpRequests() - before; n == 0 {
 			t.Fatal("no mail check once the 30 s had passed")
 		}
-		if !hasHint {
-			quiet(t, "PostToolUse on a server without the unread hint", r)
-			return
-		}
 		text := hookAnswer(t, "PostToolUse", r)
 		if !strings.Contains(text, fmt.Sprintf("note %d", later.ID)) || !strings.Contains(text, "1 unread note") || strings.Contains(text, "Use banker's rounding") {
 			t.Errorf("PostToolUse context:\n%s", text)
@@ -643,7 +635,6 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 	})
 
 	t.Run("SessionStart adds unread mail", func(t *testing.T) {
-		needHint(t)
 		n, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
 			Type: store.MessageReply, ReplyTo: noteID, Subject: "While you were away", Body: "CI is green again."})
 		if err != nil {
@@ -674,6 +665,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 }
 
 func TestAgentHookFailsQuietly(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	check := func(t *testing.T, m *agentMachine, r hookRun, logWants string) {
 		t.Helper()
@@ -759,6 +751,7 @@ func TestAgentHookFailsQuietly(t *testing.T) {
 const hookLimitPlusStart = 2500 * time.Millisecond
 
 func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "busy-bot")
@@ -803,6 +796,7 @@ func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
 }
 
 func TestAgentInstallCommand(t *testing.T) {
+	t.Parallel()
 	m := newAgentMachine(t)
 	server := "http://127.0.0.1:9" // not contacted
 	stdout, stderr, code := m.run("", "agent", "install", "claude-code", "--server", server, "--dry-run")
@@ -853,6 +847,7 @@ func TestAgentInstallCommand(t *testing.T) {
 }
 
 func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "bridge-bot")
@@ -940,6 +935,7 @@ func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
 }
 
 func TestAgentHookAsksAnUnclaimedConnectionToClaim(t *testing.T) {
+	t.Parallel()
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	m.login(s.URL, signInOwner(t, s.URL, s.w)) // no --handle: the model has to claim

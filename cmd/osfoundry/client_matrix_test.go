@@ -42,6 +42,7 @@ import (
 // approves the consent page and hands the redirect's code, state and iss back
 // to the handler, as the host's loopback listener would.
 func TestGoSDKClientMatrix(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	r := startReplica(t, dsn, "")
 	r.waitReady()

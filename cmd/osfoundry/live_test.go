@@ -21,6 +21,7 @@ import (
 // SIGTERM ends B promptly with the stream open: the drain does not wait for
 // streams.
 func TestLiveStreamAcrossProcessesAndShutdown(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	base := "http://" + freePort(t)
 	a := startReplica(t, dsn, base)

@@ -10,7 +10,16 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-func TestMain(m *testing.M) { storetest.Main(m) }
+// TestMain runs the tests, then stops the private cluster and removes the
+// binary they built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	storetest.Shutdown()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 func TestOwnerAndTokenCommands(t *testing.T) {
 	dsn := storetest.NewDatabase(t)

@@ -27,20 +27,22 @@ import (
 
 var (
 	binOnce sync.Once
+	binDir  string // removed by TestMain when the tests end
 	binPath string
 	binErr  error
 )
 
-// binary builds osfoundry once per test run.
+// binary builds osfoundry once per test run, without the race detector: the
+// agent tests start it dozens of times, and a race-enabled binary takes a
+// second to start.
 func binary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "osfbin")
-		if err != nil {
-			binErr = err
+		binDir, binErr = os.MkdirTemp("", "osfbin")
+		if binErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "osfoundry")
+		binPath = filepath.Join(binDir, "osfoundry")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -135,25 +137,47 @@ func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
 	return r
 }
 
-// waitReady polls /readyz (at most 600 times, 50 ms apart).
+// waitReady polls /readyz (at most 1,500 times, 20 ms apart).
 func (r *replica) waitReady() {
 	r.t.Helper()
-	for range 600 {
+	probe := &http.Client{Timeout: 2 * time.Second}
+	for range 1500 {
 		select {
 		case <-r.done:
 			r.t.Fatalf("replica exited during start: %v\n%s", r.err, r.logs.String())
 		default:
 		}
-		res, err := http.Get(r.URL + "/readyz")
+		res, err := probe.Get(r.URL + "/readyz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
 				return
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	r.t.Fatalf("replica %s not ready\n%s", r.URL, r.logs.String())
+}
+
+// waitLog waits until the replica has logged text (at most 10 s).
+func (r *replica) waitLog(text string) {
+	r.t.Helper()
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(r.logs.String(), text) }) {
+		r.t.Fatalf("replica %s never logged %q\n%s", r.URL, text, r.logs.String())
+	}
+}
+
+// waitFor checks cond every 10 ms until it holds or limit has passed, and
+// reports whether it held.
+func waitFor(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 func countRows(t *testing.T, dsn, query string, args ...any) int {
@@ -172,6 +196,7 @@ func countRows(t *testing.T, dsn, query string, args ...any) int {
 }
 
 func TestReplicasStartingTogetherMigrateOnce(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewEmptyDatabase(t)
 	a := startReplica(t, dsn, "")
 	b := startReplica(t, dsn, "")
@@ -188,32 +213,38 @@ func TestReplicasStartingTogetherMigrateOnce(t *testing.T) {
 }
 
 func TestGracefulShutdownDrainsInFlightRequest(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	r := startReplica(t, dsn, "", "--shutdown-timeout", "10s")
 	r.waitReady()
 
-	// Send the headers and half of a body, then SIGTERM, then the rest: the
-	// request must still get its answer before the process exits.
+	// Send the headers, wait for the handler to ask for the body (100
+	// Continue), then SIGTERM, then the body: the request must still get its
+	// answer before the process exits.
 	conn, err := net.Dial("tcp", strings.TrimPrefix(r.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 	body := "email=a%40example.com&password=xxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-	fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-		strings.TrimPrefix(r.URL, "http://"), len(body), body[:10])
-	time.Sleep(200 * time.Millisecond) // let the server start reading the request
+	fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+		strings.TrimPrefix(r.URL, "http://"), len(body))
+	answers := bufio.NewReader(conn)
+	if res, err := http.ReadResponse(answers, nil); err != nil || res.StatusCode != http.StatusContinue {
+		t.Fatalf("the handler never asked for the body: %v %v", err, res)
+	}
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	r.waitLog("shutting down")
 	select {
 	case <-r.done:
 		t.Fatalf("server exited with a request in flight: %v", r.err)
 	default:
 	}
-	io.WriteString(conn, body[10:])
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	io.WriteString(conn, body)
+	res, err := http.ReadResponse(answers, nil)
 	if err != nil {
 		t.Fatalf("in-flight request lost: %v", err)
 	}
@@ -235,6 +266,7 @@ func TestGracefulShutdownDrainsInFlightRequest(t *testing.T) {
 }
 
 func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
+	t.Parallel()
 	pg := ownCluster(t)
 	r := startReplica(t, pg.DSN, "")
 	r.waitReady()
@@ -281,6 +313,7 @@ func TestDatabaseOutageRecoversWithoutRestart(t *testing.T) {
 }
 
 func TestSlowHeadersAreCutOff(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	r := startReplica(t, dsn, "", "--header-timeout", "500ms")
 	r.waitReady()

@@ -21,6 +21,7 @@ import (
 // TestOAuthFlowAcrossReplicas runs registration, sign-in, consent, code
 // exchange, refresh and tool calls through a proxy that alternates replicas.
 func TestOAuthFlowAcrossReplicas(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	proxyAddr := freePort(t)
 	base := "http://" + proxyAddr

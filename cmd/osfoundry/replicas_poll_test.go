@@ -21,6 +21,7 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // poll cycle (LISTEN/NOTIFY keeps B's in-memory latest ids current), and the
 // unchanged-poll fast path answers 204 on both before and after.
 func TestNotePostedOnOneReplicaReachesPollOnAnother(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	base := "http://" + freePort(t) // the public URL both replicas share
 	a := startReplica(t, dsn, base)

@@ -162,6 +162,7 @@ func roundRobinHandler(backends ...*replica) http.Handler {
 }
 
 func TestReplicasShareOneIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	addrProxy := freePort(t)
 	base := "http://" + addrProxy
@@ -207,6 +208,7 @@ func TestReplicasShareOneIdempotencyKey(t *testing.T) {
 }
 
 func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	addr := freePort(t)
 	base := "http://" + addr
@@ -263,24 +265,34 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 
 	// Every client now (re)sends every note: retries of acknowledged notes must
 	// come back as duplicates with the same id; the rest are stored once.
-	duplicates := 0
+	var duplicates atomic.Int64
 	for c := range 8 {
-		for i := range perClient {
-			subject, body, key := keyOf(c, i)
-			res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
-			if err != nil || res.isError || res.rpcErr != "" {
-				t.Fatalf("retry after restart: %v %+v", err, res)
-			}
-			id, _ := res.data["id"].(float64)
-			if first, ok := acked[key]; ok {
-				if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
-					t.Fatalf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perClient {
+				subject, body, key := keyOf(c, i)
+				res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
+				if err != nil || res.isError || res.rpcErr != "" {
+					t.Errorf("retry after restart: %v %+v", err, res)
+					return
 				}
-				duplicates++
+				id, _ := res.data["id"].(float64)
+				if first, ok := acked[key]; ok {
+					if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
+						t.Errorf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+						return
+					}
+					duplicates.Add(1)
+				}
 			}
-		}
+		}()
 	}
-	if duplicates != ackedBefore {
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if duplicates := int(duplicates.Load()); duplicates != ackedBefore {
 		t.Fatalf("duplicates %d, acknowledged before the kill %d", duplicates, ackedBefore)
 	}
 	if n := countRows(t, dsn, `SELECT count(*) FROM notes WHERE session_id = $1`, w.session.ID); n != 8*perClient {
@@ -293,6 +305,7 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 }
 
 func TestToolCallsDuringDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	pg := ownCluster(t)
 	addr := freePort(t)
 	base := "http://" + addr
@@ -310,6 +323,25 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 	stopLoad := make(chan struct{})
 	type outcome struct{ ok, unavailable, other int }
 	results := make([]outcome, 4)
+	var oks, refusals [4]atomic.Int64 // the same counts, read while the load runs
+	// more waits until every client has had n more answers of a kind than now.
+	more := func(n int64, counters *[4]atomic.Int64, what string) {
+		t.Helper()
+		var want [4]int64
+		for c := range counters {
+			want[c] = counters[c].Load() + n
+		}
+		if !waitFor(20*time.Second, func() bool {
+			for c := range counters {
+				if counters[c].Load() < want[c] {
+					return false
+				}
+			}
+			return true
+		}) {
+			t.Fatalf("the load clients did not get %d more %s each", n, what)
+		}
+	}
 	acked := make([]map[string]float64, 4)
 	var loadWG sync.WaitGroup
 	for c := range 4 {
@@ -330,11 +362,14 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 				case err == nil && res.status == 200 && !res.isError && res.rpcErr == "":
 					acked[c][key], _ = res.data["id"].(float64)
 					results[c].ok++
+					oks[c].Add(1)
 					i++
 				case err == nil && res.status == http.StatusServiceUnavailable && strings.Contains(res.rpcErr, "database"):
 					results[c].unavailable++
+					refusals[c].Add(1)
 				case err == nil && res.rpcErr != "" && !strings.Contains(res.rpcErr, "panic"):
 					results[c].unavailable++ // a call already past the token check when the database went away
+					refusals[c].Add(1)
 				default:
 					results[c].other++
 					t.Errorf("client %d: unexpected answer during the outage: %v %+v", c, err, res)
@@ -343,7 +378,7 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	more(2, &oks, "acknowledgements before the outage")
 
 	pg.Stop()
 	for _, tool := range []string{"list_agents", "post_session_note", "read_session_mail"} {
@@ -355,10 +390,10 @@ func TestToolCallsDuringDatabaseOutage(t *testing.T) {
 			t.Fatalf("%s during outage: HTTP %d %+v, want 503 with a clear JSON-RPC error", tool, res.status, res)
 		}
 	}
-	time.Sleep(2 * time.Second) // a few seconds without a database, under load
+	more(5, &refusals, "refusals without a database")
 	pg.restart()
 	r.waitReady()
-	time.Sleep(500 * time.Millisecond) // the load goes on against the recovered database
+	more(2, &oks, "acknowledgements against the recovered database")
 	close(stopLoad)
 	loadWG.Wait()
 	total := outcome{}

@@ -18,6 +18,7 @@ var tokenPattern = regexp.MustCompile(`osf_at_[A-Za-z0-9_-]+`)
 // at start and prints it; the server accepts the token. --base-url overrides,
 // and a token bound elsewhere is refused.
 func TestTokenCreateBindsToTheServedBaseURL(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	w := newWorld(t, dsn, "http://unused.example", 0)
 	addr := freePort(t)

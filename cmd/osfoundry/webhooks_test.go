@@ -138,6 +138,7 @@ func deliveryStates(t *testing.T, dsn string, endpointID int64) map[string]int {
 // restart every note arrives, in order; the one in flight at the kill comes
 // again with the same webhook-id (at least once: the receiver may drop it).
 func TestWebhooksSurviveKill9MidDelivery(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	addr := freePort(t)
 	base := "http://" + addr
@@ -196,6 +197,7 @@ func TestWebhooksSurviveKill9MidDelivery(t *testing.T) {
 // TestWebhooksAcrossDatabaseOutage stops PostgreSQL while deliveries are
 // going out; once it is back every note is delivered, exactly once, in order.
 func TestWebhooksAcrossDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	pg := ownCluster(t)
 	addr := freePort(t)
 	base := "http://" + addr
@@ -231,6 +233,7 @@ func TestWebhooksAcrossDatabaseOutage(t *testing.T) {
 // processes on one database, each running its sender: every endpoint gets
 // every note exactly once, in order.
 func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	addrProxy := freePort(t)
 	base := "http://" + addrProxy
@@ -259,6 +262,7 @@ func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
 // --allow-private-targets to the sender: without it, a delivery to a
 // loopback receiver fails at dial time and the receiver gets nothing.
 func TestWebhooksRefuseLoopbackWithoutTheFlag(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	r := startReplica(t, dsn, "", "--"+testFastWebhooks)
 	r.waitReady()

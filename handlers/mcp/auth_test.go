@@ -32,6 +32,7 @@ type refusalBody struct {
 // can lack a valid token: status, every WWW-Authenticate field, and the
 // JSON-RPC isError result carrying the same header.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	valid := e.agent(ws, owner, store.AllScopes)
@@ -122,6 +123,7 @@ func TestRefusals(t *testing.T) {
 // (and with a bad one), initialize advertises only what is implemented, and
 // a method the server does not implement gets JSON-RPC -32601, never a 401.
 func TestAnonymousMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, token := range []string{"", "osf_at_garbage"} {
 		for _, c := range []struct {
@@ -186,6 +188,7 @@ func TestAnonymousMethods(t *testing.T) {
 
 // TestHostAndOrigin checks the DNS-rebinding guard and CORS.
 func TestHostAndOrigin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	do := func(method, host, origin string) *http.Response {
@@ -231,6 +234,7 @@ func TestHostAndOrigin(t *testing.T) {
 
 // TestProtectedResourceMetadata checks both RFC 9728 documents.
 func TestProtectedResourceMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
 		resp, err := http.Get(e.base + path)
@@ -258,6 +262,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 // TestPresenceWrittenAtMostEvery30s checks that an authenticated call marks
 // the connection seen and a second call right after does not write again.
 func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)
@@ -292,6 +297,7 @@ func TestPresenceWrittenAtMostEvery30s(t *testing.T) {
 // TestPublicHost: with a public base URL, its Host and Origin are accepted
 // besides loopback, and anything else is refused.
 func TestPublicHost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := mcp.New(mcp.Options{Store: e.st, BaseURL: "https://foundry.example"})
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
@@ -323,6 +329,7 @@ func TestPublicHost(t *testing.T) {
 // TestDatabaseDownLeaksNothing: when the token cannot be checked, the answer
 // is a 500 JSON-RPC error without database detail.
 func TestDatabaseDownLeaksNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)

@@ -10,6 +10,7 @@ import (
 // TestClaimConnectedProfile covers re-claiming, handle uniqueness per
 // workspace, and the stable sender slug.
 func TestClaimConnectedProfile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	ws2, owner2 := e.workspace("W2")

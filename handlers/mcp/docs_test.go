@@ -26,6 +26,7 @@ var (
 // server configured with the documented base URL and compares the status
 // line, the documented headers and the body.
 func TestDocsMatchReality(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/mcp.md")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // TestToolErrorMapping: problems an agent can fix become refusals naming the
 // rule; anything else becomes an opaque JSON-RPC internal error.
 func TestToolErrorMapping(t *testing.T) {
+	t.Parallel()
 	h := New(Options{BaseURL: "http://localhost:8080"})
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -46,6 +47,7 @@ func TestToolErrorMapping(t *testing.T) {
 // validator's structured result as the argument and the rule it broke,
 // without echoing long values back.
 func TestArgumentViolations(t *testing.T) {
+	t.Parallel()
 	status := compileArguments("set_status", setStatusSchema.raw())
 	claim := compileArguments("claim_connected_profile", claimConnectedProfileSchema.raw())
 	note := compileArguments("post_session_note", postSessionNoteSchema.raw())

@@ -62,9 +62,11 @@ func (p *lossyProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 // 200 rows; a fresh key per attempt gives one extra row per lost response
 // that was retried.
 func TestIdempotencyUnderFaults(t *testing.T) {
+	t.Parallel()
 	const notes, maxRetries = 200, 3
 	for _, mode := range []string{"content key", "fresh key per attempt"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			ws, owner := e.workspace("W")
 			p := e.project(ws, "P")
@@ -152,6 +154,7 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 // one database) post the same key at once; one row results and every
 // caller gets its id, exactly one with duplicate false.
 func TestConcurrentSameKeyOneRow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

@@ -28,6 +28,7 @@ func (a *agent) post(body string, query string) (int, string) {
 }
 
 func TestHostileInputIsRefusedClearly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

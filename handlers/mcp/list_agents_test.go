@@ -23,6 +23,7 @@ type agentsResult struct {
 // agents it shares a project with (and itself); nobody sees the other
 // workspace.
 func TestListAgentsVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W1")
 	p1, p2 := e.project(ws, "P1"), e.project(ws, "P2")

@@ -26,6 +26,7 @@ func countNotes(e *env, connID int64) int {
 // duplicate true; the same key with other content is refused and writes
 // nothing; the note, its event and the notification commit together.
 func TestPostSessionNoteIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

@@ -78,7 +78,7 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 func toNoteOut(n store.Note) noteOut {
 	kind := "owner"
 	if n.SenderKind == "agent" {
-		kind = "outside assistant"
+		kind = store.AgentLabel
 	}
 	return noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: kind, To: n.RecipientSlug,
 		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt}

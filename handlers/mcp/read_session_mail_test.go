@@ -31,6 +31,7 @@ func (m mailResult) subjects() []string {
 // TestSessionMailVisibility: who may read and post where, and which notes
 // each invited agent reads.
 func TestSessionMailVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W1")
 	p1, p2 := e.project(ws, "P1"), e.project(ws, "P2")
@@ -123,6 +124,7 @@ func TestSessionMailVisibility(t *testing.T) {
 
 // TestPollResourceEvents reads the event sequence forward in pages.
 func TestPollResourceEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")
@@ -179,6 +181,7 @@ func TestPollResourceEvents(t *testing.T) {
 // 5, 10 or 20 and stops at the page holding the known id needs exactly
 // new/limit + 1 calls and reads limit rows per call.
 func TestReadSessionMailPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

@@ -57,6 +57,7 @@ func callAt(url, token, tool string, args any) (*rawResult, error) {
 // owner's; only the recipient (and the owners) read the reply, as a reply
 // to that slug, and the recipient's next call carries the unread hint.
 func TestReplyToSender(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")
@@ -116,6 +117,7 @@ func TestReplyToSender(t *testing.T) {
 // TestReplyToSenderRefusals: every refusal names what the agent can do, and
 // writes nothing.
 func TestReplyToSenderRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	ws2, owner2 := e.workspace("W2")
@@ -186,6 +188,7 @@ func TestReplyToSenderRefusals(t *testing.T) {
 // post_session_note, is refused and writes nothing; racing retries on two
 // replicas leave one row.
 func TestReplyToSenderIdempotency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

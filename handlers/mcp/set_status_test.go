@@ -25,6 +25,7 @@ func str(p *string) string {
 // TestSetStatusPartialUpdate walks {repo, branch, task} → {task} → {branch}
 // → {} → {all null}, asserting the whole status after each step.
 func TestSetStatusPartialUpdate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)
@@ -68,6 +69,7 @@ func TestSetStatusPartialUpdate(t *testing.T) {
 // TestSetStatusEmptyBeforeAnyStatus: {} on a fresh profile returns an
 // all-null status and writes nothing.
 func TestSetStatusEmptyBeforeAnyStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	a := e.agent(ws, owner, store.AllScopes)

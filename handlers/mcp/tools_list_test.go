@@ -67,6 +67,7 @@ func liveTools(t *testing.T, e *env) (map[string]liveTool, map[string]json.RawMe
 // TestToolsListGolden compares the whole tools/list result with
 // testdata/tools_list.json. Regenerate with UPDATE_GOLDEN=1.
 func TestToolsListGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, liveToolsList(t, e), "", "  "); err != nil {
@@ -94,6 +95,7 @@ func TestToolsListGolden(t *testing.T) {
 // tool's scope mirrored in _meta, and a short description. It logs the
 // serialized size of each definition and of the whole list.
 func TestToolDefinitions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tools, raw := liveTools(t, e)
 	want := []struct {
@@ -159,6 +161,7 @@ func TestToolDefinitions(t *testing.T) {
 // first, order of results, retry with the same key, whom a reply goes to,
 // what clears the unread hint).
 func TestDescriptionsCarryTheRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tools, _ := liveTools(t, e)
 	for name, phrases := range map[string][]string{
@@ -184,6 +187,7 @@ func TestDescriptionsCarryTheRules(t *testing.T) {
 // against the live tools/list schemas, and asserts that the server itself
 // answers each rejected set with an isError result naming the problem.
 func TestSchemaConformance(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tools, _ := liveTools(t, e)
 	schemas := map[string]*jsonschema.Schema{}

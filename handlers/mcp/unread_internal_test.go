@@ -14,6 +14,7 @@ import (
 // store makes them. e2e/mcp-tool-tokens.spec.ts counts their cl100k tokens
 // and holds the typical ones to 40. Regenerate with UPDATE_GOLDEN=1.
 func TestHintLines(t *testing.T) {
+	t.Parallel()
 	ids := []string{"s_D1X7KfEvcbR-mE-6", "s_03wFIX-SDTm4X-aP", "s_M9b7nBRXj782wWkC", "s_4WjJK5TNjvviiJNX", "s_5fyV1BL83j7MWNEg"}
 	sessions := func(counts ...int) []store.UnreadSession {
 		var out []store.UnreadSession

@@ -89,6 +89,7 @@ func counts(u *unreadHint) string {
 // notes to the whole session, replies to others), on every result (refusals
 // too), and how read_session_mail clears it, whole or in part.
 func TestUnreadHint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")
@@ -223,6 +224,7 @@ func TestUnreadHint(t *testing.T) {
 // rest; the data lists up to store.MaxUnreadListed, newest first, and the
 // total counts them all.
 func TestUnreadHintManySessions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")
@@ -253,6 +255,7 @@ func TestUnreadHintManySessions(t *testing.T) {
 // osfoundry_receipts (ids only), and the receipts outlive the connection's
 // revocation.
 func TestReadReceipts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ws, owner := e.workspace("W")
 	p := e.project(ws, "P")

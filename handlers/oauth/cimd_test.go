@@ -57,6 +57,7 @@ func serveDoc(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestDocumentClientRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	srv := newDocServer(t, false, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/hop" {
 			http.Redirect(w, r, "http://example.com/client.json", http.StatusFound)
@@ -86,6 +87,7 @@ func TestDocumentClientRefusesPrivateAddresses(t *testing.T) {
 // allowed (the document's host); its https redirect to another loopback
 // server passes the redirect rules and is refused by the guard at dial time.
 func TestDocumentRedirectHopIsGuarded(t *testing.T) {
+	t.Parallel()
 	other := newDocServer(t, true, serveDoc)
 	var allowed *docServer
 	allowed = newDocServer(t, true, func(w http.ResponseWriter, r *http.Request) {
@@ -124,6 +126,7 @@ func TestDocumentRedirectHopIsGuarded(t *testing.T) {
 // refused at dial time, a plain http one by its scheme) unless the operator
 // allows private targets.
 func TestMetadataDocumentOnLoopbackNeedsTheFlag(t *testing.T) {
+	t.Parallel()
 	st := storetest.New(t)
 	tlsDocs := newDocServer(t, true, serveDoc)
 	docs := newDocServer(t, false, serveDoc)

@@ -42,6 +42,7 @@ func (e *env) signInAgain(name, redirect string, scopes []string) (string, map[s
 // token still works for it, and revoking it does not end the connection. A
 // client with another name or other redirect URIs gets its own connection.
 func TestNewRegistrationOfTheSameClientContinuesItsConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	m := e.mcpEndpoint()

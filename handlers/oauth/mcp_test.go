@@ -48,6 +48,7 @@ func (m *mcpCaller) call(token, tool string, args map[string]any) (int, string, 
 }
 
 func TestOAuthTokensOnTheMCPEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.mcpEndpoint()
 	clientID, tok := e.fullGrant()
@@ -102,6 +103,7 @@ func TestOAuthTokensOnTheMCPEndpoint(t *testing.T) {
 // TestIssuerMatchesProtectedResourceMetadata: clients compare the issuer of
 // the authorization server with the one the resource names, character for character.
 func TestIssuerMatchesProtectedResourceMetadata(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	m := e.mcpEndpoint()
 	get := func(url string) map[string]any {

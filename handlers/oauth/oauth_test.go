@@ -21,6 +21,7 @@ import (
 )
 
 func TestMetadataDocumentsAgree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var docs []map[string]any
 	for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
@@ -80,6 +81,7 @@ func TestMetadataDocumentsAgree(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	t.Run("public client with mixed redirect URIs gets no secret", func(t *testing.T) {
 		uris := []string{"cursor://anysphere.cursor-retrieval/oauth/user-osfoundry/callback", "https://app.example.com/cb", "http://localhost/callback", "http://[::1]/cb"}
@@ -144,6 +146,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestAuthorizeRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	clientID := e.registerPublic("http://localhost/callback", "https://app.example.com/cb", "cursor://cursor/cb")
@@ -231,6 +234,7 @@ func TestAuthorizeRefusals(t *testing.T) {
 }
 
 func TestSignedOutOwnerSignsInAndComesBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID := e.registerPublic("http://127.0.0.1/cb")
 	_, challenge := pkce("s")
@@ -259,6 +263,7 @@ func TestSignedOutOwnerSignsInAndComesBack(t *testing.T) {
 
 // TestGolangOAuth2Client runs the whole flow with golang.org/x/oauth2 as the client.
 func TestGolangOAuth2Client(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	clientID := e.registerPublic("http://127.0.0.1/callback")
@@ -300,6 +305,7 @@ func TestGolangOAuth2Client(t *testing.T) {
 }
 
 func TestCodeExchangeRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	redirect := "http://127.0.0.1:4000/cb"
@@ -375,6 +381,7 @@ func TestCodeExchangeRefusals(t *testing.T) {
 }
 
 func TestRefreshRotationAndGrace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, first := e.fullGrant()
 	rt1 := first["refresh_token"].(string)
@@ -424,6 +431,7 @@ func TestRefreshRotationAndGrace(t *testing.T) {
 }
 
 func TestRevokedConnectionIsInvalidGrant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, tok := e.fullGrant()
 	ti, _ := e.verify(tok["access_token"].(string))
@@ -440,6 +448,7 @@ func TestRevokedConnectionIsInvalidGrant(t *testing.T) {
 }
 
 func TestPartialApprovalAndReuse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	ctx := context.Background()
@@ -500,6 +509,7 @@ func TestPartialApprovalAndReuse(t *testing.T) {
 }
 
 func TestConfidentialClientAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	resp, reg := e.jsonPost("/register", map[string]any{"client_name": "Server app", "redirect_uris": []string{"https://app.example.com/cb"}})
@@ -532,6 +542,7 @@ func TestConfidentialClientAuth(t *testing.T) {
 }
 
 func TestRevokeEndpoint(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, tok := e.fullGrant()
 	at, rt := tok["access_token"].(string), tok["refresh_token"].(string)
@@ -561,6 +572,7 @@ func TestRevokeEndpoint(t *testing.T) {
 }
 
 func TestClientIDMetadataDocument(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signIn()
 	var docURL string
@@ -609,6 +621,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 }
 
 func TestRegistrationRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	limit := 30
 	for i := 0; i < limit; i++ {
@@ -623,6 +636,7 @@ func TestRegistrationRateLimit(t *testing.T) {
 // TestParallelRefreshesShareOnePair: clients whose sessions share one refresh
 // token race to refresh it; every one of them gets the same new pair.
 func TestParallelRefreshesShareOnePair(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, tok := e.fullGrant()
 	rt := tok["refresh_token"].(string)
@@ -652,6 +666,7 @@ func TestParallelRefreshesShareOnePair(t *testing.T) {
 }
 
 func TestPublicClientMayUseBasicWithoutSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, tok := e.fullGrant()
 	f := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok["refresh_token"].(string)}}
@@ -664,6 +679,7 @@ func TestPublicClientMayUseBasicWithoutSecret(t *testing.T) {
 }
 
 func TestExpiredTokensArePurgedOnIssue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	clientID, tok := e.fullGrant()
 	count := func() int {

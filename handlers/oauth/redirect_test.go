@@ -7,6 +7,7 @@ import (
 )
 
 func TestMatchRedirectURI(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		registered, requested string
 		want                  bool
@@ -75,6 +76,7 @@ func FuzzMatchRedirectURI(f *testing.F) {
 }
 
 func TestValidateRedirectURI(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{
 		"https://app.example.com/cb", "http://localhost/cb", "http://127.0.0.1:8080/cb", "http://[::1]/cb",
 		"cursor://anysphere.cursor-retrieval/oauth/cb", "com.example.app:/oauth2redirect", "vscode://publisher.ext/cb",
@@ -95,6 +97,7 @@ func TestValidateRedirectURI(t *testing.T) {
 }
 
 func TestCheckDocumentURL(t *testing.T) {
+	t.Parallel()
 	public := New(Options{BaseURL: "https://foundry.example.com"})
 	local := New(Options{BaseURL: "http://127.0.0.1:8080"})
 	private := New(Options{BaseURL: "http://127.0.0.1:8080", AllowPrivateTargets: true})
@@ -125,6 +128,7 @@ func TestCheckDocumentURL(t *testing.T) {
 }
 
 func TestSuccessorIsDeterministicAndKeyed(t *testing.T) {
+	t.Parallel()
 	a1, r1 := successor([]byte("k1"))("osf_rt_x")
 	a2, r2 := successor([]byte("k1"))("osf_rt_x")
 	a3, r3 := successor([]byte("k2"))("osf_rt_x")
@@ -138,6 +142,7 @@ func TestSuccessorIsDeterministicAndKeyed(t *testing.T) {
 }
 
 func TestVerifyPKCE(t *testing.T) {
+	t.Parallel()
 	// RFC 7636 appendix B.
 	if !VerifyPKCE("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM") {
 		t.Fatal("RFC 7636 example refused")

@@ -55,6 +55,12 @@ func Shutdown() {
 	}
 }
 
+// clusterEnv hands this process's cluster (its DSN without a database) to
+// child processes of the test binary, such as fuzz workers, which then use it
+// instead of each starting a cluster of their own that they might not get to
+// stop and remove.
+const clusterEnv = "OSFOUNDRY_TEST_CLUSTER"
+
 func setup() {
 	ctx := context.Background()
 	template = fmt.Sprintf("osf_template_%d", os.Getpid())
@@ -66,6 +72,8 @@ func setup() {
 		}
 		// A keyword DSN without the database, so that " dbname=x" can be appended.
 		baseDSN = fmt.Sprintf("host=%s port=%d user=%s password=%s sslmode=prefer", quote(cfg.Host), cfg.Port, quote(cfg.User), quote(cfg.Password))
+	} else if dsn := os.Getenv(clusterEnv); dsn != "" {
+		baseDSN = dsn
 	} else {
 		dir, err := os.MkdirTemp("", "osft")
 		if err != nil {
@@ -85,6 +93,7 @@ func setup() {
 		}
 		server = srv
 		baseDSN = srv.BaseDSN
+		os.Setenv(clusterEnv, baseDSN)
 	}
 	if err := exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{template}.Sanitize()); err != nil {
 		setupErr = err
