@@ -13,6 +13,7 @@ import (
 // TestObservationsAllocateNothing: recording a tool call, a request or a
 // note's lag on the request path allocates nothing once the series exist.
 func TestObservationsAllocateNothing(t *testing.T) {
+	t.Parallel()
 	m := metrics.New()
 	tools := m.Tools("set_status")
 	routes := m.Routes([]metrics.Route{{Name: "mcp", Method: http.MethodPost, Path: "/mcp"}})
@@ -35,6 +36,7 @@ func TestObservationsAllocateNothing(t *testing.T) {
 // status classes are resolved as they occur; the live streams gauge reads
 // its hook.
 func TestSeries(t *testing.T) {
+	t.Parallel()
 	m := metrics.New()
 	tools := m.Tools("set_status", "read_session_mail")
 	tools.Observe("set_status", metrics.Refused, time.Millisecond)

@@ -24,6 +24,7 @@ import (
 // route, the statements (none for the poll), the pool, the note hub and
 // its lag, the outbox.
 func TestMetricsOfARealServer(t *testing.T) {
+	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	ops := freePort(t)
 	r := startReplica(t, dsn, "", "--ops-addr", ops)
@@ -133,6 +134,7 @@ func TestMetricsOfARealServer(t *testing.T) {
 // TestOpsListenerIsLoopbackOnly: the operations listener refuses any
 // address but loopback, before listening.
 func TestOpsListenerIsLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	quiet := slog.New(slog.DiscardHandler)
 	for _, addr := range []string{"0.0.0.0:9100", ":9100", "192.0.2.1:9100", "[::]:9100", "example.com:9100", "no-port"} {
 		if err := serveOps(addr, metrics.New(), quiet); err == nil || !strings.Contains(err.Error(), "--ops-addr") {
