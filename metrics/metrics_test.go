@@ -12,8 +12,8 @@ import (
 
 // TestObservationsAllocateNothing: recording a tool call, a request or a
 // note's lag on the request path allocates nothing once the series exist.
+// (Not parallel: testing.AllocsPerRun refuses to run in a parallel test.)
 func TestObservationsAllocateNothing(t *testing.T) {
-	t.Parallel()
 	m := metrics.New()
 	tools := m.Tools("set_status")
 	routes := m.Routes([]metrics.Route{{Name: "mcp", Method: http.MethodPost, Path: "/mcp"}})
