@@ -12,10 +12,19 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// connections is GET /connections: the workspace's connections.
+// connections is GET /connections: the workspace's connections, and right
+// after a static token was minted, that token, once.
 func (s *Server) connections(c echo.Context) error {
 	form := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
-	return s.renderConnections(c, http.StatusOK, form, nil)
+	var tok views.NewStaticToken
+	shown, err := s.takeReveal(c, "/connections", &tok)
+	if err != nil {
+		return err
+	}
+	if !shown {
+		return s.renderConnections(c, http.StatusOK, form, nil)
+	}
+	return s.renderConnections(c, http.StatusOK, form, &tok)
 }
 
 func (s *Server) renderConnections(c echo.Context, status int, form views.StaticTokenForm, tok *views.NewStaticToken) error {
@@ -86,10 +95,12 @@ func (s *Server) createStaticToken(c echo.Context) error {
 		return err
 	}
 	s.log.Info("static token created", "connection_id", conn.ID, "owner_id", o.ID, "scopes", conn.Scopes)
-	fresh := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
-	return s.renderConnections(c, http.StatusOK, fresh, &views.NewStaticToken{
+	if err := s.stashReveal(c, "/connections", views.NewStaticToken{
 		ClientName: conn.ClientName, Token: token, ExpiresAt: views.Exact(expires), MCPURL: s.oauth.Resource(),
-	})
+	}); err != nil {
+		return err
+	}
+	return redirect(c, "/connections")
 }
 
 // connectionParam loads the connection named in the path, in the owner's

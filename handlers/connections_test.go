@@ -258,7 +258,13 @@ func TestStaticTokenForm(t *testing.T) {
 		}
 	})
 	t.Run("token shown once and accepted for the resource", func(t *testing.T) {
-		resp, d := s.postDoc("/connections/tokens", url.Values{"_csrf": {s.csrf()}, "client_name": {"Zed editor"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(pr.ID)}})
+		// The form redirects to the Connections page, which shows the token
+		// once: reloading it neither shows it again nor mints another.
+		resp := s.post("/connections/tokens", url.Values{"_csrf": {s.csrf()}, "client_name": {"Zed editor"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(pr.ID)}})
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/connections" {
+			t.Fatalf("status %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		resp, d := s.get("/connections")
 		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("status %d", resp.StatusCode)
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // webhookCreate is POST /projects/:id/webhooks: it adds an endpoint and
-// shows its page with the signing secret, the one time it is shown.
+// redirects to its page, which shows the signing secret the one time it is
+// shown.
 func (s *Server) webhookCreate(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
@@ -27,5 +28,8 @@ func (s *Server) webhookCreate(c echo.Context) error {
 		return s.renderWebhooks(c, http.StatusUnprocessableEntity, f)
 	}
 	s.log.Info("webhook endpoint added", "endpoint_id", e.ID, "project_id", id, "owner_id", o.ID, "kind", e.Kind, "fires", e.Fires)
-	return s.renderWebhook(c, http.StatusOK, id, e.ID, secret, nil)
+	if err := s.stashReveal(c, webhookPath(id, e.ID), secret); err != nil {
+		return err
+	}
+	return redirect(c, webhookPath(id, e.ID))
 }

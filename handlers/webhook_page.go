@@ -24,13 +24,18 @@ func webhookPath(projectID, hook int64) string {
 }
 
 // webhookPage is GET /projects/:id/webhooks/:hook: the endpoint, its
-// actions and its delivery log.
+// actions and its delivery log; right after the endpoint was added, its
+// signing secret, once.
 func (s *Server) webhookPage(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
 	}
-	return s.renderWebhook(c, http.StatusOK, projectID, hook, "", nil)
+	var secret string
+	if _, err := s.takeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
+		return err
+	}
+	return s.renderWebhook(c, http.StatusOK, projectID, hook, secret, nil)
 }
 
 // webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log

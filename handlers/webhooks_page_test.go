@@ -121,10 +121,16 @@ func TestWebhookSettingsPage(t *testing.T) {
 		t.Fatal("a refused form added an endpoint")
 	}
 
-	// Added: the endpoint's page shows the secret, once.
+	// Added: the form redirects to the endpoint's page, which shows the
+	// secret once; reloading that page shows it no more and adds nothing.
 	rcv := newHookReceiver(t)
 	res := alice.post(base, url.Values{"url": {rcv.URL + "/hook"}, "kind": {"json"}, "fires": {"all"}})
-	doc = alice.doc(res, http.StatusOK)
+	res.Body.Close()
+	hookPath := res.Header.Get("Location")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(hookPath, base+"/") {
+		t.Fatalf("POST %s: %d to %q, want 303 to the endpoint's page", base, res.StatusCode, hookPath)
+	}
+	doc = alice.doc(alice.get(hookPath), http.StatusOK)
 	secret, _ := doc.Find(`[data-testid="webhook-secret-value"]`).Attr("value")
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret %q", secret)
@@ -137,9 +143,8 @@ func TestWebhookSettingsPage(t *testing.T) {
 	}
 	doc = alice.doc(alice.get(base), http.StatusOK)
 	item := doc.Find(`[data-testid="webhook-item"]`)
-	hookPath, _ := item.Find(`[data-testid="webhook-link"]`).Attr("href")
-	if item.Length() != 1 || item.Find(`[data-testid="webhook-enabled"]`).Length() != 1 || !strings.HasPrefix(hookPath, base+"/") {
-		t.Fatalf("list: %d items, link %q", item.Length(), hookPath)
+	if link, _ := item.Find(`[data-testid="webhook-link"]`).Attr("href"); item.Length() != 1 || item.Find(`[data-testid="webhook-enabled"]`).Length() != 1 || link != hookPath {
+		t.Fatalf("list: %d items, link %q", item.Length(), link)
 	}
 	if doc := alice.doc(alice.get(hookPath), http.StatusOK); doc.Find(`[data-testid="webhook-secret"]`).Length() != 0 ||
 		strings.Contains(doc.Text(), secret) {
