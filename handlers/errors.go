@@ -88,7 +88,8 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// logRequests writes one line per request.
+// logRequests writes one line per request and observes it in the HTTP
+// request metrics.
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -97,11 +98,13 @@ func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		req := c.Request()
+		took := time.Since(start)
+		s.requests.Observe(req.Method, c.Path(), c.Response().Status, took)
 		s.log.LogAttrs(req.Context(), slog.LevelInfo, "request",
 			slog.String("method", req.Method),
 			slog.String("path", req.URL.Path),
 			slog.Int("status", c.Response().Status),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
 		return nil
 	}

@@ -692,3 +692,15 @@ func (l *liveStreams) beat() {
 		}
 	}
 }
+
+// open counts the streams held now, for the live streams gauge of the
+// metrics (read at each scrape).
+func (l *liveStreams) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, set := range l.signIns {
+		n += len(set)
+	}
+	return n
+}

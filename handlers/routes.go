@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/static"
 )
 
@@ -94,4 +95,13 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.confirmRevokeConnection, accessOwner},
 		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.revokeConnection, accessOwner},
 	}
+}
+
+// routeTable is the routing table as the HTTP metrics name its routes.
+func routeTable(rs []route) []metrics.Route {
+	out := make([]metrics.Route, len(rs))
+	for i, r := range rs {
+		out[i] = metrics.Route{Name: r.name, Method: r.method, Path: r.path}
+	}
+	return out
 }

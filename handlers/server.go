@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -50,6 +51,9 @@ type Server struct {
 	owners ownerCache
 	// live holds this replica's open event streams; the hub feeds it.
 	live *liveStreams
+	// metrics receives the tool calls and, through requests, the HTTP requests.
+	metrics  *metrics.Metrics
+	requests *metrics.Routes
 }
 
 // Deps are the collaborators New wires together.
@@ -62,6 +66,9 @@ type Deps struct {
 	// Hub keeps the newest note id per session; the caller runs it. Without
 	// one (or while it is down) polls ask the database.
 	Hub *store.NoteHub
+	// Metrics receives what the handlers observe (tool calls, HTTP
+	// requests); nil gives a set of series of their own that no one scrapes.
+	Metrics *metrics.Metrics
 }
 
 // New builds the handlers and everything they share (the MCP server is built here, once).
@@ -81,11 +88,16 @@ func New(d Deps) *Server {
 	if d.Hub == nil {
 		d.Hub = d.Store.NewNoteHub(d.Logger)
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub}
+	if d.Metrics == nil {
+		d.Metrics = metrics.New()
+	}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub, metrics: d.Metrics}
 	s.live = newLiveStreams(s)
 	d.Hub.SetListener(s.live)
+	d.Metrics.CountStreams(s.live.open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
 	s.initMCP()
+	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s
 }
 

@@ -23,7 +23,7 @@ type mailFixture struct {
 	connID int64
 }
 
-func newMailFixture(t *testing.T) *mailFixture {
+func newMailFixture(t testing.TB) *mailFixture {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.New(t)

@@ -2,25 +2,56 @@ package store
 
 import (
 	"context"
-	"expvar"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// QueryCount counts every statement the server sends to PostgreSQL; it is
-// published with expvar as "db_queries" (on the --pprof-addr listener), so an
-// operator or the benchmark can prove that a path runs no query.
-var QueryCount = expvar.NewInt("db_queries")
+// StatementCounts are the statements a Store has sent to PostgreSQL (BEGIN
+// and COMMIT included), by what they were sent for. The operations listener
+// exports them, so an operator or the benchmark can prove that a path runs no
+// statement at all.
+type StatementCounts struct {
+	// Request counts statements sent while serving a request.
+	Request uint64
+	// Background counts those of background work (the note hub, the webhook
+	// sender, metrics read at scrape time): contexts marked with Background.
+	Background uint64
+}
 
-type countingTracer struct{}
+// statementCounter is the pgx tracer every pool of Open carries.
+type statementCounter struct {
+	request, background atomic.Uint64
+}
 
-func (countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	QueryCount.Add(1)
+// backgroundKey marks a context whose statements count as background work.
+type backgroundKey struct{}
+
+// Background marks ctx as background work: the statements sent under it
+// count in StatementCounts.Background, so that a request path's own count
+// stays exact while senders and listeners run beside it.
+func Background(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	if ctx.Value(backgroundKey{}) != nil {
+		c.background.Add(1)
+	} else {
+		c.request.Add(1)
+	}
 	return ctx
 }
 
-func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// CountQueries makes a pool count its statements in QueryCount.
-func CountQueries(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = countingTracer{} }
+// StatementCounts returns the statements sent so far through this store's
+// pool and its note hub's connection (none when the pool came from New, or a
+// tune function of Open replaced the tracer).
+func (s *Store) StatementCounts() StatementCounts {
+	return StatementCounts{Request: s.statements.request.Load(), Background: s.statements.background.Load()}
+}
+
+// PoolStat is a snapshot of the connection pool, for metrics.
+func (s *Store) PoolStat() *pgxpool.Stat { return s.pool.Stat() }

@@ -29,8 +29,14 @@ const (
 )
 
 // NotesChannel is the PostgreSQL NOTIFY channel announcing new notes; the
-// payload is "<session id>:<note id>".
+// payload is "<session id>:<note id>:<sent>" (see notifySent).
 const NotesChannel = "osfoundry_notes"
+
+// notifySent completes a NotesChannel payload in SQL, after its
+// "<session id>:<note id>" parameter: ":<sent>", the Unix time in
+// microseconds just before the note's transaction commits, from which each
+// replica's note hub measures how late it heard of the note.
+const notifySent = `::text || ':' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
 // Note is one entry of a session's Team mail.
 type Note struct {
@@ -105,7 +111,7 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 	notify := strconv.FormatInt(out.SessionID, 10) + ":" + strconv.FormatInt(out.ID, 10)
 	if out.MessageType == MessageAnalysis {
 		// Analysis notes are owner-only: agents read events, so they get none.
-		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotesChannel, notify); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2`+notifySent+`)`, NotesChannel, notify); err != nil {
 			return nil, fmt.Errorf("notify: %w", err)
 		}
 		return out, nil
@@ -128,7 +134,7 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 			WHERE e.project_id = $7 AND e.enabled AND ($8 OR e.fires = 'all')
 			RETURNING id
 		)
-		SELECT pg_notify($5, $6), (SELECT pg_notify($9, '') FROM outbox LIMIT 1)`,
+		SELECT pg_notify($5, $6`+notifySent+`), (SELECT pg_notify($9, '') FROM outbox LIMIT 1)`,
 		out.SessionID, seq, out.ID, payload, NotesChannel, notify, projectID, out.SenderKind == "agent", WebhooksChannel); err != nil {
 		return nil, fmt.Errorf("event, outbox and notify: %w", err)
 	}

@@ -44,6 +44,8 @@ type NoteHub struct {
 	// wake maps the other channels the hub listens on to their callbacks
 	// (see OnNotify); fixed once Run starts.
 	wake map[string]func()
+	// lag hears how late each note's notification arrived (see ObserveLag).
+	lag func(time.Duration)
 }
 
 // Channels the hub listens to besides NotesChannel ("<session id>:<note
@@ -129,6 +131,36 @@ func (h *NoteHub) OnNotify(channel string, fn func()) {
 	h.wake[channel] = fn
 }
 
+// ObserveLag makes the hub call fn with the lag of each note notification
+// it hears: from just before the note's transaction committed to its
+// arrival here (clocks of PostgreSQL and this replica; negative differences
+// count as zero). fn runs on the hub's goroutine and must not block. Call it
+// before Run.
+func (h *NoteHub) ObserveLag(fn func(time.Duration)) { h.lag = fn }
+
+// HubState is what the hub is doing, for metrics.
+type HubState struct {
+	// Listening is true while the listening connection is up: only then does
+	// the hub answer for the sessions it tracks.
+	Listening bool
+	// Sessions counts the sessions it tracks (loaded by Track, kept current).
+	Sessions int
+}
+
+// State returns whether the hub is listening and how many sessions it
+// tracks. It walks the tracked sessions: for a scrape, not a request path.
+func (h *NoteHub) State() HubState {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	st := HubState{Listening: h.live}
+	for _, e := range h.entries {
+		if e.workspaceID != 0 {
+			st.Sessions++
+		}
+	}
+	return st
+}
+
 // Ready is closed the first time the hub is listening.
 func (h *NoteHub) Ready() <-chan struct{} { return h.ready }
 
@@ -204,8 +236,9 @@ func (h *NoteHub) receiptHeard(sessionID int64) {
 }
 
 // Run listens until ctx ends, reconnecting with backoff when the connection
-// drops.
+// drops. Its statements count as background work.
 func (h *NoteHub) Run(ctx context.Context) {
+	ctx = Background(ctx)
 	backoff := hubMinBackoff
 	for ctx.Err() == nil {
 		start := time.Now()
@@ -330,10 +363,17 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			}
 			continue
 		}
-		sid, nid, ok := ParseIDPair(n.Payload)
+		ids, sent, ok := splitNotePayload(n.Payload)
+		var sid, nid int64
+		if ok {
+			sid, nid, ok = ParseIDPair(ids)
+		}
 		if !ok {
 			h.log.Warn("note hub: unexpected payload", "payload", n.Payload)
 			continue
+		}
+		if h.lag != nil && !sent.IsZero() {
+			h.lag(max(time.Since(sent), 0))
 		}
 		h.mu.Lock()
 		e := h.entries[sid]
@@ -343,13 +383,13 @@ func (h *NoteHub) listen(ctx context.Context) error {
 		}
 		h.mu.Unlock()
 		if l != nil {
-			l.HubNotify(n.Channel, n.Payload)
+			l.HubNotify(n.Channel, ids)
 		}
 	}
 }
 
-// ParseIDPair reads the "<session id>:<note id>" payload of NotesChannel
-// and ReceiptsChannel.
+// ParseIDPair reads the "<session id>:<note id>" payload of ReceiptsChannel,
+// and of NotesChannel as the hub passes it on (without the time it was sent).
 func ParseIDPair(p string) (sessionID, noteID int64, ok bool) {
 	a, b, found := strings.Cut(p, ":")
 	if !found {
@@ -358,6 +398,22 @@ func ParseIDPair(p string) (sessionID, noteID int64, ok bool) {
 	s, err1 := strconv.ParseInt(a, 10, 64)
 	n, err2 := strconv.ParseInt(b, 10, 64)
 	return s, n, err1 == nil && err2 == nil
+}
+
+// splitNotePayload splits a NotesChannel payload "<session id>:<note
+// id>:<sent>" into its ids and the time it was sent (Unix microseconds,
+// notifySent); a payload without the time (an older replica's) has the zero
+// time.
+func splitNotePayload(p string) (ids string, sent time.Time, ok bool) {
+	if strings.Count(p, ":") < 2 {
+		return p, time.Time{}, true
+	}
+	i := strings.LastIndexByte(p, ':')
+	us, err := strconv.ParseInt(p[i+1:], 10, 64)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return p[:i], time.UnixMicro(us), true
 }
 
 // notify sends one notification (payload: ids only) outside any transaction.

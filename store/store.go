@@ -37,7 +37,8 @@ const DefaultMaxConns = 24
 
 // Store is the application's data access layer over one PostgreSQL pool.
 type Store struct {
-	pool *pgxpool.Pool
+	pool       *pgxpool.Pool
+	statements *statementCounter
 }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
@@ -54,6 +55,8 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	counter := &statementCounter{}
+	cfg.ConnConfig.Tracer = counter
 	for _, f := range tune {
 		f(cfg)
 	}
@@ -61,11 +64,11 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, statements: counter}, nil
 }
 
-// New wraps an existing pool.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// New wraps an existing pool (its statements are not counted).
+func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, statements: &statementCounter{}} }
 
 // Close releases every connection.
 func (s *Store) Close() { s.pool.Close() }

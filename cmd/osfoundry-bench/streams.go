@@ -69,14 +69,14 @@ func raiseFileLimit(n int) error {
 // runStreams opens n streams on the first session as the owner, then posts
 // notes one at a time and times their arrival on every stream. Bounded: at
 // most a minute to open, ten seconds per note.
-func (fx *fixture) runStreams(n, notes int, serverPID int, pprofAddr string) (*streamsResult, error) {
+func (fx *fixture) runStreams(n, notes int, serverPID int, opsAddr string) (*streamsResult, error) {
 	if err := raiseFileLimit(n); err != nil {
 		return nil, err
 	}
 	r := &streamsResult{Streams: n, Notes: notes}
 	if serverPID > 0 {
 		r.ServerRSSBeforeMB = rssMB(serverPID)
-		r.GoroutinesBefore = goroutines(pprofAddr)
+		r.GoroutinesBefore = goroutines(opsAddr)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -156,7 +156,7 @@ func (fx *fixture) runStreams(n, notes int, serverPID int, pprofAddr string) (*s
 	time.Sleep(time.Second)
 	if serverPID > 0 {
 		r.ServerRSSMB = rssMB(serverPID)
-		r.Goroutines = goroutines(pprofAddr)
+		r.Goroutines = goroutines(opsAddr)
 	}
 
 	// One note at a time: sent, then wait until every stream has it.
@@ -214,8 +214,8 @@ func (fx *fixture) runStreams(n, notes int, serverPID int, pprofAddr string) (*s
 }
 
 // goroutines reads the server's goroutine count from its pprof listener.
-func goroutines(pprofAddr string) int {
-	res, err := http.Get("http://" + pprofAddr + "/debug/pprof/goroutine?debug=1")
+func goroutines(opsAddr string) int {
+	res, err := http.Get("http://" + opsAddr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		return 0
 	}

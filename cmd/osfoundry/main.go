@@ -28,6 +28,7 @@ import (
 	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/handlers/webhooks"
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
 )
@@ -51,14 +52,16 @@ Flags (the environment variable named in brackets is used when the flag is not g
 
 // config is the server's configuration, from flags with env fallbacks.
 type config struct {
-	addr          string
-	baseURL       string
-	dataDir       string
-	databaseURL   string
-	sessionKey    string
-	logLevel      string
-	shutdown      time.Duration
-	pprofAddr     string
+	addr        string
+	baseURL     string
+	dataDir     string
+	databaseURL string
+	sessionKey  string
+	logLevel    string
+	shutdown    time.Duration
+	opsAddr     string
+	// deprecated lists the deprecated flags and variables given, to warn of.
+	deprecated    []string
 	trustProxy    bool
 	allowPrivate  bool
 	headerTimeout time.Duration
@@ -73,7 +76,7 @@ type config struct {
 const testFastWebhooks = "test-fast-webhooks"
 
 // hiddenFlags are registered but not listed by --help.
-var hiddenFlags = map[string]bool{testFastWebhooks: true}
+var hiddenFlags = map[string]bool{testFastWebhooks: true, "pprof-addr": true}
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -93,7 +96,18 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
-	fs.StringVar(&c.pprofAddr, "pprof-addr", envOr("OSFOUNDRY_PPROF_ADDR", ""), "loopback address for Go's /debug/pprof profiles, off when empty (OSFOUNDRY_PPROF_ADDR)")
+	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
+	// The operations listener was first the profiles listener: its old flag
+	// and variable still work, with a warning.
+	if v := os.Getenv("OSFOUNDRY_PPROF_ADDR"); v != "" && c.opsAddr == "" {
+		c.opsAddr = v
+		c.deprecated = append(c.deprecated, "OSFOUNDRY_PPROF_ADDR")
+	}
+	fs.Func("pprof-addr", "deprecated: use --ops-addr", func(v string) error {
+		c.opsAddr = v
+		c.deprecated = append(c.deprecated, "--pprof-addr")
+		return nil
+	})
 	fs.BoolVar(&c.fastWebhooks, testFastWebhooks, false, "tests only: shorten webhook retries, leases and sweeps")
 }
 
@@ -144,7 +158,10 @@ func (c *config) log(l *slog.Logger) {
 		key = "configured (masked)"
 	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
-		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate)
+		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate, "ops_addr", c.opsAddr)
+	for _, d := range c.deprecated {
+		l.Warn(d + " is deprecated: use --ops-addr (OSFOUNDRY_OPS_ADDR)")
+	}
 }
 
 func maskURL(s string) string {
@@ -276,7 +293,7 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*store.Sto
 		dsn = pg.DSN
 		stopPG = pg.Stop
 	}
-	st, err := store.Open(ctx, dsn, store.CountQueries)
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		stopPG()
 		return nil, nil, err
@@ -363,9 +380,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// What operators scrape on the operations listener.
+	m := metrics.New()
+	m.WatchStore(st)
 	// The note hub keeps every replica's "newest note per session" current
 	// over LISTEN/NOTIFY; it stops before the pool closes.
 	hub := st.NewNoteHub(log)
+	m.WatchHub(hub)
 	// The webhook sender delivers the outbox; the hub's connection wakes it
 	// when deliveries are queued. It stops claiming at shutdown and finishes
 	// what it has in flight before the pool closes.
@@ -385,10 +406,11 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	go func() { defer close(senderDone); sender.Run(senderCtx) }()
 	defer func() { stopSender(); <-senderDone }()
 	h := handlers.New(handlers.Deps{
-		Store:  st,
-		Hub:    hub,
-		Logger: log,
-		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
+		Store:   st,
+		Hub:     hub,
+		Logger:  log,
+		Metrics: m,
+		Config:  handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -403,8 +425,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	if cfg.pprofAddr != "" {
-		if err := servePprof(cfg.pprofAddr, log); err != nil {
+	if cfg.opsAddr != "" {
+		if err := serveOps(cfg.opsAddr, m, log); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -19,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -47,6 +49,7 @@ var challengeScope = strings.Join(store.AllScopes, " ")
 // the double refusal (401 + WWW-Authenticate, and an isError result carrying
 // the same header in _meta), a token without the tool's scope gets 403.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	if !h.allowedHost(r.Host) {
 		http.Error(w, "Forbidden: unknown Host", http.StatusForbidden)
 		return
@@ -118,10 +121,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
 				w.Header().Set("Retry-After", "5")
 				writeRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, msgUnavailable)
+				h.observeAnswered(calls, metrics.Failed, start)
 				return
 			}
 			h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
 			writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
+			h.observeAnswered(calls, metrics.Failed, start)
 			return
 		}
 	}
@@ -134,11 +139,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScope),
 			fmt.Sprintf("error_description=%q", errorDescription))
 		writeRefusal(w, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required", calls, batch)
+		h.observeAnswered(calls, metrics.Refused, start)
 		return
 	case !ti.HasScope(scope):
 		hdr := fmt.Sprintf(`Bearer error="insufficient_scope", resource_metadata=%q, scope=%q, error_description=%q`,
 			h.metadataURL, scope, errorDescription)
 		writeRefusal(w, http.StatusForbidden, hdr, "Insufficient scope: this tool needs "+scope, calls, batch)
+		h.observeAnswered(calls, metrics.Refused, start)
 		return
 	}
 
@@ -148,6 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, c := range calls {
 			if field := badArgument(c.Params.Arguments); field != "" {
 				writeToolError(w, fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field), calls, batch)
+				h.observeAnswered(calls, metrics.IsError, start)
 				return
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/osfoundry/osfoundry/handlers/mcp"
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -27,16 +28,18 @@ type env struct {
 	h    *mcp.Handler
 	srv  *httptest.Server
 	base string
+	// m receives the handler's tool calls.
+	m *metrics.Metrics
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{t: t, ctx: context.Background(), st: storetest.New(t)}
+	e := &env{t: t, ctx: context.Background(), st: storetest.New(t), m: metrics.New()}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	e.base = e.srv.URL
-	e.h = mcp.New(mcp.Options{Store: e.st, BaseURL: e.base})
+	e.h = mcp.New(mcp.Options{Store: e.st, BaseURL: e.base, Metrics: e.m})
 	mux.Handle("/mcp", e.h)
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", e.h.ProtectedResourceMetadata())
 	mux.Handle("/.well-known/oauth-protected-resource", e.h.ProtectedResourceMetadata())

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -28,6 +29,8 @@ type Options struct {
 	// trailing slash. The MCP resource is BaseURL + "/mcp".
 	BaseURL string
 	Logger  *slog.Logger
+	// Metrics receives every tool call (nil: series no one scrapes).
+	Metrics *metrics.Metrics
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -42,6 +45,7 @@ type Handler struct {
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
 	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
 	scopes      map[string]string
+	tools       *metrics.Tools
 }
 
 // New builds the MCP server once, with every tool registered.
@@ -81,7 +85,8 @@ func New(opt Options) *Handler {
 	h.addPostSessionNote()
 	h.addReplyToSender()
 	h.addPollResourceEvents()
-	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware, h.observeTools)
+	h.tools = observedTools(opt.Metrics, h.scopes)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,

@@ -121,7 +121,9 @@ type done struct {
 
 // Run claims and delivers until ctx ends, then waits for the deliveries in
 // flight (each bounded by the request timeout) and records their results.
+// Its statements count as background work.
 func (s *Sender) Run(ctx context.Context) {
+	ctx = store.Background(ctx)
 	finished := make(chan done)
 	inflight := map[int64]bool{}
 	sweep := time.NewTicker(s.sweep)

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// fixture is the prepared data: a workspace with one project, sessions, and
+// one connection (token, claimed profile, invitation) per worker; and the
+// clients that reach the server and its database.
+type fixture struct {
+	url         string
+	http        *http.Client
+	pool        *pgxpool.Pool // the physical scenarios' own
+	workspaceID int64
+	sessions    []*store.Session
+	agents      []agent
+	owner       *http.Client
+	pollURL     string
+	metricsURL  string // the server's /metrics, when known
+	runID       string
+	seq         atomic.Int64
+}
+
+type agent struct {
+	connectionID int64
+	token        string
+	slug         string
+}
+
+// maxWorkers bounds the concurrency of a step.
+const maxWorkers = 256
+
+func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) {
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	email := "bench-" + runID + "@example.com"
+	password := "bench password " + runID
+	owner, err := st.CreateOwner(ctx, store.NewOwner{Email: email, DisplayName: "Bench owner", Password: password, WorkspaceName: "bench-" + runID})
+	if err != nil {
+		return nil, err
+	}
+	project, err := st.CreateProject(ctx, owner.WorkspaceID, "Bench")
+	if err != nil {
+		return nil, err
+	}
+	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID,
+		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxWorkers, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}}
+	for i := range o.sessions {
+		s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: owner.WorkspaceID, ProjectID: project.ID, Type: "team_session", Title: fmt.Sprintf("Bench %d", i), CreatedBy: owner.ID})
+		if err != nil {
+			return nil, err
+		}
+		fx.sessions = append(fx.sessions, s)
+	}
+	workers := 0
+	for _, c := range o.levels {
+		workers = max(workers, c)
+	}
+	for i := range workers {
+		conn, token, _, err := st.CreateTokenConnection(ctx, store.NewConnection{WorkspaceID: owner.WorkspaceID, OwnerID: owner.ID,
+			ClientName: "bench", Scopes: store.AllScopes, ProjectIDs: []int64{project.ID}}, o.url+"/mcp", time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		p, err := st.ClaimProfile(ctx, owner.WorkspaceID, conn.ID, fmt.Sprintf("bench-%d", i), fmt.Sprintf("Bench agent %d", i))
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range fx.sessions {
+			if err := st.Invite(ctx, owner.WorkspaceID, s.ID, conn.ID, store.RoleContributor); err != nil {
+				return nil, err
+			}
+		}
+		fx.agents = append(fx.agents, agent{connectionID: conn.ID, token: token, slug: p.SenderSlug})
+	}
+	// Mail to read: 30 notes in each session.
+	for i := range 30 {
+		for j, s := range fx.sessions {
+			a := fx.agents[i%len(fx.agents)]
+			if _, _, err := st.PostAgentNote(ctx, store.AgentNote{WorkspaceID: owner.WorkspaceID, ConnectionID: a.connectionID,
+				SessionType: s.Type, SessionID: s.PublicID, Subject: fmt.Sprintf("Seed %d", i), Body: "Seed body", IdempotencyKey: fmt.Sprintf("seed-%d-%d", i, j)}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := fx.signIn(email, password); err != nil {
+		return nil, fmt.Errorf("owner sign-in: %w", err)
+	}
+	return fx, nil
+}
+
+// session is the session worker w works in.
+func (fx *fixture) session(w int) *store.Session { return fx.sessions[w%len(fx.sessions)] }
+
+// key is a new idempotency key.
+func (fx *fixture) key(prefix string) string {
+	return prefix + "-" + fx.runID + "-" + strconv.FormatInt(fx.seq.Add(1), 10)
+}
+
+var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// signIn gets an owner cookie and finds the session page's poll URL.
+func (fx *fixture) signIn(email, password string) error {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: fx.http.Transport, Timeout: 30 * time.Second}
+	res, err := c.Get(fx.url + "/login")
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := csrfRe.FindSubmatch(b)
+	if m == nil {
+		return errors.New("no CSRF token on /login")
+	}
+	res, err = c.PostForm(fx.url+"/login", url.Values{"_csrf": {string(m[1])}, "email": {email}, "password": {password}})
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	fx.owner = c
+	return fx.loadPollURL()
+}
+
+var pollRe = regexp.MustCompile(`hx-get="(/sessions/[^"]*poll[^"]*)"`)
+
+// loadPollURL opens the session page as the owner's browser does and takes
+// its poll URL (an hx-get attribute carrying the newest note id shown), so
+// that the polls that follow are "unchanged" ones; none found leaves it
+// empty, and the poll scenarios out.
+func (fx *fixture) loadPollURL() error {
+	res, err := fx.owner.Get(fmt.Sprintf("%s/sessions/%d", fx.url, fx.sessions[0].ID))
+	if err != nil {
+		return err
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	fx.pollURL = ""
+	if pm := pollRe.FindSubmatch(b); pm != nil {
+		fx.pollURL = fx.url + strings.ReplaceAll(string(pm[1]), "&amp;", "&")
+	}
+	return nil
+}
+
+// tool calls an MCP tool as worker w.
+func (fx *fixture) tool(w int, name string, args map[string]any) error {
+	return fx.rpc(fx.agents[w].token, "tools/call", map[string]any{"name": name, "arguments": args})
+}
+
+// rpc posts one JSON-RPC request to /mcp; anything but a success is an error.
+func (fx *fixture) rpc(token, method string, params any) error {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": fx.seq.Add(1), "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, fx.url+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := fx.http.Do(req)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
+	}
+	if bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"error":{`)) {
+		return fmt.Errorf("tool error: %.300s", b)
+	}
+	return nil
+}
+
+// poll is the owner's unchanged Team mail poll: it must answer 204.
+func (fx *fixture) poll() error {
+	res, err := fx.owner.Get(fx.pollURL)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("poll answered %d, want 204", res.StatusCode)
+	}
+	return nil
+}

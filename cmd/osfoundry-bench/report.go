@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// result is one scenario at one concurrency: medians over the rounds. The
+// table's columns carry the same names as the JSON fields.
+type result struct {
+	Scenario    string `json:"scenario"`
+	Concurrency int    `json:"concurrency"`
+	Rounds      int    `json:"rounds"`
+	// Calls and Errors are totals over the rounds.
+	Calls      int    `json:"calls"`
+	Errors     int    `json:"errors"`
+	FirstError string `json:"first_error,omitempty"`
+	// PerSecond is the median of the rounds' calls/s, listed in PerSecondByRound.
+	PerSecond        float64   `json:"calls_per_second"`
+	PerSecondByRound []float64 `json:"calls_per_second_by_round"`
+	P50ms            float64   `json:"p50_ms"`
+	P95ms            float64   `json:"p95_ms"`
+	P99ms            float64   `json:"p99_ms"`
+	// ServerRSSMB is the server's resident memory after the step, the most of the rounds.
+	ServerRSSMB float64 `json:"server_rss_mb,omitempty"`
+	// Physical names the physical scenario RatioToPhysical divides by.
+	Physical string `json:"physical,omitempty"`
+	// RatioToPhysical is calls/s over the physical scenario's at the same concurrency.
+	RatioToPhysical *float64 `json:"ratio_to_physical,omitempty"`
+}
+
+type report struct {
+	Mode             string    `json:"mode"`
+	URL              string    `json:"url"`
+	Started          time.Time `json:"started"`
+	Rounds           int       `json:"rounds"`
+	DurationPerStep  string    `json:"duration_per_step"`
+	CPUs             int       `json:"cpus"`
+	LoadAverageStart string    `json:"load_average_start"`
+	LoadAverageEnd   string    `json:"load_average_end"`
+	Results          []result  `json:"results"`
+	MaxServerRSSMB   float64   `json:"max_server_rss_mb"`
+	// StatementsDuringUnchangedPolls is the server's own count of statements
+	// sent to PostgreSQL while serving 200 unchanged polls
+	// (osfoundry_db_statements_total{origin="request"}).
+	StatementsDuringUnchangedPolls *int64 `json:"db_statements_during_200_unchanged_polls,omitempty"`
+	// Streams is the live streams scenario (streams.go).
+	Streams *streamsResult `json:"live_streams,omitempty"`
+}
+
+// finish computes each scenario's ratio to its physical limit.
+func (r *report) finish(plan []scenario) {
+	physical := map[string]string{}
+	for _, sc := range plan {
+		physical[sc.name] = sc.physical
+	}
+	limit := map[string]float64{}
+	for _, x := range r.Results {
+		limit[x.Scenario+"@"+strconv.Itoa(x.Concurrency)] = x.PerSecond
+		r.MaxServerRSSMB = max(r.MaxServerRSSMB, x.ServerRSSMB)
+	}
+	for i, x := range r.Results {
+		p := physical[x.Scenario]
+		if l := limit[p+"@"+strconv.Itoa(x.Concurrency)]; p != "" && l > 0 {
+			ratio := x.PerSecond / l
+			r.Results[i].Physical, r.Results[i].RatioToPhysical = p, &ratio
+		}
+	}
+}
+
+func (r *report) print(w io.Writer) {
+	fmt.Fprintf(w, "\nosfoundry-bench — mode %s, rounds %d, %s per step (figures: medians of the rounds), %d CPUs, server %s\n", r.Mode, r.Rounds, r.DurationPerStep, r.CPUs, r.URL)
+	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at start, %s at end\n\n", r.LoadAverageStart, r.LoadAverageEnd)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\tratio to physical\tserver RSS MB\t")
+	for _, x := range r.Results {
+		ratio := "-"
+		if x.RatioToPhysical != nil {
+			ratio = fmt.Sprintf("%.1f %%", *x.RatioToPhysical*100)
+		}
+		rss := "-"
+		if x.ServerRSSMB > 0 {
+			rss = fmt.Sprintf("%.0f", x.ServerRSSMB)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, ratio, rss)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nratio to physical: write tools to %q, read_session_mail to %q, at the same concurrency\n", physicalInsert, physicalMailPage)
+	if r.MaxServerRSSMB > 0 {
+		fmt.Fprintf(w, "max server RSS: %.0f MB\n", r.MaxServerRSSMB)
+	}
+	if r.StatementsDuringUnchangedPolls != nil {
+		fmt.Fprintf(w, "db statements during 200 unchanged polls: %d\n", *r.StatementsDuringUnchangedPolls)
+	}
+	if s := r.Streams; s != nil {
+		fmt.Fprintf(w, "\n%s: %d open Team mail streams (opened in %.1f s)\n", streamsScenario, s.Streams, s.OpenSeconds)
+		if s.ServerRSSMB > 0 {
+			fmt.Fprintf(w, "  server RSS %.0f MB (%.0f MB before), goroutines %d (%d before)\n", s.ServerRSSMB, s.ServerRSSBeforeMB, s.Goroutines, s.GoroutinesBefore)
+		}
+		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
+			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
+	}
+	for _, x := range r.Results {
+		if x.FirstError != "" {
+			fmt.Fprintf(w, "first error of %s at %d: %s\n", x.Scenario, x.Concurrency, x.FirstError)
+		}
+	}
+}
+
+func rssMB(pid int) float64 {
+	for _, line := range strings.Split(readFile(fmt.Sprintf("/proc/%d/status", pid)), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+)
+
+// A scenario is one kind of call, run in a closed loop at each concurrency:
+// each of the step's workers sends its next call when the previous one
+// answered. To add one, add it to scenarios; a scenario that is a fraction of
+// a physical limit names that physical scenario, and its ratio to it at the
+// same concurrency is reported.
+type scenario struct {
+	name string
+	// physical is the physical scenario this one is compared with ("" for none).
+	physical string
+	// before runs before each of the scenario's steps (nil: nothing).
+	before func() error
+	// call makes worker w's i-th call; any error counts as a failed call.
+	call func(w, i int) error
+}
+
+// The physical scenarios: what PostgreSQL alone allows, one statement per
+// call (physical.go).
+const (
+	physicalInsert   = "physical note insert"
+	physicalMailPage = "physical mail page"
+)
+
+// pollScenario is the owner's Team mail poll when nothing changed.
+const pollScenario = "owner poll, unchanged"
+
+// scenarios lists every closed-loop scenario in the order a round runs them
+// at each concurrency: each physical scenario right before the tools it
+// bounds, so that a tool and its limit are measured close together.
+func scenarios(ctx context.Context, fx *fixture) []scenario {
+	s := []scenario{
+		{name: physicalInsert, call: func(w, i int) error { return fx.physicalInsert(ctx, w, i) }},
+		{name: "set_status", physical: physicalInsert, call: func(w, i int) error {
+			return fx.tool(w, "set_status", map[string]any{"task": fmt.Sprintf("step %d", i), "repo": "osfoundry", "branch": "main"})
+		}},
+		{name: "post_session_note", physical: physicalInsert, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID,
+				"subject": "Progress", "body": fmt.Sprintf("Note %d of worker %d", i, w), "idempotency_key": fx.key("u")})
+		}},
+		{name: "post_session_note retry", physical: physicalInsert, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID,
+				"subject": "Retry", "body": "The same note again", "idempotency_key": fmt.Sprintf("r-%s-%d", fx.runID, w)})
+		}},
+		{name: physicalMailPage, call: func(w, i int) error { return fx.physicalMailPage(ctx, w) }},
+		{name: "read_session_mail", physical: physicalMailPage, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "read_session_mail", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "limit": 10})
+		}},
+		{name: "list_agents", call: func(w, i int) error { return fx.tool(w, "list_agents", map[string]any{}) }},
+		{name: "tools/list (anonymous)", call: func(w, i int) error { return fx.rpc("", "tools/list", map[string]any{}) }},
+	}
+	if fx.pollURL != "" {
+		// The write steps add notes: reload the page for a current cursor.
+		s = append(s, scenario{name: pollScenario, before: fx.loadPollURL, call: func(w, i int) error { return fx.poll() }})
+	}
+	return s
+}

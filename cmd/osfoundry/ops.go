@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/osfoundry/osfoundry/metrics"
+)
+
+// serveOps serves the operations listener: Prometheus metrics at /metrics
+// and Go's profiles under /debug/pprof/. It must be on loopback: both reveal
+// internals and are never part of the public app (a scraper on another
+// machine reaches it through a tunnel or a sidecar).
+func serveOps(addr string, m *metrics.Metrics, log *slog.Logger) error {
+	if err := checkOpsAddr(addr); err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--ops-addr: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck
+	url := "http://" + ln.Addr().String()
+	log.Info("operations listener", "metrics", url+"/metrics", "profiles", url+"/debug/pprof/")
+	return nil
+}
+
+// checkOpsAddr accepts loopback addresses only.
+func checkOpsAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--ops-addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("--ops-addr %q: must be a loopback address", addr)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// TestStatementCounts: every statement through the pool is counted once,
+// BEGIN and COMMIT included, as background work under store.Background and
+// as request work otherwise.
+func TestStatementCounts(t *testing.T) {
+	t.Parallel()
+	st := storetest.New(t)
+	ctx := context.Background()
+	before := st.StatementCounts()
+	if err := st.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := st.StatementCounts(); n != before {
+		t.Fatalf("a ping counted as a statement: %+v, before %+v", n, before)
+	}
+	if _, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "O", Password: "long enough password"}); err != nil {
+		t.Fatal(err)
+	}
+	mid := st.StatementCounts()
+	if mid.Request <= before.Request || mid.Background != before.Background {
+		t.Fatalf("after a request's work: %+v, before %+v", mid, before)
+	}
+	if _, err := st.WebhookOutboxDepth(store.Background(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	after := st.StatementCounts()
+	if after.Background != mid.Background+1 || after.Request != mid.Request {
+		t.Fatalf("after one background statement: %+v, before %+v", after, mid)
+	}
+}
+
+// TestNoteHubStateAndLag: the hub says whether it listens and how many
+// sessions it tracks, and measures each note notification's lag from the
+// time its payload carries; a payload without one (an older replica's)
+// still moves the newest id, unmeasured.
+func TestNoteHubStateAndLag(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	lags := make(chan time.Duration, 10)
+	hub.ObserveLag(func(d time.Duration) { lags <- d })
+	if s := hub.State(); s.Listening || s.Sessions != 0 {
+		t.Fatalf("before Run: %+v", s)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); hub.Run(runCtx) }()
+	<-hub.Ready()
+	ws := f.owner.WorkspaceID
+	if _, err := hub.Track(ctx, ws, f.sess.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := hub.State(); !s.Listening || s.Sessions != 1 {
+		t.Fatalf("listening, one session tracked: %+v", s)
+	}
+
+	posted := time.Now()
+	id := f.agentNote(t, "timed")
+	select {
+	case d := <-lags:
+		if d < 0 || d > time.Since(posted) {
+			t.Fatalf("lag %v, not within the %v since posting", d, time.Since(posted))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no lag observed within 10 s")
+	}
+
+	storetest.SQL(t, f.st).Exec(`SELECT pg_notify($1, $2)`, store.NotesChannel, fmt.Sprintf("%d:%d", f.sess.ID, id+1000))
+	for i := 0; i < 500; i++ {
+		if got, _ := hub.Latest(ws, f.sess.ID); got == id+1000 {
+			break
+		}
+		sleep()
+	}
+	if got, ok := hub.Latest(ws, f.sess.ID); !ok || got != id+1000 {
+		t.Fatalf("a payload without a time: latest %d %v", got, ok)
+	}
+	select {
+	case d := <-lags:
+		t.Fatalf("a payload without a time measured a lag of %v", d)
+	default:
+	}
+
+	cancel()
+	<-done
+	if s := hub.State(); s.Listening {
+		t.Fatalf("a stopped hub says it listens: %+v", s)
+	}
+}
