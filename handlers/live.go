@@ -61,11 +61,11 @@ type liveStreams struct {
 	sessions map[int64]*sessionTopic
 	owners   map[int64]*ownerTopic
 	signIns  map[string]map[*stream]struct{}
-	// Work for the workers: the first new note id per session, receipts per
+	// Work for the workers: sessions with new notes, receipts per
 	// session, workspaces whose presence may have changed, owners whose
 	// unread counts may have, sessions with new notes whose workspace's
 	// unread streams must recount.
-	pendingNotes    map[int64]int64
+	pendingNotes    map[int64]struct{}
 	pendingReceipts map[int64]map[int64]struct{}
 	dirtyPresence   map[int64]struct{}
 	dirtyUnread     map[int64]struct{}
@@ -147,7 +147,7 @@ func newLiveStreams(s *Server) *liveStreams {
 		heartbeat: streamHeartbeat, presenceEvery: presenceRefresh, buffer: streamBuffer,
 		wakeNotes: make(chan struct{}, 1), wakeUpkeep: make(chan struct{}, 1),
 		sessions: map[int64]*sessionTopic{}, owners: map[int64]*ownerTopic{}, signIns: map[string]map[*stream]struct{}{},
-		pendingNotes: map[int64]int64{}, pendingReceipts: map[int64]map[int64]struct{}{},
+		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
 		sessionWorkspace: map[int64]int64{},
 	}
@@ -181,14 +181,12 @@ func (l *liveStreams) HubNotify(channel, payload string) {
 	defer l.mu.Unlock()
 	switch channel {
 	case store.NotesChannel:
-		sid, nid, ok := store.ParseIDPair(payload)
+		sid, _, ok := store.ParseIDPair(payload)
 		if !ok {
 			return
 		}
 		if _, watched := l.sessions[sid]; watched {
-			if first, ok := l.pendingNotes[sid]; !ok || nid < first {
-				l.pendingNotes[sid] = nid
-			}
+			l.pendingNotes[sid] = struct{}{}
 			wake(l.wakeNotes)
 		}
 		if len(l.owners) > 0 {
@@ -352,10 +350,10 @@ func (l *liveStreams) sendNotes() {
 		}
 		l.mu.Lock()
 		notes, receipts := l.pendingNotes, l.pendingReceipts
-		l.pendingNotes, l.pendingReceipts = map[int64]int64{}, map[int64]map[int64]struct{}{}
+		l.pendingNotes, l.pendingReceipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
 		l.mu.Unlock()
-		for sid, first := range notes {
-			l.sendSessionNotes(sid, first)
+		for sid := range notes {
+			l.sendSessionNotes(sid)
 		}
 		for sid, ids := range receipts {
 			for nid := range ids {
@@ -365,16 +363,19 @@ func (l *liveStreams) sendNotes() {
 	}
 }
 
-// sendSessionNotes loads the session's notes from first on (newer than what
-// its streams have had), once, and sends each to every stream of the session.
-func (l *liveStreams) sendSessionNotes(sessionID, first int64) {
+// sendSessionNotes loads the session's notes newer than what its streams
+// have had, once, and sends each to every stream of the session. Whichever
+// note's notification woke it (they may arrive out of order: each is sent
+// after its note's commit), a session's notes commit in id order, so the
+// notes after the newest sent are exactly those new.
+func (l *liveStreams) sendSessionNotes(sessionID int64) {
 	l.mu.Lock()
 	t := l.sessions[sessionID]
 	if t == nil {
 		l.mu.Unlock()
 		return
 	}
-	ws, after := t.workspaceID, max(t.last, first-1)
+	ws, after := t.workspaceID, t.last
 	l.mu.Unlock()
 	notes, err := l.s.store.SessionMailAfter(l.ctx, ws, sessionID, after)
 	if err != nil || len(notes) > maxReplay {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 const wait = 5 * time.Second
@@ -82,6 +83,32 @@ func TestSessionStreamDeliversNotes(t *testing.T) {
 	if mine.id != theirs.id || strings.Contains(mine.data, "note-unread") || !strings.Contains(theirs.data, "note-unread") {
 		t.Fatalf("own note: alice's row new=%v, carol's new=%v (ids %s %s)", strings.Contains(mine.data, "note-unread"),
 			strings.Contains(theirs.data, "note-unread"), mine.id, theirs.id)
+	}
+}
+
+// TestStreamNotificationsOutOfOrder: notifications go out after each note's
+// commit, so two notes of a session may be announced newest first; the
+// stream still sends both, oldest first.
+func TestStreamNotificationsOutOfOrder(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	st := f.alice.openEvents(f.url + "/stream")
+	f.app.waitStreams(f.session.ID, 1)
+	db := storetest.SQL(t, f.app.store)
+	var ids [2]int64
+	for i := range ids {
+		if err := db.QueryRow(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT workspace_id, id, 'owner', $2::bigint, 'owner-' || $2::text, 'Alice', 'note', 'Unannounced', 'b'
+			FROM sessions WHERE id = $1 RETURNING id`, f.session.ID, f.alice.owner.ID).Scan(&ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []int64{ids[1], ids[0]} {
+		db.Exec(`SELECT pg_notify($1, $2)`, store.NotesChannel, fmt.Sprintf("%d:%d", f.session.ID, id))
+	}
+	if got, want := st.notes(2, wait), []string{fmt.Sprint(ids[0]), fmt.Sprint(ids[1])}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("note events %v, want %v", got, want)
 	}
 }
 

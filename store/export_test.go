@@ -1,6 +1,8 @@
 package store
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/jackc/pgx/v5"
@@ -13,14 +15,21 @@ var (
 )
 
 // InsertNote runs the note transaction alone (insertNote: the session lock
-// by the event sequence, the note, its event, outbox and notifications), for
-// the benchmarks of store_test.
+// by the event sequence, the note, its event and outbox), then sends its
+// notifications, for the benchmarks of store_test.
 func (s *Store) InsertNote(ctx context.Context, n *Note) (*Note, error) {
 	var out *Note
+	var announced []notice
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = insertNote(ctx, tx, n)
+		out, announced, err = insertNote(ctx, tx, n)
 		return err
 	})
+	if err == nil {
+		s.announce(ctx, announced)
+	}
 	return out, err
 }
+
+// SetSweepEvery shortens a hub's HubSweepInterval; call it before Run.
+func SetSweepEvery(h *NoteHub, d time.Duration) { h.sweepEvery = d }

@@ -250,6 +250,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
+	var announced []notice
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var ownerName string
 		if err := tx.QueryRow(ctx, `
@@ -285,9 +286,12 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		note, err = insertNote(ctx, tx, n)
+		note, announced, err = insertNote(ctx, tx, n)
 		return err
 	})
+	if err == nil {
+		s.announce(ctx, announced)
+	}
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		return nil, false, fe

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -29,14 +28,8 @@ const (
 )
 
 // NotesChannel is the PostgreSQL NOTIFY channel announcing new notes; the
-// payload is "<session id>:<note id>:<sent>" (see notifySent).
+// payload is "<session id>:<note id>:<sent>" (see noteNotice).
 const NotesChannel = "osfoundry_notes"
-
-// notifySent completes a NotesChannel payload in SQL, after its
-// "<session id>:<note id>" parameter: ":<sent>", the Unix time in
-// microseconds just before the note's transaction commits, from which each
-// replica's note hub measures how late it heard of the note.
-const notifySent = `::text || ':' || (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
 // Note is one entry of a session's Team mail.
 type Note struct {
@@ -67,9 +60,12 @@ func scanNote(row pgx.Row) (*Note, error) {
 	return n, err
 }
 
-// insertNote writes a note, its note_posted resource event, its webhook
-// deliveries (the outbox) and the change notifications inside tx: all commit
-// together or not at all. Analysis notes get neither event nor deliveries. For agent
+// insertNote writes a note, its note_posted resource event and its webhook
+// deliveries (the outbox) inside tx: all commit together or not at all. It
+// returns the notifications the note calls for (the note hubs', and a wake-up
+// for the webhook senders when it made deliveries), which the caller sends
+// with announce once tx has committed. Analysis notes get neither event nor
+// deliveries. For agent
 // notes with an idempotency key, a conflicting (connection, key) returns
 // (nil, nil) so that the caller can load the first note.
 //
@@ -77,7 +73,7 @@ func scanNote(row pgx.Row) (*Note, error) {
 // one session take ids in the order they commit: a reader that has seen note
 // N never sees a note < N of that session appear later, and "id > last seen"
 // is a safe cursor (web polls, agents catching up from the top).
-func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
+func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, []notice, error) {
 	// The session row is locked before the note takes its id, so that within a
 	// session ids become visible in increasing order. A note that gets an event
 	// takes the lock by reserving the event's sequence number; an analysis note
@@ -87,10 +83,10 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 		if err := tx.QueryRow(ctx, `
 			UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
 			WHERE id = $1 RETURNING last_event_seq, project_id`, n.SessionID).Scan(&seq, &projectID); err != nil {
-			return nil, fmt.Errorf("reserve event sequence: %w", err)
+			return nil, nil, fmt.Errorf("reserve event sequence: %w", err)
 		}
 	} else if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
-		return nil, fmt.Errorf("lock session: %w", err)
+		return nil, nil, fmt.Errorf("lock session: %w", err)
 	}
 	q := `INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
 			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
@@ -103,42 +99,42 @@ func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, error) {
 		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey))
 	if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != nil {
 		// The reserved sequence number must not be committed: the caller rolls back.
-		return nil, errDuplicateKey
+		return nil, nil, errDuplicateKey
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	notify := strconv.FormatInt(out.SessionID, 10) + ":" + strconv.FormatInt(out.ID, 10)
+	announced := []notice{noteNotice(out.SessionID, out.ID)}
 	if out.MessageType == MessageAnalysis {
 		// Analysis notes are owner-only: agents read events, so they get none.
-		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2`+notifySent+`)`, NotesChannel, notify); err != nil {
-			return nil, fmt.Errorf("notify: %w", err)
-		}
-		return out, nil
+		return out, announced, nil
 	}
 	payload, err := json.Marshal(map[string]any{"note_id": out.ID, "sender_slug": out.SenderSlug, "message_type": out.MessageType})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	// The event, the webhook outbox rows and the change notifications in one
-	// statement: a delivery per enabled endpoint of the project that this
-	// note fires (agents' notes fire every endpoint, owners' notes those set
-	// to all notes), and a wake-up for the senders when there is any.
-	if _, err := tx.Exec(ctx, `
+	// The event and the webhook outbox rows in one statement: a delivery per
+	// enabled endpoint of the project that this note fires (agents' notes
+	// fire every endpoint, owners' notes those set to all notes).
+	var deliveries int
+	if err := tx.QueryRow(ctx, `
 		WITH ev AS (
 			INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
 			VALUES ($1, $2, 'note_posted', $3, $4)
 		), outbox AS (
 			INSERT INTO webhook_deliveries (endpoint_id, note_id)
 			SELECT e.id, $3 FROM webhook_endpoints e
-			WHERE e.project_id = $7 AND e.enabled AND ($8 OR e.fires = 'all')
+			WHERE e.project_id = $5 AND e.enabled AND ($6 OR e.fires = 'all')
 			RETURNING id
 		)
-		SELECT pg_notify($5, $6`+notifySent+`), (SELECT pg_notify($9, '') FROM outbox LIMIT 1)`,
-		out.SessionID, seq, out.ID, payload, NotesChannel, notify, projectID, out.SenderKind == "agent", WebhooksChannel); err != nil {
-		return nil, fmt.Errorf("event, outbox and notify: %w", err)
+		SELECT count(*) FROM outbox`,
+		out.SessionID, seq, out.ID, payload, projectID, out.SenderKind == "agent").Scan(&deliveries); err != nil {
+		return nil, nil, fmt.Errorf("event and outbox: %w", err)
 	}
-	return out, nil
+	if deliveries > 0 {
+		announced = append(announced, notice{WebhooksChannel, ""})
+	}
+	return out, announced, nil
 }
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
@@ -214,6 +210,7 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		return nil, false, err
 	}
 	var sessionID int64
+	var announced []notice
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		// The session, the caller's invitation, its profile and the reply's
 		// recipient in one statement: no row means no such session, a NULL role
@@ -250,9 +247,12 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		if in.To != "" {
 			n.RecipientSlug = &in.To
 		}
-		note, err = insertNote(ctx, tx, n)
+		note, announced, err = insertNote(ctx, tx, n)
 		return err
 	})
+	if err == nil {
+		s.announce(ctx, announced)
+	}
 	if errors.Is(err, errDuplicateKey) {
 		// The key was used before (possibly by a retry committed a moment ago;
 		// the insert waited for it): this statement sees the committed first note.

@@ -46,6 +46,8 @@ type NoteHub struct {
 	wake map[string]func()
 	// lag hears how late each note's notification arrived (see ObserveLag).
 	lag func(time.Duration)
+	// sweepEvery is HubSweepInterval (tests shorten it).
+	sweepEvery time.Duration
 }
 
 // Channels the hub listens to besides NotesChannel ("<session id>:<note
@@ -72,8 +74,8 @@ const (
 var hubChannels = []string{NotesChannel, PresenceChannel, ReceiptsChannel, ReadsChannel, SignOutChannel}
 
 // HubListener hears what the hub hears. Both methods are called from the
-// hub's listening goroutine (HubLive also once from SetListener) and must
-// not block.
+// hub's goroutines (its listening one and its sweep; HubLive also once from
+// SetListener) and must not block.
 type HubListener interface {
 	// HubLive says whether the hub is listening. After false, notifications
 	// are lost until the next true.
@@ -117,7 +119,7 @@ func (s *Store) NewNoteHub(log *slog.Logger) *NoteHub {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &NoteHub{store: s, log: log, entries: map[int64]hubEntry{}, ready: make(chan struct{})}
+	return &NoteHub{store: s, log: log, entries: map[int64]hubEntry{}, ready: make(chan struct{}), sweepEvery: HubSweepInterval}
 }
 
 // OnNotify makes the hub listen on one more channel, on its one connection,
@@ -305,29 +307,15 @@ func (h *NoteHub) listen(ctx context.Context) error {
 		}
 	}
 	h.mu.RUnlock()
-	fresh := make(map[int64]hubEntry, len(ids))
-	rows, err := conn.Query(ctx, `
-		SELECT s.id, s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0)
-		FROM sessions s WHERE s.id = ANY($1)`, ids)
+	fresh, err := newestNotes(ctx, conn, ids)
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var id int64
-		var e hubEntry
-		if err := rows.Scan(&id, &e.workspaceID, &e.latest); err != nil {
-			rows.Close()
-			return err
-		}
-		fresh[id] = e
-	}
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	h.mu.Lock()
 	h.entries = fresh
 	h.live = true
 	h.gen++
+	gen := h.gen
 	l := h.listener
 	if l != nil {
 		l.HubLive(true)
@@ -335,6 +323,9 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	h.mu.Unlock()
 	h.once.Do(func() { close(h.ready) })
 	h.log.Debug("note hub listening", "sessions", len(ids))
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go h.sweep(sweepCtx, gen)
 	for _, fn := range h.wake {
 		fn()
 	}
@@ -388,6 +379,90 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	}
 }
 
+// newestNotes loads the workspace and newest note id of each session of ids.
+func newestNotes(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, ids []int64) (map[int64]hubEntry, error) {
+	rows, err := q.Query(ctx, `
+		SELECT s.id, s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0)
+		FROM sessions s WHERE s.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fresh := make(map[int64]hubEntry, len(ids))
+	for rows.Next() {
+		var id int64
+		var e hubEntry
+		if err := rows.Scan(&id, &e.workspaceID, &e.latest); err != nil {
+			return nil, err
+		}
+		fresh[id] = e
+	}
+	return fresh, rows.Err()
+}
+
+// HubSweepInterval is how often a listening hub re-reads the newest note of
+// the sessions it tracks. A note's notification is sent after its commit
+// (announce); should it never come (the writing process died in between,
+// or the statement failed), the sweep finds the note, at most this late.
+const HubSweepInterval = 10 * time.Second
+
+// sweep re-reads the tracked sessions' newest notes every sweepEvery while
+// the hub's connection of generation gen is up, and treats a note newer
+// than the hub knew as if its notification had arrived.
+func (h *NoteHub) sweep(ctx context.Context, gen uint64) {
+	t := time.NewTicker(h.sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.RLock()
+		ids := make([]int64, 0, len(h.entries))
+		for id, e := range h.entries {
+			if e.workspaceID != 0 {
+				ids = append(ids, id)
+			}
+		}
+		h.mu.RUnlock()
+		if len(ids) == 0 {
+			continue
+		}
+		fresh, err := newestNotes(ctx, h.store.pool, ids)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("note hub: sweep failed", "err", err)
+			}
+			continue
+		}
+		var found []string
+		h.mu.Lock()
+		if h.gen != gen {
+			h.mu.Unlock()
+			return
+		}
+		for id, f := range fresh {
+			if e := h.entries[id]; e.workspaceID != 0 && f.latest > e.latest {
+				e.latest = f.latest
+				h.entries[id] = e
+				found = append(found, strconv.FormatInt(id, 10)+":"+strconv.FormatInt(f.latest, 10))
+			}
+		}
+		l := h.listener
+		h.mu.Unlock()
+		for _, ids := range found {
+			// Usually a notification still on its way; it changes nothing when it comes.
+			h.log.Debug("note hub: sweep found a newer note", "note", ids)
+			if l != nil {
+				l.HubNotify(NotesChannel, ids)
+			}
+		}
+	}
+}
+
 // ParseIDPair reads the "<session id>:<note id>" payload of ReceiptsChannel,
 // and of NotesChannel as the hub passes it on (without the time it was sent).
 func ParseIDPair(p string) (sessionID, noteID int64, ok bool) {
@@ -420,6 +495,47 @@ func splitNotePayload(p string) (ids string, sent time.Time, ok bool) {
 func (s *Store) notify(ctx context.Context, channel, payload string) error {
 	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
+}
+
+// notice is a notification a write calls for, sent by announce once the
+// write has committed.
+type notice struct{ channel, payload string }
+
+// noteNotice is the NotesChannel notification of a note: "<session
+// id>:<note id>:<sent>", sent the Unix time in microseconds as it is
+// announced, from which each replica's note hub measures how late it heard
+// of the note.
+func noteNotice(sessionID, noteID int64) notice {
+	return notice{NotesChannel, strconv.FormatInt(sessionID, 10) + ":" + strconv.FormatInt(noteID, 10) + ":" +
+		strconv.FormatInt(time.Now().UnixMicro(), 10)}
+}
+
+// announce sends the notifications of a write that has committed, in one
+// statement of their own whose commit does not wait for the WAL flush
+// (synchronous_commit off: they are wake-ups, not data). Sent inside the
+// write's transaction they would cost every writer of the database its
+// turn: PostgreSQL serialises the commits of notifying transactions behind
+// one lock held through the flush, which capped notifying writes near 400
+// a second on a 2-core machine (docs/performance.md); here it is held for
+// an in-memory commit.
+//
+// The write has committed, so a failure here (or the process dying before
+// it) is not the caller's: it is logged, and what it leaves out is made up
+// for by the note hubs' sweep (HubSweepInterval) and the live pages'
+// periodic presence refresh.
+func (s *Store) announce(ctx context.Context, ns []notice) {
+	if len(ns) == 0 {
+		return
+	}
+	channels, payloads := make([]string, len(ns)), make([]string, len(ns))
+	for i, n := range ns {
+		channels[i], payloads[i] = n.channel, n.payload
+	}
+	if _, err := s.pool.Exec(context.WithoutCancel(ctx), `
+		SELECT set_config('synchronous_commit', 'off', true), pg_notify(c, p)
+		FROM unnest($1::text[], $2::text[]) AS n(c, p)`, channels, payloads); err != nil {
+		slog.Default().WarnContext(ctx, "store: notify after commit failed; the note hubs' sweep will catch up", "channels", channels, "err", err)
+	}
 }
 
 // NotifySignOut tells every replica that the signed-in cookie session with

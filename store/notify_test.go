@@ -168,3 +168,41 @@ func TestHubHearsLiveChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestHubSweepFindsUnannouncedNotes: a note committed without its
+// notification (its writer died between the commit and announce) reaches
+// the hub's Latest and its listener by the sweep.
+func TestHubSweepFindsUnannouncedNotes(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	store.SetSweepEvery(hub, 50*time.Millisecond)
+	h := &heard{ch: make(chan struct{}, 1)}
+	hub.SetListener(h)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); hub.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-hub.Ready()
+	before, err := hub.Track(ctx, ws, f.sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var id int64
+	if err := storetest.SQL(t, f.st).QueryRow(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		VALUES ($1, $2, 'owner', $3::bigint, 'owner-' || $3::text, 'Owner', 'analysis', 's', 'b') RETURNING id`,
+		ws, f.sess.ID, f.owner.ID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if id <= before {
+		t.Fatalf("new note %d, newest before %d", id, before)
+	}
+	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.NotesChannel, f.sess.ID, id))
+	if got, sure := hub.Latest(ws, f.sess.ID); !sure || got != id {
+		t.Fatalf("Latest = %d, %v; want %d, true", got, sure, id)
+	}
+}

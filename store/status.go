@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -76,9 +77,8 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 	} else {
 		// One statement: insert the first status or update only the fields
 		// that were sent; the profile join refuses connections without one.
-		// The presence notification goes with it: sidebars on every replica
-		// show the new status at once.
-		var notified string
+		// The presence notification follows its commit (announce): sidebars
+		// on every replica show the new status at once.
 		err = s.pool.QueryRow(ctx, `
 			WITH up AS (
 				INSERT INTO statuses AS s (connection_id, repo, branch, task)
@@ -90,10 +90,13 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 					task       = CASE WHEN $8 THEN EXCLUDED.task ELSE s.task END,
 					updated_at = now()
 				RETURNING s.repo, s.branch, s.task, s.updated_at)
-			SELECT up.*, pg_notify($9, $1::text)::text FROM up`,
+			SELECT * FROM up`,
 			workspaceID, connectionID,
-			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set, PresenceChannel).
-			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt, &notified)
+			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set).
+			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt)
+		if err == nil {
+			s.announce(ctx, []notice{{PresenceChannel, strconv.FormatInt(workspaceID, 10)}})
+		}
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: set status: %w", ErrNoProfile)

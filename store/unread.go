@@ -26,11 +26,17 @@ func receiptFor(conn string) string {
 // addressedTo is the mail addressed to a connection, what its unread hint
 // counts: replies to its sender slug (from an owner or another agent) and
 // owners' notes to the whole session; never analysis, never its own notes,
-// and not other agents' notes to the whole session.
+// and not other agents' notes to the whole session. Such notes are all in
+// the partial index notes_addressed_idx (migrations/008), whose predicate
+// (addressable) the condition repeats so that the planner can use it.
 func addressedTo(conn, slug string) string {
-	return `(n.message_type <> 'analysis' AND n.sender_connection_id IS DISTINCT FROM ` + conn +
+	return `(` + addressable + ` AND n.sender_connection_id IS DISTINCT FROM ` + conn +
 		` AND (n.recipient_slug = ` + slug + ` OR (n.recipient_slug IS NULL AND n.sender_kind = 'owner')))`
 }
+
+// addressable is the predicate of notes_addressed_idx: a note that can be
+// addressed to some agent (a reply to a slug, or an owner's note).
+const addressable = `n.message_type <> 'analysis' AND (n.recipient_slug IS NOT NULL OR n.sender_kind = 'owner')`
 
 // MaxUnreadListed bounds the sessions an unread hint lists (the newest
 // unread first); its total counts every session.
@@ -60,20 +66,21 @@ type UnreadSession struct {
 // connection's unread mail (Unread), to scan into unreadTargets. conn and
 // slug are SQL expressions (see readableBy); seen is a condition on n naming
 // notes to count as read besides, such as those below the page a read is
-// returning ("false" for none). Per session it reads the range of
-// notes_session_idx above read_through, so a connection that keeps up costs
-// one index probe per invitation.
+// returning ("false" for none). Per invitation it reads the range of
+// notes_addressed_idx above read_through, index-only: a connection that keeps
+// up costs one empty index probe per invitation, one that never reads one
+// index entry per note addressed to anyone in its sessions, never the
+// sessions' other mail.
 func unreadSQL(conn, slug, seen string) string {
 	listed := strconv.Itoa(MaxUnreadListed)
 	return `
 		SELECT coalesce(sum(u.count), 0)::int, count(*)::int,
-			coalesce((array_agg(u.session_type ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
-			coalesce((array_agg(u.public_id ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
+			coalesce((array_agg(s.session_type ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
+			coalesce((array_agg(s.public_id ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
 			coalesce((array_agg(u.count ORDER BY u.newest DESC))[1:` + listed + `], '{}')
 		FROM (
-			SELECT s.session_type, s.public_id, x.count, x.newest
+			SELECT i.session_id, x.count, x.newest
 			FROM invitations i
-			JOIN sessions s ON s.id = i.session_id
 			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
 			CROSS JOIN LATERAL (
 				SELECT count(*)::int AS count, max(n.id) AS newest FROM notes n
@@ -81,7 +88,8 @@ func unreadSQL(conn, slug, seen string) string {
 					AND NOT (` + seen + `)
 			) x
 			WHERE i.connection_id = ` + conn + ` AND x.count > 0
-		) u`
+		) u
+		JOIN sessions s ON s.id = u.session_id`
 }
 
 // unreadTargets are the scan targets of unreadSQL's five columns.

@@ -160,6 +160,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	// The SDK's bearer check refuses a token that expired since it was
+	// verified; only a token still valid now is answered directly.
+	if !batch && !h.sdkOnly && time.Now().Before(ti.ExpiresAt) {
+		if dc, ok := h.direct(r, body); ok {
+			h.answerDirectly(w, r.Context(), ti, dc)
+			return
+		}
+	}
 	ctx := context.WithValue(r.Context(), verifiedKey{}, ti)
 	h.authed.ServeHTTP(w, r.WithContext(ctx))
 }
@@ -218,8 +226,8 @@ func (h *Handler) requiredScope(c call) string {
 	if c.Method != "tools/call" {
 		return ""
 	}
-	if s, ok := h.scopes[c.Params.Name]; ok {
-		return s
+	if t, ok := h.registry[c.Params.Name]; ok {
+		return t.scope
 	}
 	return store.ScopeRead
 }

@@ -10,12 +10,12 @@ import (
 )
 
 // observedTools resolves the tool call series of every registered tool.
-func observedTools(m *metrics.Metrics, scopes map[string]string) *metrics.Tools {
+func observedTools(m *metrics.Metrics, registry map[string]*tool) *metrics.Tools {
 	if m == nil {
 		m = metrics.New()
 	}
-	names := make([]string, 0, len(scopes))
-	for n := range scopes {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
 		names = append(names, n)
 	}
 	return m.Tools(names...)

@@ -44,8 +44,13 @@ type Handler struct {
 	server      *mcpsdk.Server
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
 	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
-	scopes      map[string]string
-	tools       *metrics.Tools
+	// registry holds every tool by name, as both ways of answering a
+	// tools/call run it (the SDK's handler and answerDirectly).
+	registry map[string]*tool
+	tools    *metrics.Tools
+	// sdkOnly makes every request go to the SDK (tests: the reference the
+	// direct answers are compared with).
+	sdkOnly bool
 }
 
 // New builds the MCP server once, with every tool registered.
@@ -67,7 +72,7 @@ func New(opt Options) *Handler {
 		resource:    base + "/mcp",
 		metadataURL: issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
 		publicHost:  u.Host,
-		scopes:      map[string]string{},
+		registry:    map[string]*tool{},
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
@@ -86,7 +91,7 @@ func New(opt Options) *Handler {
 	h.addReplyToSender()
 	h.addPollResourceEvents()
 	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware, h.observeTools)
-	h.tools = observedTools(opt.Metrics, h.scopes)
+	h.tools = observedTools(opt.Metrics, h.registry)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
@@ -114,25 +119,29 @@ func schemesFor(scope string) []securityScheme {
 	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
 }
 
-// addTool registers a tool. It verifies the caller, then checks its
-// arguments against the hand-written input schema (argumentsSchema words
-// each violation) and decodes them into In before fn runs. fn's result
-// becomes the structured content (and the same JSON as text), its errors
-// isError results when an agent can act on them (refusal, store validation
-// and access errors) and an opaque JSON-RPC internal error otherwise. Both
-// kinds of result end with the caller's unread hint (withUnread).
+// tool is a registered tool: its scope, and run, which answers a call as
+// the caller with the raw arguments (nil when absent).
+type tool struct {
+	scope string
+	run   func(ctx context.Context, c *caller, args json.RawMessage) (*mcpsdk.CallToolResult, error)
+}
+
+// addTool registers a tool. Its run checks the arguments against the
+// hand-written input schema (argumentsSchema words each violation) and
+// decodes them into In before fn runs. fn's result becomes the structured
+// content (and the same JSON as text), its errors isError results when an
+// agent can act on them (refusal, store validation and access errors) and an
+// opaque JSON-RPC internal error otherwise. Both kinds of result end with the
+// caller's unread hint (withUnread). The SDK's handler of the tool verifies
+// the caller again and calls run; answerDirectly calls the same run.
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
-	h.scopes[t.Name] = scope
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
-	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		c, err := callerFrom(req, scope)
+	name := t.Name
+	rt := &tool{scope: scope, run: func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+		out, err := runTool(ctx, raw, args, c, fn)
 		if err != nil {
-			return errorResult(err), nil
-		}
-		out, err := runTool(ctx, req, args, c, fn)
-		if err != nil {
-			err = h.toolError(ctx, t.Name, err)
+			err = h.toolError(ctx, name, err)
 			var we *jsonrpc.Error
 			if errors.As(err, &we) {
 				return nil, we
@@ -141,15 +150,22 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, fmt.Errorf("mcp: %s: marshal result: %w", t.Name, err)
+			return nil, fmt.Errorf("mcp: %s: marshal result: %w", name, err)
 		}
 		return withUnread(&mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, b, c.Unread)
+	}}
+	h.registry[name] = rt
+	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+		c, err := callerFrom(req, scope)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return rt.run(ctx, c, req.Params.Arguments)
 	})
 }
 
 // runTool checks and decodes the arguments and runs fn as the caller.
-func runTool[In any](ctx context.Context, req *mcpsdk.CallToolRequest, args *argumentsSchema, c *caller, fn func(context.Context, *caller, In) (any, error)) (any, error) {
-	raw := req.Params.Arguments
+func runTool[In any](ctx context.Context, raw json.RawMessage, args *argumentsSchema, c *caller, fn func(context.Context, *caller, In) (any, error)) (any, error) {
 	if msg := args.check(raw); msg != "" {
 		return nil, refusal(msg)
 	}
@@ -283,7 +299,7 @@ func (h *Handler) listToolsMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHa
 		out := &listToolsResult{ListToolsResult: lr, Tools: make([]listedTool, 0, len(lr.Tools))}
 		for _, t := range lr.Tools {
 			out.Tools = append(out.Tools, listedTool{Tool: t, Annotations: listedAnnotations(t.Annotations),
-				SecuritySchemes: schemesFor(h.scopes[t.Name])})
+				SecuritySchemes: schemesFor(h.registry[t.Name].scope)})
 		}
 		return out, nil
 	}

@@ -1,0 +1,23 @@
+package mcp
+
+import (
+	"net/http"
+	"sync/atomic"
+)
+
+// SDKOnly makes h hand every request to the SDK, as before it answered any
+// itself: the reference of the differential test.
+func SDKOnly(h *Handler) { h.sdkOnly = true }
+
+// CountSDK counts the requests h hands to the SDK from now on.
+func CountSDK(h *Handler) *atomic.Int64 {
+	n := &atomic.Int64{}
+	for _, next := range []*http.Handler{&h.sdk, &h.authed} {
+		inner := *next
+		*next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.Add(1)
+			inner.ServeHTTP(w, r)
+		})
+	}
+	return n
+}
