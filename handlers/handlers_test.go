@@ -196,6 +196,14 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	return agent{connID: tok.ConnectionID, workspaceID: ti.WorkspaceID, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
 }
 
+// invite invites the agent to the session as a contributor.
+func (a *testApp) invite(session *store.Session, ag agent) {
+	a.t.Helper()
+	if err := a.store.Invite(context.Background(), session.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
 // sql reaches the test's database directly (storetest.Fixtures).
 func (a *testApp) sql() *storetest.Fixtures { return storetest.SQL(a.t, a.store) }
 
@@ -268,9 +276,7 @@ func newSessionFixture(t *testing.T) *sessionFixture {
 	p := alice.project("Site")
 	session := alice.session(p, "Release week")
 	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
-	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
+	app.invite(session, ag)
 	return &sessionFixture{app: app, alice: alice, p: p, session: session, ag: ag, url: fmt.Sprintf("/sessions/%d", session.ID)}
 }
 
