@@ -275,9 +275,18 @@ func newSessionFixture(t *testing.T) *sessionFixture {
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Site")
 	session := alice.session(p, "Release week")
-	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
-	app.invite(session, ag)
-	return &sessionFixture{app: app, alice: alice, p: p, session: session, ag: ag, url: fmt.Sprintf("/sessions/%d", session.ID)}
+	f := &sessionFixture{app: app, alice: alice, p: p, session: session, url: fmt.Sprintf("/sessions/%d", session.ID)}
+	f.ag = f.invitedAgent("claude-1", "Claude "+xss)
+	return f
+}
+
+// invitedAgent makes an agent of alice's seated in the fixture's project and
+// invited to its session.
+func (f *sessionFixture) invitedAgent(handle, displayName string) agent {
+	f.app.t.Helper()
+	ag := f.app.agent("alice@example.com", f.p.Name, handle, displayName)
+	f.app.invite(f.session, ag)
+	return ag
 }
 
 func noteIDs(doc *goquery.Document) []int64 {
