@@ -67,9 +67,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w.p = w.alice.project(secretProject)
 	w.session = w.alice.session(w.p, secretSession)
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
-	if err := app.store.Invite(ctx, w.alice.owner.WorkspaceID, w.session.ID, w.ag.connID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
+	app.invite(w.session, w.ag)
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
 	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
@@ -114,35 +112,32 @@ func (w *sweepWorld) authorizeQuery() url.Values {
 
 // path fills a route's parameters with the ids of workspace A's objects.
 func (w *sweepWorld) path(r route) string {
-	p := r.path
-	switch {
-	case strings.HasPrefix(p, "/projects/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.p.ID), 1)
-	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.session.ID), 1)
-	case strings.HasPrefix(p, "/connections/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.ag.connID), 1)
-	}
-	p = strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
-	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
-	return strings.Replace(p, "*", "0/app.css", 1)
+	return w.fill(r, w.p, w.session, w.ag.connID)
 }
 
 // bobPath fills a route's parameters with bob's own project, session and
 // agent, except :conn and :hook, which name A's agent and A's webhook
 // endpoint: ids of two workspaces mixed.
 func (w *sweepWorld) bobPath(r route) string {
-	p := r.path
+	return w.fill(r, w.bobP, w.bobSession, w.bobAg.connID)
+}
+
+// fill fills a route's :id with p, session or conn (by the route's area),
+// its :conn and :hook with A's agent and A's webhook endpoint, and a
+// wildcard with a static file.
+func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, conn int64) string {
+	path := r.path
 	switch {
-	case strings.HasPrefix(p, "/projects/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.bobP.ID), 1)
-	case strings.HasPrefix(p, "/sessions/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.bobSession.ID), 1)
-	case strings.HasPrefix(p, "/connections/:id"):
-		p = strings.Replace(p, ":id", fmt.Sprint(w.bobAg.connID), 1)
+	case strings.HasPrefix(path, "/projects/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(p.ID), 1)
+	case strings.HasPrefix(path, "/sessions/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(session.ID), 1)
+	case strings.HasPrefix(path, "/connections/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(conn), 1)
 	}
-	p = strings.Replace(p, ":hook", fmt.Sprint(w.hook.ID), 1)
-	return strings.Replace(p, ":conn", fmt.Sprint(w.ag.connID), 1)
+	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
+	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
+	return strings.Replace(path, "*", "0/app.css", 1)
 }
 
 // digest fingerprints the rows of the database: of workspace ws only when ws

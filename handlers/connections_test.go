@@ -69,16 +69,7 @@ func newSite(t *testing.T) *site {
 
 func (s *site) get(path string) (*http.Response, *goquery.Document) {
 	s.t.Helper()
-	resp, err := s.browser.Get(s.srv.URL + path)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	d, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return resp, d
+	return s.parse(s.browser.Get(s.srv.URL + path))
 }
 
 func (s *site) post(path string, f url.Values) *http.Response {
@@ -93,7 +84,13 @@ func (s *site) post(path string, f url.Values) *http.Response {
 
 func (s *site) postDoc(path string, f url.Values) (*http.Response, *goquery.Document) {
 	s.t.Helper()
-	resp, err := s.browser.PostForm(s.srv.URL+path, f)
+	return s.parse(s.browser.PostForm(s.srv.URL+path, f))
+}
+
+// parse reads the page a request answered, failing the test when it was not
+// answered.
+func (s *site) parse(resp *http.Response, err error) (*http.Response, *goquery.Document) {
+	s.t.Helper()
 	if err != nil {
 		s.t.Fatal(err)
 	}

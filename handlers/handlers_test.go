@@ -196,6 +196,14 @@ func (a *testApp) agent(ownerEmail, project, handle, displayName string) agent {
 	return agent{connID: tok.ConnectionID, workspaceID: ti.WorkspaceID, slug: p.SenderSlug, handle: handle, name: displayName, token: tok.Token}
 }
 
+// invite invites the agent to the session as a contributor.
+func (a *testApp) invite(session *store.Session, ag agent) {
+	a.t.Helper()
+	if err := a.store.Invite(context.Background(), session.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
 // sql reaches the test's database directly (storetest.Fixtures).
 func (a *testApp) sql() *storetest.Fixtures { return storetest.SQL(a.t, a.store) }
 
@@ -267,11 +275,18 @@ func newSessionFixture(t *testing.T) *sessionFixture {
 	alice := app.owner("alice@example.com", "")
 	p := alice.project("Site")
 	session := alice.session(p, "Release week")
-	ag := app.agent("alice@example.com", "Site", "claude-1", "Claude "+xss)
-	if err := app.store.Invite(t.Context(), alice.owner.WorkspaceID, session.ID, ag.connID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
-	return &sessionFixture{app: app, alice: alice, p: p, session: session, ag: ag, url: fmt.Sprintf("/sessions/%d", session.ID)}
+	f := &sessionFixture{app: app, alice: alice, p: p, session: session, url: fmt.Sprintf("/sessions/%d", session.ID)}
+	f.ag = f.invitedAgent("claude-1", "Claude "+xss)
+	return f
+}
+
+// invitedAgent makes an agent of alice's seated in the fixture's project and
+// invited to its session.
+func (f *sessionFixture) invitedAgent(handle, displayName string) agent {
+	f.app.t.Helper()
+	ag := f.app.agent("alice@example.com", f.p.Name, handle, displayName)
+	f.app.invite(f.session, ag)
+	return ag
 }
 
 func noteIDs(doc *goquery.Document) []int64 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -112,37 +113,31 @@ func (s *eventStream) read() {
 // after timeout or when the stream ends first.
 func (s *eventStream) next(name string, timeout time.Duration) sseMsg {
 	s.t.Helper()
-	deadline := time.After(timeout)
-	for {
-		select {
-		case m, ok := <-s.msgs:
-			if !ok {
-				s.t.Fatalf("the stream ended while waiting for a %q event", name)
-			}
-			if m.name == name {
-				return m
-			}
-		case <-deadline:
-			s.t.Fatalf("no %q event within %v", name, timeout)
-		}
-	}
+	return s.await(fmt.Sprintf("%q event", name), timeout, func(m sseMsg) bool { return m.name == name })
 }
 
 // nextData returns the next event that is neither a comment nor presence.
 func (s *eventStream) nextData(timeout time.Duration) sseMsg {
+	s.t.Helper()
+	return s.await("event", timeout, func(m sseMsg) bool { return m.name != ":" && m.name != "presence" })
+}
+
+// await returns the next event that matches (what names it), skipping the
+// others, failing after timeout or when the stream ends first.
+func (s *eventStream) await(what string, timeout time.Duration, match func(sseMsg) bool) sseMsg {
 	s.t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
 		case m, ok := <-s.msgs:
 			if !ok {
-				s.t.Fatal("the stream ended")
+				s.t.Fatalf("the stream ended while waiting for a %s", what)
 			}
-			if m.name != ":" && m.name != "presence" {
+			if match(m) {
 				return m
 			}
 		case <-deadline:
-			s.t.Fatalf("no event within %v", timeout)
+			s.t.Fatalf("no %s within %v", what, timeout)
 		}
 	}
 }

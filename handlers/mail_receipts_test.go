@@ -60,10 +60,7 @@ func TestReadReceiptsInTeamMail(t *testing.T) {
 	f := newSessionFixture(t)
 	ctx := context.Background()
 	ws := f.alice.owner.WorkspaceID
-	codex := f.app.agent("alice@example.com", "Site", "codex-2", "Codex Two")
-	if err := f.app.store.Invite(ctx, ws, f.session.ID, codex.connID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
+	codex := f.invitedAgent("codex-2", "Codex Two")
 	question := f.app.agentNote(f.ag, f.session.ID, "Question", "Which branch?")
 	post := func(form url.Values) int64 {
 		f.alice.doc(f.alice.postHTMX(f.url+"/mail", form), http.StatusOK)
@@ -164,10 +161,7 @@ func TestAgentRepliesInTeamMail(t *testing.T) {
 	f := newSessionFixture(t)
 	ctx := context.Background()
 	ws := f.alice.owner.WorkspaceID
-	codex := f.app.agent("alice@example.com", "Site", "codex-2", "Codex Two")
-	if err := f.app.store.Invite(ctx, ws, f.session.ID, codex.connID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
+	codex := f.invitedAgent("codex-2", "Codex Two")
 	reply := func(ag agent, to string) int64 {
 		n, _, err := f.app.store.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ws, ConnectionID: ag.connID, SessionType: f.session.Type,
 			SessionID: f.session.PublicID, To: to, Subject: "Re", Body: "answer to " + to, IdempotencyKey: "r-" + to})

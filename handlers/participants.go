@@ -53,12 +53,22 @@ func (s *Server) invite(c echo.Context) error {
 	return redirect(c, participantsURL(session.ID))
 }
 
-func (s *Server) inviteUpdate(c echo.Context) error {
+// invitationOf reads the session and the invited connection an invitation's
+// route names.
+func (s *Server) invitationOf(c echo.Context) (*store.Session, int64, error) {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	conn, err := paramID(c, "conn")
+	if err != nil {
+		return nil, 0, err
+	}
+	return session, conn, nil
+}
+
+func (s *Server) inviteUpdate(c echo.Context) error {
+	session, conn, err := s.invitationOf(c)
 	if err != nil {
 		return err
 	}
@@ -77,11 +87,7 @@ func (s *Server) inviteUpdate(c echo.Context) error {
 }
 
 func (s *Server) inviteRemove(c echo.Context) error {
-	session, _, err := s.sessionOf(c)
-	if err != nil {
-		return err
-	}
-	conn, err := paramID(c, "conn")
+	session, conn, err := s.invitationOf(c)
 	if err != nil {
 		return err
 	}

@@ -47,21 +47,17 @@ func (s *Server) projectPage(c echo.Context) error {
 
 // renderProject shows the project page with v's forms (values and errors).
 func (s *Server) renderProject(c echo.Context, status int, v views.ProjectView) error {
-	id, err := paramID(c, "id")
+	p, err := s.projectParam(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	o := currentOwner(c)
-	p, err := s.store.GetProject(ctx, o.WorkspaceID, id)
-	if err != nil {
-		return err
-	}
 	v.Project = *p
-	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, id); err != nil {
+	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, p.ID); err != nil {
 		return err
 	}
-	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, id, o.ID); err != nil {
+	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
 		return err
 	}
 	page := s.page(c)

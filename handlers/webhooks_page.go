@@ -16,17 +16,11 @@ func (s *Server) webhooksPage(c echo.Context) error {
 
 // renderWebhooks shows the Webhooks page with add's values and errors.
 func (s *Server) renderWebhooks(c echo.Context, status int, add views.Form) error {
-	id, err := paramID(c, "id")
+	p, err := s.projectParam(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	o := currentOwner(c)
-	p, err := s.store.GetProject(ctx, o.WorkspaceID, id)
-	if err != nil {
-		return err
-	}
-	endpoints, err := s.store.ListWebhookEndpoints(ctx, o.WorkspaceID, id)
+	endpoints, err := s.store.ListWebhookEndpoints(c.Request().Context(), currentOwner(c).WorkspaceID, p.ID)
 	if err != nil {
 		return err
 	}

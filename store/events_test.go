@@ -16,14 +16,7 @@ func TestDuplicateNotesLeaveNoSequenceGap(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, _, pa, _ := twoWorkspaces(t, st)
-	s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: a.WorkspaceID, ProjectID: pa.ID, Type: "agent_session", Title: "S"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: a.WorkspaceID, OwnerID: a.ID, ClientName: "c", Scopes: store.AllScopes})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, conn := sessionAndConnection(t, st, a, pa, "agent_session")
 	if _, err := st.ClaimProfile(ctx, a.WorkspaceID, conn.ID, "alice", "Alice"); err != nil {
 		t.Fatal(err)
 	}

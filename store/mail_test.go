@@ -3,8 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -23,10 +21,16 @@ type mailFixture struct {
 	connID int64
 }
 
+// newMailFixture makes a mailFixture on a fresh database.
 func newMailFixture(t testing.TB) *mailFixture {
 	t.Helper()
+	return fillMailFixture(t, storetest.New(t))
+}
+
+// fillMailFixture makes what newMailFixture makes, on st.
+func fillMailFixture(t testing.TB, st *store.Store) *mailFixture {
+	t.Helper()
 	ctx := context.Background()
-	st := storetest.New(t)
 	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
 	if err != nil {
 		t.Fatal(err)
@@ -219,14 +223,8 @@ func TestNoteHub(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
-	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	start := func() (stop func()) {
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() { defer close(done); hub.Run(runCtx) }()
-		return func() { cancel(); <-done }
-	}
-	stop := start()
+	hub := quietHub(f.st)
+	stop := startHub(hub)
 	defer func() { stop() }()
 
 	ws := f.owner.WorkspaceID
@@ -284,7 +282,7 @@ func TestNoteHub(t *testing.T) {
 		t.Fatal("a stopped hub still vouches for sessions")
 	}
 	fourth := f.agentNote(t, "fourth")
-	stop = start()
+	stop = startHub(hub)
 	waitLatest(fourth)
 }
 

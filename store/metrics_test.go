@@ -3,8 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -50,15 +48,13 @@ func TestNoteHubStateAndLag(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
-	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hub := quietHub(f.st)
 	lags := make(chan time.Duration, 10)
 	hub.ObserveLag(func(d time.Duration) { lags <- d })
 	if s := hub.State(); s.Listening || s.Sessions != 0 {
 		t.Fatalf("before Run: %+v", s)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(runCtx) }()
+	stop := startHub(hub)
 	<-hub.Ready()
 	ws := f.owner.WorkspaceID
 	if _, err := hub.Track(ctx, ws, f.sess.ID); err != nil {
@@ -95,8 +91,7 @@ func TestNoteHubStateAndLag(t *testing.T) {
 	default:
 	}
 
-	cancel()
-	<-done
+	stop()
 	if s := hub.State(); s.Listening {
 		t.Fatalf("a stopped hub says it listens: %+v", s)
 	}

@@ -3,8 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -85,13 +83,10 @@ func TestHubHearsLiveChannels(t *testing.T) {
 	f := newMailFixture(t)
 	ctx := context.Background()
 	ws := f.owner.WorkspaceID
-	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hub := quietHub(f.st)
 	h := &heard{ch: make(chan struct{}, 1)}
 	hub.SetListener(h)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(startHub(hub))
 	<-hub.Ready()
 
 	h.mu.Lock()

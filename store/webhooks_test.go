@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -52,36 +50,6 @@ func newHookFixture(t *testing.T) *hookFixture {
 	}
 	f.other = p.ID
 	return f
-}
-
-// fillMailFixture makes what newMailFixture makes, on st.
-func fillMailFixture(t *testing.T, st *store.Store) *mailFixture {
-	t.Helper()
-	ctx := context.Background()
-	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProject(ctx, o.WorkspaceID, "P")
-	if err != nil {
-		t.Fatal(err)
-	}
-	session, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: o.WorkspaceID, ProjectID: p.ID, Type: "agent_session", Title: "S"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ClientName: "cli",
-		Scopes: store.AllScopes, ProjectIDs: []int64{p.ID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.ClaimProfile(ctx, o.WorkspaceID, c.ID, "ada", "Ada"); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Invite(ctx, o.WorkspaceID, session.ID, c.ID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
-	return &mailFixture{st: st, owner: o, sess: session, connID: c.ID}
 }
 
 func (f *hookFixture) endpoint(t *testing.T, project int64, kind, fires string) *store.WebhookEndpoint {
@@ -293,12 +261,9 @@ func TestNotesQueueDeliveries(t *testing.T) {
 func wakeUps(t *testing.T, st *store.Store) <-chan struct{} {
 	t.Helper()
 	out := make(chan struct{}, 100)
-	hub := st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hub := quietHub(st)
 	hub.OnNotify(store.WebhooksChannel, func() { out <- struct{}{} })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(startHub(hub))
 	<-hub.Ready()
 	// The hub wakes its listeners once when it connects (notifications sent
 	// while it was away are lost): that one is not the test's.

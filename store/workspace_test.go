@@ -31,6 +31,22 @@ func twoWorkspaces(t *testing.T, st *store.Store) (a, b *store.Owner, pa, pb *st
 	return
 }
 
+// sessionAndConnection makes a session of type typ in a's project p and an
+// agent connection of a's workspace seated in no project.
+func sessionAndConnection(t *testing.T, st *store.Store, a *store.Owner, p *store.Project, typ string) (*store.Session, *store.Connection) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: a.WorkspaceID, ProjectID: p.ID, Type: typ, Title: "S"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: a.WorkspaceID, OwnerID: a.ID, ClientName: "c", Scopes: store.AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, conn
+}
+
 func TestCrossWorkspaceReadsAreNotFound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -121,14 +137,7 @@ func TestEventsAreGapFree(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.New(t)
 	a, _, pa, _ := twoWorkspaces(t, st)
-	s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: a.WorkspaceID, ProjectID: pa.ID, Type: "loop_session", Title: "Loop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: a.WorkspaceID, OwnerID: a.ID, ClientName: "c", Scopes: store.AllScopes})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, conn := sessionAndConnection(t, st, a, pa, "loop_session")
 	if err := st.Invite(ctx, a.WorkspaceID, s.ID, conn.ID, "owner"); err == nil {
 		t.Fatal("bad role accepted")
 	}

@@ -9,33 +9,36 @@ import (
 	"testing"
 )
 
+// parseConfig registers the server's flags and parses args, with the
+// environment as it is.
+func parseConfig(t *testing.T, args ...string) config {
+	t.Helper()
+	var c config
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestAllowPrivateTargetsConfig: the flag is off by default, set by the flag
 // or by OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true, and printed at start.
 func TestAllowPrivateTargetsConfig(t *testing.T) {
-	parse := func(args ...string) config {
-		t.Helper()
-		var c config
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.register(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	t.Setenv("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "")
-	if parse().allowPrivate {
+	if parseConfig(t).allowPrivate {
 		t.Fatal("private targets allowed by default")
 	}
-	if !parse("--allow-private-targets").allowPrivate {
+	if !parseConfig(t, "--allow-private-targets").allowPrivate {
 		t.Fatal("--allow-private-targets not honoured")
 	}
 	t.Setenv("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "true")
-	c := parse()
+	c := parseConfig(t)
 	if !c.allowPrivate {
 		t.Fatal("OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true not honoured")
 	}
-	if parse("--allow-private-targets=false").allowPrivate {
+	if parseConfig(t, "--allow-private-targets=false").allowPrivate {
 		t.Fatal("the flag does not override the environment")
 	}
 	var out bytes.Buffer

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -152,34 +151,23 @@ func TestOpsListenerIsLoopbackOnly(t *testing.T) {
 // listener; the deprecated --pprof-addr and OSFOUNDRY_PPROF_ADDR still do,
 // noted for a warning.
 func TestOpsAddrFlags(t *testing.T) {
-	parse := func(args ...string) config {
-		t.Helper()
-		var c config
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c.register(fs)
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
 	t.Setenv("OSFOUNDRY_OPS_ADDR", "")
 	t.Setenv("OSFOUNDRY_PPROF_ADDR", "")
-	if c := parse(); c.opsAddr != "" {
+	if c := parseConfig(t); c.opsAddr != "" {
 		t.Fatalf("operations listener on by default: %q", c.opsAddr)
 	}
-	if c := parse("--ops-addr", "127.0.0.1:9100"); c.opsAddr != "127.0.0.1:9100" || len(c.deprecated) != 0 {
+	if c := parseConfig(t, "--ops-addr", "127.0.0.1:9100"); c.opsAddr != "127.0.0.1:9100" || len(c.deprecated) != 0 {
 		t.Fatalf("--ops-addr: %+v", c)
 	}
-	if c := parse("--pprof-addr", "127.0.0.1:9101"); c.opsAddr != "127.0.0.1:9101" || !slices.Equal(c.deprecated, []string{"--pprof-addr"}) {
+	if c := parseConfig(t, "--pprof-addr", "127.0.0.1:9101"); c.opsAddr != "127.0.0.1:9101" || !slices.Equal(c.deprecated, []string{"--pprof-addr"}) {
 		t.Fatalf("--pprof-addr: %q %v", c.opsAddr, c.deprecated)
 	}
 	t.Setenv("OSFOUNDRY_PPROF_ADDR", "127.0.0.1:9102")
-	if c := parse(); c.opsAddr != "127.0.0.1:9102" || !slices.Equal(c.deprecated, []string{"OSFOUNDRY_PPROF_ADDR"}) {
+	if c := parseConfig(t); c.opsAddr != "127.0.0.1:9102" || !slices.Equal(c.deprecated, []string{"OSFOUNDRY_PPROF_ADDR"}) {
 		t.Fatalf("OSFOUNDRY_PPROF_ADDR: %q %v", c.opsAddr, c.deprecated)
 	}
 	t.Setenv("OSFOUNDRY_OPS_ADDR", "127.0.0.1:9103")
-	if c := parse(); c.opsAddr != "127.0.0.1:9103" || len(c.deprecated) != 0 {
+	if c := parseConfig(t); c.opsAddr != "127.0.0.1:9103" || len(c.deprecated) != 0 {
 		t.Fatalf("OSFOUNDRY_OPS_ADDR beside OSFOUNDRY_PPROF_ADDR: %q %v", c.opsAddr, c.deprecated)
 	}
 }

@@ -14,23 +14,15 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-
-	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // TestOAuthFlowAcrossReplicas runs registration, sign-in, consent, code
 // exchange, refresh and tool calls through a proxy that alternates replicas.
 func TestOAuthFlowAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.NewDatabase(t)
-	proxyAddr := freePort(t)
-	base := "http://" + proxyAddr
-	a := startReplica(t, dsn, base)
-	b := startReplica(t, dsn, base)
-	a.waitReady()
-	b.waitReady()
-	w := newWorld(t, dsn, base, 0)
-	listenRoundRobin(t, proxyAddr, a, b)
+	rp := startReplicaPair(t, 0)
+	rp.proxy(t)
+	base, w := rp.base, rp.w
 
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -147,7 +139,7 @@ func TestOAuthFlowAcrossReplicas(t *testing.T) {
 			t.Fatalf("set_status %d answered task %q", i, got)
 		}
 	}
-	for _, rep := range []*replica{a, b} {
+	for _, rep := range []*replica{rp.a, rp.b} {
 		if !strings.Contains(rep.logs.String(), "path=/mcp") || !strings.Contains(rep.logs.String(), "path=/authorize") && !strings.Contains(rep.logs.String(), "path=/token") {
 			t.Errorf("replica %s served no OAuth or MCP step:\n%s", rep.URL, rep.logs.String())
 		}

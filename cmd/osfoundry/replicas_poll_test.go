@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
@@ -22,13 +20,8 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // unchanged-poll fast path answers 204 on both before and after.
 func TestNotePostedOnOneReplicaReachesPollOnAnother(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.NewDatabase(t)
-	base := "http://" + freePort(t) // the public URL both replicas share
-	a := startReplica(t, dsn, base)
-	b := startReplica(t, dsn, base)
-	a.waitReady()
-	b.waitReady()
-	w := newWorld(t, dsn, base, 1)
+	rp := startReplicaPair(t, 1) // no proxy: the test calls each replica itself
+	a, b, w := rp.a, rp.b, rp.w
 
 	jar, _ := cookiejar.New(nil)
 	owner := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

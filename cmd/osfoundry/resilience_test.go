@@ -133,6 +133,35 @@ func (w *world) note(subject, body, key string) map[string]any {
 	return map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID, "subject": subject, "body": body, "idempotency_key": key}
 }
 
+// replicaPair is two replicas on one fresh database that share the public
+// URL base (a free loopback address nothing listens on until proxy is
+// called), with a world in that database.
+type replicaPair struct {
+	dsn, addr, base string
+	a, b            *replica
+	w               *world
+}
+
+// startReplicaPair starts both replicas with flags, waits until both are
+// ready, and makes a world with agents agents.
+func startReplicaPair(t *testing.T, agents int, flags ...string) *replicaPair {
+	t.Helper()
+	p := &replicaPair{dsn: storetest.NewDatabase(t), addr: freePort(t)}
+	p.base = "http://" + p.addr
+	p.a = startReplica(t, p.dsn, p.base, flags...)
+	p.b = startReplica(t, p.dsn, p.base, flags...)
+	p.a.waitReady()
+	p.b.waitReady()
+	p.w = newWorld(t, p.dsn, p.base, agents)
+	return p
+}
+
+// proxy serves the pair round-robin on their public URL.
+func (p *replicaPair) proxy(t *testing.T) *httptest.Server {
+	t.Helper()
+	return listenRoundRobin(t, p.addr, p.a, p.b)
+}
+
 // listenRoundRobin serves a round-robin proxy over the replicas on addr (the
 // replicas' public base URL).
 func listenRoundRobin(t *testing.T, addr string, backends ...*replica) *httptest.Server {
@@ -163,15 +192,9 @@ func roundRobinHandler(backends ...*replica) http.Handler {
 
 func TestReplicasShareOneIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.NewDatabase(t)
-	addrProxy := freePort(t)
-	base := "http://" + addrProxy
-	a := startReplica(t, dsn, base)
-	b := startReplica(t, dsn, base)
-	a.waitReady()
-	b.waitReady()
-	w := newWorld(t, dsn, base, 1)
-	proxy := listenRoundRobin(t, addrProxy, a, b)
+	rp := startReplicaPair(t, 1)
+	dsn, a, b, w := rp.dsn, rp.a, rp.b, rp.w
+	proxy := rp.proxy(t)
 
 	var wg sync.WaitGroup
 	ids := make([]float64, 20)
@@ -224,36 +247,40 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]float64{}
 	var total atomic.Int64
-	keyOf := func(c, i int) (subject, body, key string) {
-		subject, body = fmt.Sprintf("Note %d-%d", c, i), fmt.Sprintf("Body of note %d from client %d", i, c)
-		sum := sha256.Sum256([]byte(subject + "\x00" + body))
-		return subject, body, hex.EncodeToString(sum[:16])
+	// postAll has 8 clients post their perClient notes at once, each with a
+	// key derived from its content, and hands each reply to each.
+	postAll := func(each func(key string, res *toolReply, err error)) {
+		var wg sync.WaitGroup
+		for c := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perClient {
+					subject, body := fmt.Sprintf("Note %d-%d", c, i), fmt.Sprintf("Body of note %d from client %d", i, c)
+					sum := sha256.Sum256([]byte(subject + "\x00" + body))
+					key := hex.EncodeToString(sum[:16])
+					res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
+					each(key, res, err)
+				}
+			}()
+		}
+		wg.Wait()
 	}
 	killed := make(chan struct{})
 	var once sync.Once
-	var wg sync.WaitGroup
-	for c := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range perClient {
-				subject, body, key := keyOf(c, i)
-				res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
-				if err == nil && res.status == 200 && !res.isError && res.rpcErr == "" {
-					mu.Lock()
-					acked[key], _ = res.data["id"].(float64)
-					mu.Unlock()
-					if total.Add(1) >= 60 {
-						once.Do(func() {
-							_ = r.cmd.Process.Signal(syscall.SIGKILL)
-							close(killed)
-						})
-					}
-				}
+	postAll(func(key string, res *toolReply, err error) {
+		if err == nil && res.status == 200 && !res.isError && res.rpcErr == "" {
+			mu.Lock()
+			acked[key], _ = res.data["id"].(float64)
+			mu.Unlock()
+			if total.Add(1) >= 60 {
+				once.Do(func() {
+					_ = r.cmd.Process.Signal(syscall.SIGKILL)
+					close(killed)
+				})
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	select {
 	case <-killed:
 	default:
@@ -266,29 +293,20 @@ func TestKill9WhilePostingLosesNothingAcknowledged(t *testing.T) {
 	// Every client now (re)sends every note: retries of acknowledged notes must
 	// come back as duplicates with the same id; the rest are stored once.
 	var duplicates atomic.Int64
-	for c := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range perClient {
-				subject, body, key := keyOf(c, i)
-				res, err := callTool(base, w.tokens[c], "post_session_note", w.note(subject, body, key))
-				if err != nil || res.isError || res.rpcErr != "" {
-					t.Errorf("retry after restart: %v %+v", err, res)
-					return
-				}
-				id, _ := res.data["id"].(float64)
-				if first, ok := acked[key]; ok {
-					if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
-						t.Errorf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
-						return
-					}
-					duplicates.Add(1)
-				}
+	postAll(func(key string, res *toolReply, err error) {
+		if err != nil || res.isError || res.rpcErr != "" {
+			t.Errorf("retry after restart: %v %+v", err, res)
+			return
+		}
+		id, _ := res.data["id"].(float64)
+		if first, ok := acked[key]; ok {
+			if dup, _ := res.data["duplicate"].(bool); !dup || id != first {
+				t.Errorf("acknowledged note %s came back as id %v duplicate=%v, first id %v", key, id, res.data["duplicate"], first)
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			duplicates.Add(1)
+		}
+	})
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -234,15 +234,9 @@ func TestWebhooksAcrossDatabaseOutage(t *testing.T) {
 // every note exactly once, in order.
 func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
 	t.Parallel()
-	dsn := storetest.NewDatabase(t)
-	addrProxy := freePort(t)
-	base := "http://" + addrProxy
-	a := startReplica(t, dsn, base, webhookFlags...)
-	b := startReplica(t, dsn, base, webhookFlags...)
-	a.waitReady()
-	b.waitReady()
-	w := newWorld(t, dsn, base, 1)
-	proxy := listenRoundRobin(t, addrProxy, a, b)
+	rp := startReplicaPair(t, 1, webhookFlags...)
+	a, b, w := rp.a, rp.b, rp.w
+	proxy := rp.proxy(t)
 	sinks := []*hookSink{newHookSink(t), newHookSink(t), newHookSink(t)}
 	for _, s := range sinks {
 		w.hookEndpoint(t, s.url)

@@ -68,12 +68,8 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			ws, owner := e.workspace("W")
-			p := e.project(ws, "P")
-			a := e.agent(ws, owner, store.AllScopes, p)
-			a.claim("alice")
-			s := e.session(ws, p, "team_session")
-			a.invite(s, store.RoleContributor)
+			tm := e.team("team_session", store.RoleContributor, "alice")
+			a, s := tm.agents[0], tm.s
 
 			proxy := &lossyProxy{next: http.DefaultTransport, rnd: rand.New(rand.NewPCG(2026, 11))}
 			cs := a.connect(proxy)
@@ -156,12 +152,8 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 func TestConcurrentSameKeyOneRow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ws, owner := e.workspace("W")
-	p := e.project(ws, "P")
-	a := e.agent(ws, owner, store.AllScopes, p)
-	a.claim("alice")
-	s := e.session(ws, p, "team_session")
-	a.invite(s, store.RoleContributor)
+	tm := e.team("team_session", store.RoleContributor, "alice")
+	a, s := tm.agents[0], tm.s
 
 	// A second replica serving the same public resource.
 	replica := mcp.New(mcp.Options{Store: e.st, BaseURL: e.base})
@@ -178,27 +170,17 @@ func TestConcurrentSameKeyOneRow(t *testing.T) {
 		sessions[i] = connectClient(t, url, bearer{a.token, http.DefaultTransport})
 	}
 	args := with(ref(s), "subject", "done", "body", "merged", "idempotency_key", "done-1")
-	start := make(chan struct{})
 	results := make([]postResult, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			res, err := sessions[i].CallTool(e.ctx, &mcpsdk.CallToolParams{Name: "post_session_note", Arguments: args})
-			if err == nil && res.IsError {
-				err = errors.New(text(res))
-			}
-			if err == nil {
-				err = jsonInto(res.StructuredContent, &results[i])
-			}
-			errs[i] = err
-		}()
-	}
-	close(start)
-	wg.Wait()
+	errs := concurrently(n, func(i int) error {
+		res, err := sessions[i].CallTool(e.ctx, &mcpsdk.CallToolParams{Name: "post_session_note", Arguments: args})
+		if err == nil && res.IsError {
+			err = errors.New(text(res))
+		}
+		if err == nil {
+			err = jsonInto(res.StructuredContent, &results[i])
+		}
+		return err
+	})
 	firsts := 0
 	for i := range n {
 		if errs[i] != nil {

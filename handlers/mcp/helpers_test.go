@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,6 +118,54 @@ func (a *agent) invite(s *store.Session, role string) {
 	if err := a.e.st.Invite(a.e.ctx, s.WorkspaceID, s.ID, a.conn.ID, role); err != nil {
 		a.e.t.Fatal(err)
 	}
+}
+
+// team is workspace "W" with project "P" and a session of it, with agents
+// seated in P with every scope, each with a claimed profile and invited to
+// the session.
+type team struct {
+	ws, owner, p int64
+	s            *store.Session
+	agents       []*agent
+	slugs        []string
+}
+
+// team makes one agent per handle and claims its profile, then the session
+// of type typ, to which it invites each agent as role.
+func (e *env) team(typ, role string, handles ...string) *team {
+	e.t.Helper()
+	tm := &team{}
+	tm.ws, tm.owner = e.workspace("W")
+	tm.p = e.project(tm.ws, "P")
+	for _, h := range handles {
+		a := e.agent(tm.ws, tm.owner, store.AllScopes, tm.p)
+		tm.agents = append(tm.agents, a)
+		tm.slugs = append(tm.slugs, a.claim(h))
+	}
+	tm.s = e.session(tm.ws, tm.p, typ)
+	for _, a := range tm.agents {
+		a.invite(tm.s, role)
+	}
+	return tm
+}
+
+// concurrently starts f(0) … f(n-1) in goroutines, releases them at once,
+// and returns their errors by index once all have returned.
+func concurrently(n int, f func(i int) error) []error {
+	start := make(chan struct{})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = f(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return errs
 }
 
 // bearer adds the token to every request of the go-sdk client.

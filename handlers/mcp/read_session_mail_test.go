@@ -126,12 +126,8 @@ func TestSessionMailVisibility(t *testing.T) {
 func TestPollResourceEvents(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ws, owner := e.workspace("W")
-	p := e.project(ws, "P")
-	a := e.agent(ws, owner, store.AllScopes, p)
-	a.claim("alice")
-	s := e.session(ws, p, "loop_session")
-	a.invite(s, store.RoleRunner)
+	tm := e.team("loop_session", store.RoleRunner, "alice")
+	a, s := tm.agents[0], tm.s
 	for i := range 4 {
 		a.ok("post_session_note", with(ref(s), "subject", fmt.Sprint("n", i), "body", "b", "idempotency_key", fmt.Sprint("k", i)), nil)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/osfoundry/osfoundry/store"
@@ -53,23 +52,29 @@ func callAt(url, token, tool string, args any) (*rawResult, error) {
 	return msg.Result, nil
 }
 
+// callInto is callAt that counts an isError result as an error too and
+// decodes the structured result into out.
+func callInto(url, token, tool string, args, out any) error {
+	res, err := callAt(url, token, tool, args)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("isError: %s", res.Content[0].Text)
+	}
+	if err == nil {
+		err = json.Unmarshal(res.StructuredContent, out)
+	}
+	return err
+}
+
 // TestReplyToSender: an agent replies to another agent's slug and to an
 // owner's; only the recipient (and the owners) read the reply, as a reply
 // to that slug, and the recipient's next call carries the unread hint.
 func TestReplyToSender(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ws, owner := e.workspace("W")
-	p := e.project(ws, "P")
-	a := e.agent(ws, owner, store.AllScopes, p)
-	b := e.agent(ws, owner, store.AllScopes, p)
-	c := e.agent(ws, owner, store.AllScopes, p)
-	slugA, slugB := a.claim("alice"), b.claim("bob")
-	c.claim("carol")
-	s := e.session(ws, p, "team_session")
-	for _, ag := range []*agent{a, b, c} {
-		ag.invite(s, store.RoleContributor)
-	}
+	tm := e.team("team_session", store.RoleContributor, "alice", "bob", "carol")
+	ws, owner, s := tm.ws, tm.owner, tm.s
+	a, b, c := tm.agents[0], tm.agents[1], tm.agents[2]
+	slugA, slugB := tm.slugs[0], tm.slugs[1]
 	var q postResult
 	b.ok("post_session_note", with(ref(s), "subject", "Which API?", "body", "v1 or v2?", "idempotency_key", "q1"), &q)
 
@@ -190,15 +195,8 @@ func TestReplyToSenderRefusals(t *testing.T) {
 func TestReplyToSenderIdempotency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ws, owner := e.workspace("W")
-	p := e.project(ws, "P")
-	a := e.agent(ws, owner, store.AllScopes, p)
-	b := e.agent(ws, owner, store.AllScopes, p)
-	a.claim("alice")
-	slugB := b.claim("bob")
-	s := e.session(ws, p, "team_session")
-	a.invite(s, store.RoleContributor)
-	b.invite(s, store.RoleContributor)
+	tm := e.team("team_session", store.RoleContributor, "alice", "bob")
+	a, s, slugB := tm.agents[0], tm.s, tm.slugs[1]
 
 	reply := with(ref(s), "to", slugB, "subject", "Re: plan", "body", "Go ahead.", "idempotency_key", "rk-1")
 	var first, again postResult
@@ -211,7 +209,7 @@ func TestReplyToSenderIdempotency(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		"recipient":         {"reply_to_sender", with(reply, "to", store.OwnerSlug(owner))},
+		"recipient":         {"reply_to_sender", with(reply, "to", store.OwnerSlug(tm.owner))},
 		"subject":           {"reply_to_sender", with(reply, "subject", "other")},
 		"body":              {"reply_to_sender", with(reply, "body", "other")},
 		"post_session_note": {"post_session_note", with(ref(s), "subject", "Re: plan", "body", "Go ahead.", "idempotency_key", "rk-1")},
@@ -235,23 +233,9 @@ func TestReplyToSenderIdempotency(t *testing.T) {
 	race := with(reply, "idempotency_key", "rk-race", "body", "raced")
 	const tries = 12
 	results := make([]postResult, tries)
-	errs := make([]error, tries)
-	var wg sync.WaitGroup
-	for i := range tries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := callAt(urls[i%2], a.token, "reply_to_sender", race)
-			if err == nil && res.IsError {
-				err = fmt.Errorf("isError: %s", res.Content[0].Text)
-			}
-			if err == nil {
-				err = json.Unmarshal(res.StructuredContent, &results[i])
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
+	errs := concurrently(tries, func(i int) error {
+		return callInto(urls[i%2], a.token, "reply_to_sender", race, &results[i])
+	})
 	fresh := 0
 	for i, r := range results {
 		if errs[i] != nil {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -257,15 +256,10 @@ func TestUnreadHintManySessions(t *testing.T) {
 func TestReadReceipts(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ws, owner := e.workspace("W")
-	p := e.project(ws, "P")
-	a := e.agent(ws, owner, store.AllScopes, p)
-	b := e.agent(ws, owner, store.AllScopes, p)
-	slugA := a.claim("alice")
-	b.claim("bob")
-	s := e.session(ws, p, "team_session")
-	a.invite(s, store.RoleContributor)
-	b.invite(s, store.RoleContributor)
+	tm := e.team("team_session", store.RoleContributor, "alice", "bob")
+	ws, owner, s := tm.ws, tm.owner, tm.s
+	a, b := tm.agents[0], tm.agents[1]
+	slugA := tm.slugs[0]
 	var own postResult
 	a.ok("post_session_note", with(ref(s), "subject", "mine", "body", "b", "idempotency_key", "a1"), &own)
 	ownerNotes := []int64{e.ownerNote(s, owner, nil, "note", "o1"), e.ownerNote(s, owner, &slugA, "reply", "o2"), e.ownerNote(s, owner, nil, "note", "o3")}
@@ -285,34 +279,21 @@ func TestReadReceipts(t *testing.T) {
 
 	urls := []string{e.mcpURL(), e.replica(t).URL + "/mcp"}
 	const reads = 8
-	errs := make([]error, reads)
 	totals := make([]int, reads)
-	var wg sync.WaitGroup
-	for i := range reads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res, err := callAt(urls[i%2], a.token, "read_session_mail", ref(s))
-			if err == nil && res.IsError {
-				err = fmt.Errorf("isError: %s", res.Content[0].Text)
-			}
-			if err == nil {
-				var v struct {
-					Notes  []json.RawMessage `json:"notes"`
-					Unread *unreadHint       `json:"unread"`
-				}
-				err = json.Unmarshal(res.StructuredContent, &v)
-				if v.Unread != nil {
-					totals[i] = v.Unread.Total
-				}
-				if err == nil && len(v.Notes) != 5 {
-					err = fmt.Errorf("%d notes", len(v.Notes))
-				}
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
+	errs := concurrently(reads, func(i int) error {
+		var v struct {
+			Notes  []json.RawMessage `json:"notes"`
+			Unread *unreadHint       `json:"unread"`
+		}
+		err := callInto(urls[i%2], a.token, "read_session_mail", ref(s), &v)
+		if v.Unread != nil {
+			totals[i] = v.Unread.Total
+		}
+		if err == nil && len(v.Notes) != 5 {
+			err = fmt.Errorf("%d notes", len(v.Notes))
+		}
+		return err
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("read %d: %v", i, err)

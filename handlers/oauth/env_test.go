@@ -135,14 +135,7 @@ func (e *env) signIn() {
 func (e *env) jsonPost(path string, body any) (*http.Response, map[string]any) {
 	e.t.Helper()
 	b, _ := json.Marshal(body)
-	resp, err := e.api.Post(e.base+path, "application/json", strings.NewReader(string(b)))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp, out
+	return e.answer(e.api.Post(e.base+path, "application/json", strings.NewReader(string(b))))
 }
 
 // formPost sends a form to the token or revoke endpoint and decodes the JSON answer.
@@ -153,7 +146,13 @@ func (e *env) formPost(path string, f url.Values, basicUser, basicPass string) (
 	if basicUser != "" {
 		req.SetBasicAuth(url.QueryEscape(basicUser), url.QueryEscape(basicPass))
 	}
-	resp, err := e.api.Do(req)
+	return e.answer(e.api.Do(req))
+}
+
+// answer decodes the JSON answer to a request, failing the test when the
+// request was not answered.
+func (e *env) answer(resp *http.Response, err error) (*http.Response, map[string]any) {
+	e.t.Helper()
 	if err != nil {
 		e.t.Fatal(err)
 	}

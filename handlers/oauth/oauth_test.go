@@ -152,28 +152,34 @@ func TestAuthorizeRefusals(t *testing.T) {
 	clientID := e.registerPublic("http://localhost/callback", "https://app.example.com/cb", "cursor://cursor/cb")
 	_, challenge := pkce("a")
 	good := func() url.Values { return e.authParams(clientID, "https://app.example.com/cb", challenge) }
+	type change struct {
+		name   string
+		change func(url.Values)
+	}
+	// pages checks that each change of good() is answered with a page of
+	// status that has the data-testid hook.
+	pages := func(t *testing.T, changes []change, status int, hook string) {
+		for _, tc := range changes {
+			t.Run(tc.name, func(t *testing.T) {
+				q := good()
+				tc.change(q)
+				resp, d := e.consent(q)
+				if resp.StatusCode != status || d.Find(`[data-testid="`+hook+`"]`).Length() != 1 {
+					t.Fatalf("status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+				}
+			})
+		}
+	}
 
 	t.Run("shown as a page", func(t *testing.T) {
-		for _, tc := range []struct {
-			name   string
-			change func(url.Values)
-		}{
+		pages(t, []change{
 			{"unknown client", func(q url.Values) { q.Set("client_id", "nope") }},
 			{"missing client", func(q url.Values) { q.Del("client_id") }},
 			{"unregistered redirect", func(q url.Values) { q.Set("redirect_uri", "https://evil.example/cb") }},
 			{"non-loopback port change", func(q url.Values) { q.Set("redirect_uri", "https://app.example.com:8443/cb") }},
 			{"loopback path change", func(q url.Values) { q.Set("redirect_uri", "http://localhost:5000/other") }},
 			{"missing redirect", func(q url.Values) { q.Del("redirect_uri") }},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				q := good()
-				tc.change(q)
-				resp, d := e.consent(q)
-				if resp.StatusCode != http.StatusBadRequest || d.Find(`[data-testid="authorize-error"]`).Length() != 1 {
-					t.Fatalf("status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
-				}
-			})
-		}
+		}, http.StatusBadRequest, "authorize-error")
 	})
 	t.Run("sent back to the client", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -204,25 +210,13 @@ func TestAuthorizeRefusals(t *testing.T) {
 		}
 	})
 	t.Run("accepted", func(t *testing.T) {
-		for _, tc := range []struct {
-			name   string
-			change func(url.Values)
-		}{
+		pages(t, []change{
 			{"loopback with another port", func(q url.Values) { q.Set("redirect_uri", "http://localhost:53682/callback") }},
 			{"custom scheme", func(q url.Values) { q.Set("redirect_uri", "cursor://cursor/cb") }},
 			{"resource with trailing slash", func(q url.Values) { q.Set("resource", e.resource()+"/") }},
 			{"offline_access tolerated", func(q url.Values) { q.Set("scope", "osfoundry:read offline_access") }},
 			{"no scope means both", func(q url.Values) { q.Del("scope") }},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				q := good()
-				tc.change(q)
-				resp, d := e.consent(q)
-				if resp.StatusCode != http.StatusOK || d.Find(`[data-testid="consent"]`).Length() != 1 {
-					t.Fatalf("status %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
-				}
-			})
-		}
+		}, http.StatusOK, "consent")
 	})
 	t.Run("deny", func(t *testing.T) {
 		_, d := e.consent(good())

@@ -106,13 +106,23 @@ func (s *Server) authenticateClient(c echo.Context, f url.Values) (*store.OAuthC
 	return cl, nil
 }
 
-// Token is the token endpoint: authorization_code and refresh_token grants.
-func (s *Server) Token(c echo.Context) error {
+// clientRequest reads the form of a token or revocation request and
+// authenticates the client that sent it.
+func (s *Server) clientRequest(c echo.Context) (url.Values, *store.OAuthClient, *Error) {
 	f, e := form(c)
 	if e != nil {
-		return writeError(c, e)
+		return nil, nil, e
 	}
 	cl, e := s.authenticateClient(c, f)
+	if e != nil {
+		return nil, nil, e
+	}
+	return f, cl, nil
+}
+
+// Token is the token endpoint: authorization_code and refresh_token grants.
+func (s *Server) Token(c echo.Context) error {
+	f, cl, e := s.clientRequest(c)
 	if e != nil {
 		return writeError(c, e)
 	}
@@ -239,11 +249,7 @@ func (s *Server) writeTokens(c echo.Context, p *store.TokenPair) error {
 // Revoke is the RFC 7009 revocation endpoint. It answers 200 for unknown
 // tokens too; revoking a refresh token ends the whole grant.
 func (s *Server) Revoke(c echo.Context) error {
-	f, e := form(c)
-	if e != nil {
-		return writeError(c, e)
-	}
-	cl, e := s.authenticateClient(c, f)
+	f, cl, e := s.clientRequest(c)
 	if e != nil {
 		return writeError(c, e)
 	}

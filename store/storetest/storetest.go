@@ -130,36 +130,35 @@ func exec(ctx context.Context, sql string) error {
 // returns its DSN.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return newDatabase(t, "osf_t", true)
+}
+
+// NewEmptyDatabase creates an unmigrated database, dropped at cleanup.
+func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "osf_e", false)
+}
+
+// newDatabase creates a database named after prefix, a clone of the
+// migrated template when migrated is set, dropped at cleanup.
+func newDatabase(t testing.TB, prefix string, migrated bool) string {
+	t.Helper()
 	once.Do(setup)
 	if setupErr != nil {
 		t.Fatalf("storetest: %v", setupErr)
 	}
-	name := fmt.Sprintf("osf_t_%d_%d", os.Getpid(), counter.Add(1))
-	ctx := context.Background()
-	if err := exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE "+pgx.Identifier{template}.Sanitize()); err != nil {
+	name := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), counter.Add(1))
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if migrated {
+		create += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if err := exec(context.Background(), create); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 			t.Logf("storetest: drop %s: %v", name, err)
 		}
-	})
-	return baseDSN + " dbname=" + name
-}
-
-// NewEmptyDatabase creates an unmigrated database, dropped at cleanup.
-func NewEmptyDatabase(t testing.TB) string {
-	t.Helper()
-	once.Do(setup)
-	if setupErr != nil {
-		t.Fatalf("storetest: %v", setupErr)
-	}
-	name := fmt.Sprintf("osf_e_%d_%d", os.Getpid(), counter.Add(1))
-	if err := exec(context.Background(), "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	})
 	return baseDSN + " dbname=" + name
 }
