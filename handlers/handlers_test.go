@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -23,13 +22,6 @@ import (
 // agents made with store calls and SQL, and a query counter.
 
 // queryCounter counts the statements sent through the pool.
-type queryCounter struct{ n atomic.Int64 }
-
-func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	q.n.Add(1)
-	return ctx
-}
-func (q *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // runHub runs a note hub for the test and waits until it listens.
 func runHub(t *testing.T, st *store.Store, log *slog.Logger) *store.NoteHub {

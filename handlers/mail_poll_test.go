@@ -23,14 +23,14 @@ func TestMailPoll(t *testing.T) {
 	poll := fmt.Sprintf("%s/mail/poll?after=%d", f.url, first)
 	var took []time.Duration
 	for range 5 {
-		before := f.app.queries.n.Load()
+		before := f.app.requestStatements()
 		start := time.Now()
 		res := f.alice.htmx(poll)
 		took = append(took, time.Since(start))
 		if res.StatusCode != http.StatusNoContent {
 			t.Fatalf("unchanged poll: %d, want 204", res.StatusCode)
 		}
-		if n := f.app.queries.n.Load() - before; n != 0 {
+		if n := f.app.requestStatements() - before; n != 0 {
 			t.Fatalf("unchanged poll ran %d queries, want 0", n)
 		}
 	}
@@ -45,7 +45,7 @@ func TestMailPoll(t *testing.T) {
 		req.AddCookie(ck)
 	}
 	const rounds = 200
-	counted := f.app.queries.n.Load()
+	counted := f.app.requestStatements()
 	start := time.Now()
 	for range rounds {
 		rec := httptest.NewRecorder()
@@ -54,7 +54,7 @@ func TestMailPoll(t *testing.T) {
 			t.Fatalf("in-process poll: %d", rec.Code)
 		}
 	}
-	t.Logf("unchanged poll, server side: %v mean over %d, %d queries in all", time.Since(start)/rounds, rounds, f.app.queries.n.Load()-counted)
+	t.Logf("unchanged poll, server side: %v mean over %d, %d queries in all", time.Since(start)/rounds, rounds, f.app.requestStatements()-counted)
 
 	// New notes: only the newer rows, newest first; then 204 again.
 	second := f.app.agentNote(f.ag, f.session.ID, "two", "2")
@@ -80,11 +80,11 @@ func TestMailPoll(t *testing.T) {
 	if doc.Find(`[data-testid="note-unread"]`).Length() != 2 {
 		t.Fatal("polled rows are new to the owner")
 	}
-	before := f.app.queries.n.Load()
+	before := f.app.requestStatements()
 	if res := f.alice.htmx(fmt.Sprintf("%s/mail/poll?after=%d", f.url, third)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("caught-up poll: %d", res.StatusCode)
 	}
-	if n := f.app.queries.n.Load() - before; n != 0 {
+	if n := f.app.requestStatements() - before; n != 0 {
 		t.Fatalf("caught-up poll ran %d queries", n)
 	}
 	// An analysis note (no resource event) still wakes the poll.

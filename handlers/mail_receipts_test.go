@@ -111,11 +111,11 @@ func TestReadReceiptsInTeamMail(t *testing.T) {
 		t.Fatalf("cursor %q", cursor)
 	}
 	// With that cursor: 204, no query.
-	before := f.app.queries.n.Load()
+	before := f.app.requestStatements()
 	if res := f.alice.htmx(poll + cursor); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("caught-up poll: %d", res.StatusCode)
 	}
-	if n := f.app.queries.n.Load() - before; n != 0 {
+	if n := f.app.requestStatements() - before; n != 0 {
 		t.Fatalf("caught-up poll ran %d queries", n)
 	}
 

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -26,14 +24,15 @@ type testApp struct {
 	store *store.Store
 	srv   *httptest.Server
 	h     *Server
-	// queries counts every statement sent through the pool.
-	queries *queryCounter
 }
+
+// requestStatements counts the statements the app's store has sent for
+// requests (not the note hub's or other background work, such as its sweep).
+func (a *testApp) requestStatements() uint64 { return a.store.StatementCounts().Request }
 
 func newTestApp(t *testing.T) *testApp {
 	t.Helper()
-	qc := &queryCounter{}
-	st := storetest.New(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = qc })
+	st := storetest.New(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hub := runHub(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)
@@ -48,7 +47,7 @@ func newTestApp(t *testing.T) *testApp {
 	srv.Start()
 	// Streams end first: the server's Close waits for every request.
 	t.Cleanup(func() { h.CloseStreams(); srv.Close() })
-	return &testApp{t: t, store: st, srv: srv, h: h, queries: qc}
+	return &testApp{t: t, store: st, srv: srv, h: h}
 }
 
 // client is a browser-like HTTP client with a cookie jar that does not follow redirects.

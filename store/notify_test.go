@@ -172,14 +172,11 @@ func TestHubSweepFindsUnannouncedNotes(t *testing.T) {
 	f := newMailFixture(t)
 	ctx := context.Background()
 	ws := f.owner.WorkspaceID
-	hub := f.st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hub := quietHub(f.st)
 	store.SetSweepEvery(hub, 50*time.Millisecond)
 	h := &heard{ch: make(chan struct{}, 1)}
 	hub.SetListener(h)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(runCtx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(startHub(hub))
 	<-hub.Ready()
 	before, err := hub.Track(ctx, ws, f.sess.ID)
 	if err != nil {
