@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"context"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // The statements of the hot paths, for tests that explain their plans.
@@ -14,17 +12,11 @@ var (
 	ReadAgentMailSQL  = readAgentMailSQL
 )
 
-// InsertNote runs the note transaction alone (insertNote: the session lock
-// by the event sequence, the note, its event and outbox), then sends its
-// notifications, for the benchmarks of store_test.
+// InsertNote runs the note statement alone (insertNote: the session lock,
+// the note, its event and outbox), then sends its notifications, for the
+// benchmarks of store_test.
 func (s *Store) InsertNote(ctx context.Context, n *Note) (*Note, error) {
-	var out *Note
-	var announced []notice
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		out, announced, err = insertNote(ctx, tx, n)
-		return err
-	})
+	out, announced, err := insertNote(ctx, s.pool, n)
 	if err == nil {
 		s.announce(ctx, announced)
 	}

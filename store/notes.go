@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -53,92 +52,97 @@ type Note struct {
 const noteColumns = `n.id, n.workspace_id, n.session_id, n.sender_kind, n.sender_owner_id, n.sender_connection_id,
 	n.sender_slug, n.sender_name, n.recipient_slug, n.message_type, n.subject, n.body, n.idempotency_key, n.created_at`
 
-func scanNote(row pgx.Row) (*Note, error) {
+// scanNote scans noteColumns, then extra.
+func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 	n := &Note{}
-	err := row.Scan(&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
-		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt)
+	err := row.Scan(append([]any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
+		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}, extra...)...)
 	return n, err
 }
 
 // insertNote writes a note, its note_posted resource event and its webhook
-// deliveries (the outbox) inside tx: all commit together or not at all. It
-// returns the notifications the note calls for (the note hubs', and a wake-up
-// for the webhook senders when it made deliveries), which the caller sends
-// with announce once tx has committed. Analysis notes get neither event nor
-// deliveries. For agent
-// notes with an idempotency key, a conflicting (connection, key) returns
-// (nil, nil) so that the caller can load the first note.
+// deliveries (the outbox) in one statement (insertNoteSQL): all commit
+// together or not at all, in a transaction of their own when q is the pool.
+// It returns the notifications the note calls for (the note hubs', and a
+// wake-up for the webhook senders when it made deliveries), which the caller
+// sends with announce once the note has committed. Analysis notes get
+// neither event nor deliveries. For agent notes with an idempotency key, a
+// conflicting (connection, key) writes nothing and returns errDuplicateKey,
+// so that the caller can load the first note.
 //
-// It locks the session row before the note takes its id, so the writers of
-// one session take ids in the order they commit: a reader that has seen note
-// N never sees a note < N of that session appear later, and "id > last seen"
-// is a safe cursor (web polls, agents catching up from the top).
-func insertNote(ctx context.Context, tx pgx.Tx, n *Note) (*Note, []notice, error) {
-	// The session row is locked before the note takes its id, so that within a
-	// session ids become visible in increasing order. A note that gets an event
-	// takes the lock by reserving the event's sequence number; an analysis note
-	// (no event) locks it alone.
-	var seq, projectID int64
-	if n.MessageType != MessageAnalysis {
-		if err := tx.QueryRow(ctx, `
-			UPDATE sessions SET last_event_seq = last_event_seq + 1, updated_at = now()
-			WHERE id = $1 RETURNING last_event_seq, project_id`, n.SessionID).Scan(&seq, &projectID); err != nil {
-			return nil, nil, fmt.Errorf("reserve event sequence: %w", err)
-		}
-	} else if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, n.SessionID); err != nil {
-		return nil, nil, fmt.Errorf("lock session: %w", err)
-	}
-	q := `INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
-			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+// The statement locks the session row before the note takes its id, so the
+// writers of one session take ids in the order they commit: a reader that
+// has seen note N never sees a note < N of that session appear later, and
+// "id > last seen" is a safe cursor (web polls, agents catching up from the
+// top).
+func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notice, error) {
+	sql := insertNoteOnce
 	if n.IdempotencyKey != nil {
-		q += ` ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING`
+		sql = insertNoteIdempotent
 	}
-	q += ` RETURNING ` + noteColumns
-	out, err := scanNote(tx.QueryRow(ctx, q, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
-		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey))
+	var deliveries int64
+	out, err := scanNote(q.QueryRow(ctx, sql, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
+		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey), &deliveries)
 	if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != nil {
-		// The reserved sequence number must not be committed: the caller rolls back.
 		return nil, nil, errDuplicateKey
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("insert note: %w", err)
 	}
 	announced := []notice{noteNotice(out.SessionID, out.ID)}
-	if out.MessageType == MessageAnalysis {
-		// Analysis notes are owner-only: agents read events, so they get none.
-		return out, announced, nil
-	}
-	payload, err := json.Marshal(map[string]any{"note_id": out.ID, "sender_slug": out.SenderSlug, "message_type": out.MessageType})
-	if err != nil {
-		return nil, nil, err
-	}
-	// The event and the webhook outbox rows in one statement: a delivery per
-	// enabled endpoint of the project that this note fires (agents' notes
-	// fire every endpoint, owners' notes those set to all notes).
-	var deliveries int
-	if err := tx.QueryRow(ctx, `
-		WITH ev AS (
-			INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
-			VALUES ($1, $2, 'note_posted', $3, $4)
-		), outbox AS (
-			INSERT INTO webhook_deliveries (endpoint_id, note_id)
-			SELECT e.id, $3 FROM webhook_endpoints e
-			WHERE e.project_id = $5 AND e.enabled AND ($6 OR e.fires = 'all')
-			RETURNING id
-		)
-		SELECT count(*) FROM outbox`,
-		out.SessionID, seq, out.ID, payload, projectID, out.SenderKind == "agent").Scan(&deliveries); err != nil {
-		return nil, nil, fmt.Errorf("event and outbox: %w", err)
-	}
 	if deliveries > 0 {
 		announced = append(announced, notice{WebhooksChannel, ""})
 	}
 	return out, announced, nil
 }
 
+// queryRower is what insertNote needs of a pool or a transaction.
+type queryRower interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertNoteSQL is insertNote's statement. locked: the session row, locked
+// (no row: no such session, nothing is written). note: the note, after the
+// lock, so that its id is taken under it; with an idempotency key, nothing on
+// a conflict. seq: the session's next event sequence number, reserved only
+// for a note that was written and gets an event (a duplicate leaves no gap).
+// ev: the event. outbox: a delivery per enabled endpoint of the project that
+// the note fires (agents' notes fire every endpoint, owners' notes those set
+// to all notes; analysis notes none). No row at all means nothing was written.
+const insertNoteSQL = `
+	WITH locked AS (
+		SELECT id, project_id FROM sessions WHERE id = $2 FOR NO KEY UPDATE
+	), note AS (
+		INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
+			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
+		SELECT $1, locked.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM locked
+		%s
+		RETURNING ` + noteColumns + `
+	), seq AS (
+		UPDATE sessions s SET last_event_seq = s.last_event_seq + 1, updated_at = now()
+		FROM note WHERE s.id = note.session_id AND note.message_type <> 'analysis'
+		RETURNING s.last_event_seq
+	), ev AS (
+		INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
+		SELECT note.session_id, seq.last_event_seq, 'note_posted', note.id,
+			jsonb_build_object('note_id', note.id, 'sender_slug', note.sender_slug, 'message_type', note.message_type)
+		FROM note, seq
+	), outbox AS (
+		INSERT INTO webhook_deliveries (endpoint_id, note_id)
+		SELECT e.id, note.id FROM note, locked, webhook_endpoints e
+		WHERE e.project_id = locked.project_id AND note.message_type <> 'analysis'
+			AND e.enabled AND (note.sender_kind = 'agent' OR e.fires = 'all')
+		RETURNING id
+	)
+	SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
+
+var (
+	insertNoteOnce       = fmt.Sprintf(insertNoteSQL, "")
+	insertNoteIdempotent = fmt.Sprintf(insertNoteSQL, "ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING")
+)
+
 // errDuplicateKey tells a caller of insertNote that the (connection,
-// idempotency key) already has a note; the transaction must be rolled back.
+// idempotency key) already has a note; nothing was written.
 var errDuplicateKey = errors.New("idempotency key already used")
 
 // AgentNote is the input of PostAgentNote: a note from a connection's agent
@@ -195,8 +199,8 @@ var ErrNoSuchSender = &FieldError{"to", "no such sender in this session: use the
 var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to another sender, or write to the whole session with post_session_note"}
 
 // PostAgentNote adds a note from the connection's agent, to the whole session
-// or as a reply to in.To, with its resource event and change notification,
-// in one transaction. The connection must be invited (ErrForbidden), the
+// or as a reply to in.To, with its resource event and webhook deliveries in
+// one statement (insertNote), then announces it. The connection must be invited (ErrForbidden), the
 // session must exist in its workspace (ErrNotFound), and the agent must have
 // claimed a profile (ErrNoProfile); a reply's recipient must be an owner of
 // the workspace or a live connection invited to the session
@@ -209,47 +213,45 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
+	// The session, the caller's invitation, its profile and the reply's
+	// recipient in one statement: no row means no such session, a NULL role
+	// means not invited, a NULL name or slug means no claimed profile. Then
+	// the note's own statement; between the two, as within one transaction
+	// at read committed, nothing holds the invitation.
 	var sessionID int64
-	var announced []notice
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		// The session, the caller's invitation, its profile and the reply's
-		// recipient in one statement: no row means no such session, a NULL role
-		// means not invited, a NULL name or slug means no claimed profile.
-		var role, name, slug *string
-		var known bool
-		ownerID, _ := ParseOwnerSlug(in.To)
-		err := tx.QueryRow(ctx, `
-			SELECT s.id, i.role, p.display_name, c.sender_slug,
-				$5 = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
-					OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
-						WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL)
-			FROM sessions s
-			LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
-			LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
-			LEFT JOIN connections c ON c.id = p.connection_id
-			WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`,
-			in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID).Scan(&sessionID, &role, &name, &slug, &known)
-		switch {
-		case err != nil:
-			return err
-		case role == nil:
-			return ErrForbidden
-		case name == nil || slug == nil:
-			return ErrNoProfile
-		case in.To != "" && in.To == *slug:
-			return ErrReplyToSelf
-		case !known:
-			return ErrNoSuchSender
-		}
-		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
-			SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: in.messageType(),
-			Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
-		if in.To != "" {
-			n.RecipientSlug = &in.To
-		}
-		note, announced, err = insertNote(ctx, tx, n)
-		return err
-	})
+	var role, name, slug *string
+	var known bool
+	ownerID, _ := ParseOwnerSlug(in.To)
+	err = s.pool.QueryRow(ctx, `
+		SELECT s.id, i.role, p.display_name, c.sender_slug,
+			$5 = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
+				OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
+					WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL)
+		FROM sessions s
+		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+		LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
+		LEFT JOIN connections c ON c.id = p.connection_id
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`,
+		in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID).Scan(&sessionID, &role, &name, &slug, &known)
+	switch {
+	case err != nil:
+		return nil, false, wrap("post note", err)
+	case role == nil:
+		return nil, false, wrap("post note", ErrForbidden)
+	case name == nil || slug == nil:
+		return nil, false, wrap("post note", ErrNoProfile)
+	case in.To != "" && in.To == *slug:
+		return nil, false, wrap("post note", ErrReplyToSelf)
+	case !known:
+		return nil, false, wrap("post note", ErrNoSuchSender)
+	}
+	n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
+		SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: in.messageType(),
+		Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
+	if in.To != "" {
+		n.RecipientSlug = &in.To
+	}
+	note, announced, err := insertNote(ctx, s.pool, n)
 	if err == nil {
 		s.announce(ctx, announced)
 	}
