@@ -33,6 +33,9 @@ export default defineConfig({
       args: [
         '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
+        // Shared memory in the temp folder rather than /dev/shm, which may be small (containers)
+        // or busy with the Go tests' databases.
+        '--disable-dev-shm-usage',
       ],
     },
   },

@@ -48,6 +48,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
+	if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
+		// The client went away (a closed tab, an aborted htmx request):
+		// nobody reads an answer, and nothing failed on our side.
+		s.log.Debug("request abandoned by the client", "method", c.Request().Method, "path", c.Request().URL.Path)
+		return
+	}
 	status, msg := statusOf(err)
 	rid := c.Response().Header().Get(echo.HeaderXRequestID)
 	level := slog.LevelDebug

@@ -224,6 +224,7 @@ func (a *testApp) agentNote(ag agent, sessionID int64, subject, body string) int
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	a.store.FlushNotifications() // what the test does next comes after the note is announced
 	return n.ID
 }
 

@@ -510,31 +510,84 @@ func noteNotice(sessionID, noteID int64) notice {
 		strconv.FormatInt(time.Now().UnixMicro(), 10)}
 }
 
-// announce sends the notifications of a write that has committed, in one
-// statement of their own whose commit does not wait for the WAL flush
-// (synchronous_commit off: they are wake-ups, not data). Sent inside the
-// write's transaction they would cost every writer of the database its
-// turn: PostgreSQL serialises the commits of notifying transactions behind
-// one lock held through the flush, which capped notifying writes near 400
-// a second on a 2-core machine (docs/performance.md); here it is held for
-// an in-memory commit.
+// announce queues the notifications of a write that has committed and
+// returns at once: the write's caller does not wait for them. They go out in
+// order, as one statement per batch, from a sender that runs while any are
+// queued (announcer.send), in a transaction of their own whose commit does
+// not wait for the WAL flush (synchronous_commit off: they are wake-ups,
+// not data). Sent inside the write's transaction they would cost every
+// writer of the database its turn: PostgreSQL serialises the commits of
+// notifying transactions behind one lock held through the flush, which
+// capped notifying writes near 400 a second on a 2-core machine
+// (docs/performance.md); here the lock is held for an in-memory commit, once
+// for all the writes that committed meanwhile.
 //
-// The write has committed, so a failure here (or the process dying before
-// it) is not the caller's: it is logged, and what it leaves out is made up
-// for by the note hubs' sweep (HubSweepInterval) and the live pages'
-// periodic presence refresh.
-func (s *Store) announce(ctx context.Context, ns []notice) {
+// A notification that is lost (the statement failed, or the process died
+// first) is made up for by the note hubs' sweep (HubSweepInterval), the
+// live pages' periodic presence refresh and the webhook senders' own sweep.
+func (s *Store) announce(_ context.Context, ns []notice) {
 	if len(ns) == 0 {
 		return
 	}
-	channels, payloads := make([]string, len(ns)), make([]string, len(ns))
-	for i, n := range ns {
-		channels[i], payloads[i] = n.channel, n.payload
+	a := &s.announcer
+	a.mu.Lock()
+	a.queue = append(a.queue, ns...)
+	start := !a.running
+	a.running = true
+	if start {
+		a.senders.Add(1)
 	}
-	if _, err := s.pool.Exec(context.WithoutCancel(ctx), `
-		SELECT set_config('synchronous_commit', 'off', true), pg_notify(c, p)
-		FROM unnest($1::text[], $2::text[]) AS n(c, p)`, channels, payloads); err != nil {
-		slog.Default().WarnContext(ctx, "store: notify after commit failed; the note hubs' sweep will catch up", "channels", channels, "err", err)
+	a.mu.Unlock()
+	if start {
+		go s.sendAnnounced()
+	}
+}
+
+// announcer holds the notifications announce queued and whether a sender is
+// sending them.
+type announcer struct {
+	mu      sync.Mutex
+	queue   []notice
+	running bool
+	senders sync.WaitGroup
+}
+
+// maxAnnounceBatch bounds the notifications of one statement.
+const maxAnnounceBatch = 1000
+
+// sendAnnounced sends what announce queued, a batch per statement, until
+// the queue is empty. Its statements count as background work.
+func (s *Store) sendAnnounced() {
+	a := &s.announcer
+	defer a.senders.Done()
+	ctx := Background(context.Background())
+	for {
+		a.mu.Lock()
+		batch := a.queue
+		if len(batch) > maxAnnounceBatch {
+			batch = batch[:maxAnnounceBatch:maxAnnounceBatch]
+		}
+		a.queue = a.queue[len(batch):]
+		if len(batch) == 0 {
+			a.queue, a.running = nil, false
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+		channels, payloads := make([]string, 0, len(batch)), make([]string, 0, len(batch))
+		seen := make(map[notice]bool, len(batch))
+		for _, n := range batch {
+			if !seen[n] { // PostgreSQL would fold repeats within a transaction anyway
+				seen[n] = true
+				channels, payloads = append(channels, n.channel), append(payloads, n.payload)
+			}
+		}
+		if _, err := s.pool.Exec(ctx, `
+			SELECT set_config('synchronous_commit', 'off', true), pg_notify(c, p)
+			FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(c, p, i) ORDER BY i`, channels, payloads); err != nil {
+			slog.Default().Warn("store: notifications after commit failed; the note hubs' sweep will catch up",
+				"notifications", len(channels), "err", err)
+		}
 	}
 }
 

@@ -39,6 +39,7 @@ const DefaultMaxConns = 24
 type Store struct {
 	pool       *pgxpool.Pool
 	statements *statementCounter
+	announcer  announcer
 }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
@@ -70,8 +71,16 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 // New wraps an existing pool (its statements are not counted).
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, statements: &statementCounter{}} }
 
-// Close releases every connection.
-func (s *Store) Close() { s.pool.Close() }
+// Close sends the notifications still queued (see announce), then releases
+// every connection.
+func (s *Store) Close() {
+	s.FlushNotifications()
+	s.pool.Close()
+}
+
+// FlushNotifications returns once the notifications of the writes that
+// returned before it was called have been sent (or failed to be).
+func (s *Store) FlushNotifications() { s.announcer.senders.Wait() }
 
 // Ping reports whether the database answers; it backs /readyz.
 func (s *Store) Ping(ctx context.Context) error {
