@@ -200,6 +200,7 @@ func (h *Handler) observeResult(name string, start time.Time, res *mcpsdk.CallTo
 // response.
 func (h *Handler) writeDirect(w http.ResponseWriter, dc directCall, res *mcpsdk.CallToolResult, err error) {
 	resp := &jsonrpc.Response{ID: dc.id}
+	var msg []byte
 	if err != nil {
 		resp.Error = err
 	} else {
@@ -209,11 +210,21 @@ func (h *Handler) writeDirect(w http.ResponseWriter, dc directCall, res *mcpsdk.
 		raw, merr := marshalUnescaped(res)
 		if merr != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: merr.Error()}
+		} else if id, ierr := marshalUnescaped(dc.id.Raw()); ierr == nil {
+			// The envelope the SDK's encoder writes around a result, without
+			// its second pass over the result (already compact JSON, which it
+			// would only re-validate): the usual answer of a mail page is
+			// tens of kilobytes.
+			msg = make([]byte, 0, len(raw)+len(id)+32)
+			msg = append(append(append(append(msg, `{"jsonrpc":"2.0","id":`...), id...), `,"result":`...), raw...)
+			msg = append(msg, '}')
 		} else {
 			resp.Result = raw
 		}
 	}
-	msg, err := jsonrpc.EncodeMessage(resp)
+	if msg == nil {
+		msg, err = jsonrpc.EncodeMessage(resp)
+	}
 	if err != nil {
 		h.log.Error("mcp: encode response", "tool", dc.name, "err", err)
 		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)

@@ -182,6 +182,7 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 
 		// Ids the SDK keeps as they are, and others.
 		{name: "string id", token: "alice", body: `{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`},
+		{name: "string id with HTML", token: "alice", body: `{"jsonrpc":"2.0","id":"<a&b>","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`},
 		{name: "negative id", token: "alice", body: `{"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`},
 		{name: "zero id", token: "alice", body: `{"id":0,"method":"tools/call","params":{"arguments":{},"name":"list_sessions"},"jsonrpc":"2.0"}`},
 		{name: "fractional id", token: "alice", body: `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
