@@ -61,33 +61,34 @@ func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 }
 
 // insertNote writes a note, its note_posted resource event and its webhook
-// deliveries (the outbox) in one statement (insertNoteSQL): all commit
+// deliveries (the outbox) in one statement (noteWriteSQL): all commit
 // together or not at all, in a transaction of their own when q is the pool.
-// It returns the notifications the note calls for (the note hubs', and a
-// wake-up for the webhook senders when it made deliveries), which the caller
-// sends with announce once the note has committed. Analysis notes get
-// neither event nor deliveries. For agent notes with an idempotency key, a
-// conflicting (connection, key) writes nothing and returns errDuplicateKey,
-// so that the caller can load the first note.
-//
-// The statement locks the session row before the note takes its id, so the
-// writers of one session take ids in the order they commit: a reader that
-// has seen note N never sees a note < N of that session appear later, and
-// "id > last seen" is a safe cursor (web polls, agents catching up from the
-// top).
+// It returns the notifications the note calls for, which the caller sends
+// with announce once the note has committed. For notes with an idempotency
+// key, a conflicting (connection, key) writes nothing and returns
+// errDuplicateKey, so that the caller can load the first note.
 func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notice, error) {
 	sql := insertNoteOnce
 	if n.IdempotencyKey != nil {
 		sql = insertNoteIdempotent
 	}
-	var deliveries int64
-	out, err := scanNote(q.QueryRow(ctx, sql, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
-		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey), &deliveries)
+	out, announced, err := writeNote(ctx, q, sql, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
+		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey)
 	if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != nil {
 		return nil, nil, errDuplicateKey
 	}
+	return out, announced, err
+}
+
+// writeNote runs a statement of noteWriteSQL and returns the note it wrote
+// and the notifications the note calls for (the note hubs', and a wake-up
+// for the webhook senders when it made deliveries); pgx.ErrNoRows when it
+// wrote none.
+func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Note, []notice, error) {
+	var deliveries int64
+	out, err := scanNote(q.QueryRow(ctx, sql, args...), &deliveries)
 	if err != nil {
-		return nil, nil, fmt.Errorf("insert note: %w", err)
+		return nil, nil, fmt.Errorf("write note: %w", err)
 	}
 	announced := []notice{noteNotice(out.SessionID, out.ID)}
 	if deliveries > 0 {
@@ -96,27 +97,44 @@ func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notice, er
 	return out, announced, nil
 }
 
-// queryRower is what insertNote needs of a pool or a transaction.
+// queryRower is what writeNote needs of a pool or a transaction.
 type queryRower interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// insertNoteSQL is insertNote's statement. locked: the session row, locked
-// (no row: no such session, nothing is written). note: the note, after the
-// lock, so that its id is taken under it; with an idempotency key, nothing on
-// a conflict. seq: the session's next event sequence number, reserved only
-// for a note that was written and gets an event (a duplicate leaves no gap).
-// ev: the event. outbox: a delivery per enabled endpoint of the project that
-// the note fires (agents' notes fire every endpoint, owners' notes those set
-// to all notes; analysis notes none). No row at all means nothing was written.
-const insertNoteSQL = `
-	WITH locked AS (
-		SELECT id, project_id FROM sessions WHERE id = $2 FOR NO KEY UPDATE
+// noteWriteSQL is the statement that writes the note its CTE src yields (at
+// most one row, with the columns of notes a writer sets: workspace_id,
+// session_id, sender_kind, sender_owner_id, sender_connection_id,
+// sender_slug, sender_name, recipient_slug, message_type, subject, body,
+// idempotency_key); conflict ends the note's INSERT. The rest:
+//
+//   - locked: the session row, locked before the note takes its id, so the
+//     writers of one session take ids in the order they commit: a reader
+//     that has seen note N never sees a note < N of that session appear
+//     later, and "id > last seen" is a safe cursor (web polls, agents
+//     catching up from the top);
+//   - note: the note (with an idempotency key, nothing on a conflict);
+//   - seq: the session's next event sequence number, reserved only for a
+//     note that was written and gets an event (a duplicate leaves no gap);
+//   - ev: the event (analysis notes are owner-only: agents read events, so
+//     they get none);
+//   - outbox: a delivery per enabled endpoint of the project that the note
+//     fires (agents' notes fire every endpoint, owners' notes those set to
+//     all notes, analysis notes none).
+//
+// It answers the note and its count of deliveries; no row means nothing was
+// written.
+func noteWriteSQL(src, conflict string) string {
+	return `
+	WITH ` + src + `, locked AS (
+		SELECT s.id, s.project_id FROM sessions s JOIN src ON s.id = src.session_id FOR NO KEY UPDATE OF s
 	), note AS (
 		INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
 			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
-		SELECT $1, locked.id, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM locked
-		%s
+		SELECT src.workspace_id, locked.id, src.sender_kind, src.sender_owner_id, src.sender_connection_id,
+			src.sender_slug, src.sender_name, src.recipient_slug, src.message_type, src.subject, src.body, src.idempotency_key
+		FROM src, locked
+		` + conflict + `
 		RETURNING ` + noteColumns + `
 	), seq AS (
 		UPDATE sessions s SET last_event_seq = s.last_event_seq + 1, updated_at = now()
@@ -135,11 +153,55 @@ const insertNoteSQL = `
 		RETURNING id
 	)
 	SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
+}
+
+// onKeyConflict ends the INSERT of a note with an idempotency key.
+const onKeyConflict = `ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING`
+
+// noteValues is the src of insertNote: the note as its twelve parameters.
+const noteValues = `src AS (
+		SELECT $1::bigint AS workspace_id, $2::bigint AS session_id, $3::text AS sender_kind, $4::bigint AS sender_owner_id,
+			$5::bigint AS sender_connection_id, $6::text AS sender_slug, $7::text AS sender_name, $8::text AS recipient_slug,
+			$9::text AS message_type, $10::text AS subject, $11::text AS body, $12::text AS idempotency_key)`
 
 var (
-	insertNoteOnce       = fmt.Sprintf(insertNoteSQL, "")
-	insertNoteIdempotent = fmt.Sprintf(insertNoteSQL, "ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING")
+	insertNoteOnce       = noteWriteSQL(noteValues, "")
+	insertNoteIdempotent = noteWriteSQL(noteValues, onKeyConflict)
 )
+
+// agentNoteTarget is what an agent's note needs of the database, $1 the
+// workspace, $2 the caller's connection, $3 and $4 the session's type and
+// public id, $5 the reply's recipient (empty for the whole session), $6 the
+// owner id that recipient names (if any): the session, the caller's
+// invitation role, its profile's name and sender slug, and whether the
+// recipient is known (an owner of the workspace or a live connection
+// invited to the session). No row means no such session, a NULL role not
+// invited, a NULL name or slug no claimed profile.
+const agentNoteTarget = `
+	SELECT s.workspace_id, s.id, i.role, p.display_name, c.sender_slug,
+		$5::text = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
+			OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
+				WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL) AS known
+	FROM sessions s
+	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+	LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
+	LEFT JOIN connections c ON c.id = p.connection_id
+	WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`
+
+// agentNoteSQL writes an agent's note in one statement when agentNoteTarget
+// allows it (the rule: invited, a claimed profile, a known recipient that is
+// not the caller), $7 to $10 its type, subject, body and idempotency key.
+// No row: refused or a duplicate key; PostAgentNote asks agentNoteTarget
+// which.
+var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
+	), src AS (
+		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
+			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
+			NULLIF($5::text, '') AS recipient_slug, $7::text AS message_type, $8::text AS subject, $9::text AS body,
+			$10::text AS idempotency_key
+		FROM target t
+		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
+			AND t.sender_slug <> $5::text AND t.known)`, onKeyConflict)
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
 // idempotency key) already has a note; nothing was written.
@@ -199,8 +261,9 @@ var ErrNoSuchSender = &FieldError{"to", "no such sender in this session: use the
 var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to another sender, or write to the whole session with post_session_note"}
 
 // PostAgentNote adds a note from the connection's agent, to the whole session
-// or as a reply to in.To, with its resource event and webhook deliveries in
-// one statement (insertNote), then announces it. The connection must be invited (ErrForbidden), the
+// or as a reply to in.To, with its resource event and webhook deliveries, in
+// one statement that also checks the caller may (agentNoteSQL); then
+// announces it. The connection must be invited (ErrForbidden), the
 // session must exist in its workspace (ErrNotFound), and the agent must have
 // claimed a profile (ErrNoProfile); a reply's recipient must be an owner of
 // the workspace or a live connection invited to the session
@@ -213,53 +276,44 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
-	// The session, the caller's invitation, its profile and the reply's
-	// recipient in one statement: no row means no such session, a NULL role
-	// means not invited, a NULL name or slug means no claimed profile. Then
-	// the note's own statement; between the two, as within one transaction
-	// at read committed, nothing holds the invitation.
-	var sessionID int64
-	var role, name, slug *string
-	var known bool
 	ownerID, _ := ParseOwnerSlug(in.To)
-	err = s.pool.QueryRow(ctx, `
-		SELECT s.id, i.role, p.display_name, c.sender_slug,
-			$5 = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
-				OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
-					WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL)
-		FROM sessions s
-		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
-		LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
-		LEFT JOIN connections c ON c.id = p.connection_id
-		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`,
-		in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID).Scan(&sessionID, &role, &name, &slug, &known)
-	switch {
-	case err != nil:
-		return nil, false, wrap("post note", err)
-	case role == nil:
-		return nil, false, wrap("post note", ErrForbidden)
-	case name == nil || slug == nil:
-		return nil, false, wrap("post note", ErrNoProfile)
-	case in.To != "" && in.To == *slug:
-		return nil, false, wrap("post note", ErrReplyToSelf)
-	case !known:
-		return nil, false, wrap("post note", ErrNoSuchSender)
-	}
-	n := &Note{WorkspaceID: in.WorkspaceID, SessionID: sessionID, SenderKind: "agent",
-		SenderConnectionID: &in.ConnectionID, SenderSlug: *slug, SenderName: *name, MessageType: in.messageType(),
-		Subject: in.Subject, Body: in.Body, IdempotencyKey: &in.IdempotencyKey}
-	if in.To != "" {
-		n.RecipientSlug = &in.To
-	}
-	note, announced, err := insertNote(ctx, s.pool, n)
-	if err == nil {
-		s.announce(ctx, announced)
-	}
-	if errors.Is(err, errDuplicateKey) {
-		// The key was used before (possibly by a retry committed a moment ago;
-		// the insert waited for it): this statement sees the committed first note.
+	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID,
+		in.messageType(), in.Subject, in.Body, in.IdempotencyKey}
+	// Twice at most: a note refused for a reason that was gone by the time
+	// the reason was looked for (an invitation added in between) is written
+	// on the second pass.
+	for range 2 {
+		note, announced, err := writeNote(ctx, s.pool, agentNoteSQL, args...)
+		if err == nil {
+			s.announce(ctx, announced)
+			return note, false, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, wrap("post note", err)
+		}
+		// Nothing written: refused, or the key was used before (possibly by
+		// a retry committed a moment ago; the insert waited for it).
+		var workspaceID, sessionID int64
+		var role, name, slug *string
+		var known bool
+		err = s.pool.QueryRow(ctx, agentNoteTarget, args[:6]...).Scan(&workspaceID, &sessionID, &role, &name, &slug, &known)
+		switch {
+		case err != nil:
+			return nil, false, wrap("post note", err)
+		case role == nil:
+			return nil, false, wrap("post note", ErrForbidden)
+		case name == nil || slug == nil:
+			return nil, false, wrap("post note", ErrNoProfile)
+		case in.To != "" && in.To == *slug:
+			return nil, false, wrap("post note", ErrReplyToSelf)
+		case !known:
+			return nil, false, wrap("post note", ErrNoSuchSender)
+		}
 		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
 			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue
+		}
 		if err != nil {
 			return nil, false, wrap("post note: load first note", err)
 		}
@@ -269,10 +323,7 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		}
 		return first, true, nil
 	}
-	if err != nil {
-		return nil, false, wrap("post note", err)
-	}
-	return note, false, nil
+	return nil, false, wrap("post note", ErrNotFound)
 }
 
 // sameRecipient reports whether a note's recipient (nil: the whole session)
