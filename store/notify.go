@@ -299,14 +299,7 @@ func (h *NoteHub) listen(ctx context.Context) error {
 			return err
 		}
 	}
-	h.mu.RLock()
-	ids := make([]int64, 0, len(h.entries))
-	for id, e := range h.entries {
-		if e.workspaceID != 0 {
-			ids = append(ids, id)
-		}
-	}
-	h.mu.RUnlock()
+	ids := h.trackedIDs()
 	fresh, err := newestNotes(ctx, conn, ids)
 	if err != nil {
 		return err
@@ -379,6 +372,19 @@ func (h *NoteHub) listen(ctx context.Context) error {
 	}
 }
 
+// trackedIDs returns the sessions the hub tracks (loaded by Track).
+func (h *NoteHub) trackedIDs() []int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ids := make([]int64, 0, len(h.entries))
+	for id, e := range h.entries {
+		if e.workspaceID != 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // newestNotes loads the workspace and newest note id of each session of ids.
 func newestNotes(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
@@ -420,14 +426,7 @@ func (h *NoteHub) sweep(ctx context.Context, gen uint64) {
 			return
 		case <-t.C:
 		}
-		h.mu.RLock()
-		ids := make([]int64, 0, len(h.entries))
-		for id, e := range h.entries {
-			if e.workspaceID != 0 {
-				ids = append(ids, id)
-			}
-		}
-		h.mu.RUnlock()
+		ids := h.trackedIDs()
 		if len(ids) == 0 {
 			continue
 		}
