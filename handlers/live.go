@@ -113,6 +113,9 @@ type stream struct {
 	why  string
 	// presence is the sidebar version the page shows (guarded by mu).
 	presence string
+	// unread is the unread event an unread stream has had (guarded by mu),
+	// so that it never gets the same counts twice in a row.
+	unread []byte
 }
 
 // streamEvent is a framed event; noteID is the note of a note event, so that
@@ -136,8 +139,6 @@ type sessionTopic struct {
 type ownerTopic struct {
 	workspaceID int64
 	streams     map[*stream]struct{}
-	// counts is the unread event last sent.
-	counts []byte
 }
 
 func newLiveStreams(s *Server) *liveStreams {
@@ -649,11 +650,24 @@ func (l *liveStreams) refreshUnread(owner int64) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if t := l.owners[owner]; t != nil && !bytes.Equal(t.counts, ev) {
-		t.counts = ev
+	if t := l.owners[owner]; t != nil {
 		for st := range t.streams {
-			l.send(st, streamEvent{data: ev})
+			if !bytes.Equal(st.unread, ev) {
+				st.unread = ev
+				l.send(st, streamEvent{data: ev})
+			}
 		}
+	}
+}
+
+// firstUnread queues a new unread stream's first event, unless a recount
+// since it subscribed already queued it one (as new or newer).
+func (l *liveStreams) firstUnread(st *stream, ev []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if st.unread == nil {
+		st.unread = ev
+		l.send(st, streamEvent{data: ev})
 	}
 }
 

@@ -24,11 +24,9 @@ func (s *Server) unreadStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	s.live.firstUnread(st, ev)
 	w, err := openStream(c)
 	if err != nil {
-		return nil
-	}
-	if err := w.write(ev); err != nil {
 		return nil
 	}
 	s.pump(ctx, w, st, 0)
