@@ -301,3 +301,54 @@ func TestParseOwnerSlug(t *testing.T) {
 		}
 	}
 }
+
+// TestRereadWritesNothing: reading the same page again (no new receipt, a
+// read mark that does not move) writes nothing, not even a row lock, so the
+// read commits without waiting for a WAL flush; a read that moves the mark
+// still moves it.
+func TestRereadWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	if _, err := f.st.ClaimProfile(ctx, ws, f.connID, "ada", "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	n, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageNote, Subject: "s", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		t.Helper()
+		if _, _, err := f.st.ReadAgentMail(ctx, ws, f.connID, f.sess.Type, f.sess.PublicID, 0, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := storetest.SQL(t, f.st)
+	mark := func() (through int64, xmax string) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT read_through, xmax::text FROM agent_mail_reads WHERE session_id = $1 AND connection_id = $2`,
+			f.sess.ID, f.connID).Scan(&through, &xmax); err != nil {
+			t.Fatal(err)
+		}
+		return through, xmax
+	}
+	read()
+	if through, _ := mark(); through != n.ID {
+		t.Fatalf("read mark %d, want %d", through, n.ID)
+	}
+	read()
+	if through, xmax := mark(); through != n.ID || xmax != "0" {
+		t.Fatalf("after a second read of the same page: mark %d (want %d), row locked by transaction %s (want none)", through, n.ID, xmax)
+	}
+	n2, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageNote, Subject: "s2", Body: "b2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read()
+	if through, _ := mark(); through != n2.ID {
+		t.Fatalf("read mark %d after a new note, want %d", through, n2.ID)
+	}
+}

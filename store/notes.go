@@ -385,8 +385,13 @@ var readAgentMailSQL = `
 		FROM receipts r JOIN fresh f ON f.id = r.note_id
 		WHERE f.sender_kind = 'owner'
 	), mark AS (
+		-- Only a mark that moves is written: an upsert that finds the mark
+		-- already there would lock its row even when it changes nothing, and a
+		-- row lock makes the read a write that waits for a WAL flush.
 		INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
-		SELECT target.id, $2, max(shown.id) FROM target, shown GROUP BY target.id
+		SELECT target.id, $2, top.id FROM target, (SELECT max(id) AS id FROM shown) top
+		WHERE top.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM agent_mail_reads r
+			WHERE r.session_id = target.id AND r.connection_id = $2 AND r.read_through >= top.id)
 		ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
 		WHERE m.read_through < EXCLUDED.read_through
 	)
