@@ -168,9 +168,13 @@ func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int
 	err = s.pool.QueryRow(ctx, `
 		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id),
 		up AS (
-			INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id) SELECT $1, $2, $3::bigint WHERE $3::bigint > 0
+			-- Written only when the mark moves: a page view that moves nothing
+			-- writes nothing (not even a row lock) and waits for no WAL flush.
+			INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id)
+			SELECT $1, $2, $3::bigint FROM old WHERE $3::bigint > old.id
 			ON CONFLICT (owner_id, session_id) DO UPDATE
-			SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id))
+			SET last_read_note_id = greatest(r.last_read_note_id, EXCLUDED.last_read_note_id)
+			WHERE r.last_read_note_id < EXCLUDED.last_read_note_id)
 		SELECT old.id, CASE WHEN $3::bigint > old.id THEN pg_notify($4, $1::bigint::text)::text END FROM old`,
 		ownerID, sessionID, noteID, ReadsChannel).Scan(&previous, &notified)
 	if err != nil {

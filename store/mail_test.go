@@ -352,3 +352,37 @@ func TestRereadWritesNothing(t *testing.T) {
 		t.Fatalf("read mark %d after a new note, want %d", through, n2.ID)
 	}
 }
+
+// TestOwnerMarkUnmovedWritesNothing: a page view that does not move the
+// owner's read mark leaves its row as it was (no new version, no lock).
+func TestOwnerMarkUnmovedWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	n, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageNote, Subject: "s", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.SQL(t, f.st)
+	row := func() (version string) {
+		t.Helper()
+		if err := db.QueryRow(`SELECT xmin::text || '/' || xmax::text FROM note_reads WHERE owner_id = $1 AND session_id = $2`,
+			f.owner.ID, f.sess.ID).Scan(&version); err != nil {
+			t.Fatal(err)
+		}
+		return version
+	}
+	for _, upto := range []int64{n.ID, n.ID, n.ID - 1} {
+		if _, err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, upto); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := row()
+	if _, err := f.st.MarkMailRead(ctx, f.owner.ID, f.sess.ID, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	if again := row(); again != first || first[len(first)-2:] != "/0" {
+		t.Fatalf("row version %s after an unmoved mark, was %s (want unchanged, unlocked)", again, first)
+	}
+}
