@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,9 +18,31 @@ const MailPageSize = 50
 // maxMailAfter bounds the rows one poll returns; a page far behind reloads.
 const maxMailAfter = 200
 
-// Queries of one session's notes order by (session_id, id DESC), the order of
-// notes_session_idx, so that every plan, generic ones included, reads that
-// index rather than walking all notes by id.
+// Queries of one session's notes name the session with inSession and order
+// by (session_id, id DESC), the order of notes_session_idx, so that every
+// plan, generic ones included, reads that index rather than walking all notes
+// by id. A page's upper bound is always "id < $n" (pageBefore), never
+// "($n = 0 OR id < $n)", which no plan can use as an index bound.
+
+// inSession is the condition "n.session_id is the session id", written as a
+// range: with "=", PostgreSQL takes session_id for a constant, drops it from
+// the ORDER BY, and may then walk the primary key backwards through every
+// newer note of every other session (it expects a session's notes spread
+// evenly over all ids), which for a quiet session among busy ones reads all
+// their notes to find ten. The range keeps session_id in the order, which
+// only notes_session_idx provides. id is an SQL expression.
+func inSession(id string) string {
+	return `n.session_id BETWEEN ` + id + ` AND ` + id
+}
+
+// pageBefore is the exclusive upper bound of a page of notes: beforeID, or
+// no bound (the largest id) when it is 0.
+func pageBefore(beforeID int64) int64 {
+	if beforeID <= 0 {
+		return math.MaxInt64
+	}
+	return beforeID
+}
 
 // ListSessionMail returns a page of a session's Team mail as its owners see
 // it (analysis notes included), newest first. With beforeID > 0 only notes
@@ -28,8 +51,8 @@ const maxMailAfter = 200
 func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, beforeID int64, limit int) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n
-		WHERE n.workspace_id = $1 AND n.session_id = $2 AND ($3 = 0 OR n.id < $3)
-		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, beforeID, limit+1)
+		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id < $3
+		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, pageBefore(beforeID), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("store: list session mail: %w", err)
 	}
@@ -43,7 +66,7 @@ func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, bef
 func (s *Store) SessionMailAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n
-		WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id > $3
+		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id > $3
 		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
 	if err != nil {
 		return nil, fmt.Errorf("store: session mail after: %w", err)
@@ -279,7 +302,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		}
 		first, err := scanNote(tx.QueryRow(ctx, `
 			SELECT `+noteColumns+` FROM notes n
-			WHERE n.session_id = $1 AND n.sender_owner_id = $2 AND n.message_type = $3
+			WHERE `+inSession("$1")+` AND n.sender_owner_id = $2 AND n.message_type = $3
 				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
 				AND n.created_at > now() - $7::interval
 			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))

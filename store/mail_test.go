@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -384,5 +385,56 @@ func TestOwnerMarkUnmovedWritesNothing(t *testing.T) {
 	}
 	if again := row(); again != first || first[len(first)-2:] != "/0" {
 		t.Fatalf("row version %s after an unmoved mark, was %s (want unchanged, unlocked)", again, first)
+	}
+}
+
+// TestQuietSessionPageUsesItsIndex: the page of a quiet session whose notes
+// are older than a busy session's reads the session's own index, also in a
+// generic plan (the one prepared statements settle on), rather than walking
+// the primary key backwards through the busy session's notes.
+func TestQuietSessionPageUsesItsIndex(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	if _, err := f.st.ClaimProfile(ctx, ws, f.connID, "ada", "Ada"); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := f.st.CreateSession(ctx, store.NewSession{WorkspaceID: ws, ProjectID: f.sess.ProjectID, Type: "team_session", Title: "Busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := storetest.SQL(t, f.st)
+	for _, s := range []struct {
+		id    int64
+		count int
+	}{{f.sess.ID, 20}, {busy.ID, 20000}} {
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
+			ws, s.id, f.owner.ID, s.count)
+	}
+	db.Exec(`ANALYZE notes`)
+	tx := db.Begin()
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN `+store.ReadAgentMailSQL, ws, f.connID, f.sess.Type, f.sess.PublicID, int64(math.MaxInt64), 10, store.ReceiptsChannel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	text := strings.Join(plan, "\n")
+	if strings.Contains(text, "using notes_pkey") || !strings.Contains(text, "using notes_session_idx") {
+		t.Fatalf("the page does not read notes_session_idx:\n%s", text)
 	}
 }

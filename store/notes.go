@@ -339,8 +339,8 @@ func sameRecipient(recipient *string, to string) bool {
 const MaxMailPage = 20
 
 // readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
-// the connection, $3 and $4 the session's type and public id, $5 before_id
-// (0: none), $6 the page size, $7 ReceiptsChannel.
+// the connection, $3 and $4 the session's type and public id, $5 the page's
+// upper bound (pageBefore), $6 the page size, $7 ReceiptsChannel.
 //
 // One round trip on the hottest read. target: the session and the caller's
 // invitation (no row means no such session, a NULL role means not invited).
@@ -360,10 +360,9 @@ var readAgentMailSQL = `
 	), page AS (
 		SELECT n.* FROM target CROSS JOIN LATERAL (
 			SELECT * FROM notes n
-			WHERE target.role IS NOT NULL AND n.session_id = target.id AND ` + readableBy("$2", "target.sender_slug") + `
-				AND ($5 = 0 OR n.id < $5)
-			-- Ordered as notes_session_idx (session_id, id DESC) is, so even a
-			-- generic plan walks that index instead of the whole table by id.
+			WHERE target.role IS NOT NULL AND ` + inSession("target.id") + ` AND ` + readableBy("$2", "target.sender_slug") + `
+				AND n.id < $5
+			-- Ordered as notes_session_idx (session_id, id DESC) is: see inSession.
 			ORDER BY n.session_id, n.id DESC
 			LIMIT $6 + 1
 		) n
@@ -419,7 +418,7 @@ func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int
 	if limit < 1 || limit > MaxMailPage {
 		return nil, Unread{}, &FieldError{"limit", "use 1 to 20"}
 	}
-	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, beforeID, limit, ReceiptsChannel)
+	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, pageBefore(beforeID), limit, ReceiptsChannel)
 	if err != nil {
 		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 	}

@@ -67,7 +67,10 @@ type UnreadSession struct {
 // slug are SQL expressions (see readableBy); seen is a condition on n naming
 // notes to count as read besides, such as those below the page a read is
 // returning ("false" for none). Per invitation it reads the range of
-// notes_addressed_idx above read_through, index-only: a connection that keeps
+// notes_addressed_idx above read_through, index-only (the bound is a row
+// comparison, which only that two-column index can use: with "id >
+// read_through" a generic plan may prefer walking the primary key from the
+// mark through every newer note of every session): a connection that keeps
 // up costs one empty index probe per invitation, one that never reads one
 // index entry per note addressed to anyone in its sessions, never the
 // sessions' other mail.
@@ -84,7 +87,8 @@ func unreadSQL(conn, slug, seen string) string {
 			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
 			CROSS JOIN LATERAL (
 				SELECT count(*)::int AS count, max(n.id) AS newest FROM notes n
-				WHERE n.session_id = i.session_id AND n.id > coalesce(m.read_through, 0) AND ` + addressedTo(conn, slug) + `
+				WHERE n.session_id = i.session_id AND (n.session_id, n.id) > (i.session_id, coalesce(m.read_through, 0))
+					AND ` + addressedTo(conn, slug) + `
 					AND NOT (` + seen + `)
 			) x
 			WHERE i.connection_id = ` + conn + ` AND x.count > 0

@@ -7,40 +7,33 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// hookFixture is a mail fixture plus a second project, fixtures on the
-// test's database, and a statement counter on the store's pool.
+// hookFixture is a mail fixture plus a second project and fixtures on the
+// test's database.
 type hookFixture struct {
 	*mailFixture
 	sql     *storetest.Fixtures
 	project int64
 	other   int64 // another project of the workspace
-	queries atomic.Int64
 }
 
-type countTracer struct{ n *atomic.Int64 }
-
-func (c countTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	c.n.Add(1)
-	return ctx
-}
-func (countTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+// requestStatements counts the statements the store sent for callers (not
+// background work, such as the notifications it sends after a commit).
+func (f *hookFixture) requestStatements() uint64 { return f.st.StatementCounts().Request }
 
 func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &hookFixture{}
-	st := storetest.New(t, func(c *pgxpool.Config) { c.ConnConfig.Tracer = countTracer{&f.queries} })
+	st := storetest.New(t)
 	f.sql = storetest.SQL(t, st)
 	f.mailFixture = fillMailFixture(t, st)
 	f.project = f.sess.ProjectID
@@ -193,9 +186,9 @@ func TestNotesQueueDeliveries(t *testing.T) {
 	f := newHookFixture(t)
 	ctx := context.Background()
 
-	before := f.queries.Load()
+	before := f.requestStatements()
 	f.agentNote(t, "no endpoints yet")
-	plain := f.queries.Load() - before
+	plain := f.requestStatements() - before
 
 	agents := f.endpoint(t, f.project, store.WebhookSlack, store.FiresAgents)
 	all := f.endpoint(t, f.project, store.WebhookJSON, store.FiresAll)
@@ -206,9 +199,9 @@ func TestNotesQueueDeliveries(t *testing.T) {
 	elsewhere := f.endpoint(t, f.other, store.WebhookJSON, store.FiresAll)
 
 	wake := wakeUps(t, f.st)
-	before = f.queries.Load()
+	before = f.requestStatements()
 	agentNote := f.agentNote(t, "from the agent")
-	if n := f.queries.Load() - before; n != plain {
+	if n := f.requestStatements() - before; n != plain {
 		t.Fatalf("an agent note with endpoints took %d statements, %d without", n, plain)
 	}
 	select {
