@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
@@ -67,6 +69,35 @@ func (f *mailFixture) agentNote(t *testing.T, subject string) int64 {
 		t.Fatal(err)
 	}
 	return n.ID
+}
+
+// ownerNote posts an owner's note to the whole session, as the page does.
+func (f *mailFixture) ownerNote(t *testing.T, subject string) *store.Note {
+	t.Helper()
+	n, _, err := f.st.PostOwnerNote(context.Background(), store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID,
+		OwnerID: f.owner.ID, Type: store.MessageNote, Subject: subject, Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// planOf collects the lines of an EXPLAIN's rows into one text.
+func planOf(t *testing.T, rows pgx.Rows) string {
+	t.Helper()
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "\n")
 }
 
 func TestPostOwnerNote(t *testing.T) {
@@ -315,11 +346,7 @@ func TestRereadWritesNothing(t *testing.T) {
 	if _, err := f.st.ClaimProfile(ctx, ws, f.connID, "ada", "Ada"); err != nil {
 		t.Fatal(err)
 	}
-	n, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
-		Type: store.MessageNote, Subject: "s", Body: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := f.ownerNote(t, "s")
 	read := func() {
 		t.Helper()
 		if _, _, err := f.st.ReadAgentMail(ctx, ws, f.connID, f.sess.Type, f.sess.PublicID, 0, 10); err != nil {
@@ -343,11 +370,7 @@ func TestRereadWritesNothing(t *testing.T) {
 	if through, xmax := mark(); through != n.ID || xmax != "0" {
 		t.Fatalf("after a second read of the same page: mark %d (want %d), row locked by transaction %s (want none)", through, n.ID, xmax)
 	}
-	n2, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
-		Type: store.MessageNote, Subject: "s2", Body: "b2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n2 := f.ownerNote(t, "s2")
 	read()
 	if through, _ := mark(); through != n2.ID {
 		t.Fatalf("read mark %d after a new note, want %d", through, n2.ID)
@@ -360,11 +383,7 @@ func TestOwnerMarkUnmovedWritesNothing(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
-	n, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, OwnerID: f.owner.ID,
-		Type: store.MessageNote, Subject: "s", Body: "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := f.ownerNote(t, "s")
 	db := storetest.SQL(t, f.st)
 	row := func() (version string) {
 		t.Helper()
@@ -424,16 +443,7 @@ func TestQuietSessionPageUsesItsIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	rows.Close()
-	text := strings.Join(plan, "\n")
+	text := planOf(t, rows)
 	if strings.Contains(text, "using notes_pkey") || !strings.Contains(text, "using notes_session_idx") {
 		t.Fatalf("the page does not read notes_session_idx:\n%s", text)
 	}

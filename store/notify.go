@@ -152,15 +152,10 @@ type HubState struct {
 // State returns whether the hub is listening and how many sessions it
 // tracks. It walks the tracked sessions: for a scrape, not a request path.
 func (h *NoteHub) State() HubState {
+	sessions := len(h.trackedIDs())
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st := HubState{Listening: h.live}
-	for _, e := range h.entries {
-		if e.workspaceID != 0 {
-			st.Sessions++
-		}
-	}
-	return st
+	return HubState{Listening: h.live, Sessions: sessions}
 }
 
 // Ready is closed the first time the hub is listening.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -119,21 +118,12 @@ func TestUnreadCost(t *testing.T) {
 			rows.Close()
 			return rows.Err()
 		})
-		var plan []string
-		rows := db.Query(`EXPLAIN (ANALYZE, BUFFERS) `+sql, hash, resource, interval)
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		rows.Close()
+		plan := planOf(t, db.Query(`EXPLAIN (ANALYZE, BUFFERS) `+sql, hash, resource, interval))
 		exec, planning := "?", "?"
-		if m := executionTime.FindStringSubmatch(strings.Join(plan, "\n")); m != nil {
+		if m := executionTime.FindStringSubmatch(plan); m != nil {
 			exec = m[1] + " ms"
 		}
-		if m := planningTime.FindStringSubmatch(strings.Join(plan, "\n")); m != nil {
+		if m := planningTime.FindStringSubmatch(plan); m != nil {
 			planning = m[1] + " ms"
 		}
 		ti, err := st.UseAccessToken(ctx, token, resource)
@@ -143,7 +133,7 @@ func TestUnreadCost(t *testing.T) {
 		t.Logf("%-42s %s; EXPLAIN ANALYZE: planning %s, execution %s; unread %d in %d sessions",
 			state, took, planning, exec, ti.Unread.Total, ti.Unread.SessionCount)
 		if testing.Verbose() && os.Getenv("UNREAD_PLANS") != "" {
-			t.Logf("plan:\n%s", strings.Join(plan, "\n"))
+			t.Logf("plan:\n%s", plan)
 		}
 	}
 
