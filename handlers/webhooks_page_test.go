@@ -17,8 +17,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/osfoundry/osfoundry/handlers/webhooks"
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/webhook"
 )
 
 // runSender runs a webhook sender on the app's database, woken by a note
@@ -26,7 +26,7 @@ import (
 func (a *testApp) runSender() {
 	a.t.Helper()
 	quiet := a.h.log
-	s := webhooks.New(webhooks.Options{Store: a.store, BaseURL: a.srv.URL, Logger: quiet, AllowPrivateTargets: true,
+	s := webhook.New(webhook.Options{Store: a.store, BaseURL: a.srv.URL, Logger: quiet, AllowPrivateTargets: true,
 		Sweep: 200 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	hub := a.store.NewNoteHub(quiet)
 	hub.OnNotify(store.WebhooksChannel, s.Wake)

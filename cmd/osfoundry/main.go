@@ -27,7 +27,7 @@ import (
 
 	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
-	"github.com/osfoundry/osfoundry/handlers/webhooks"
+	"github.com/osfoundry/osfoundry/webhook"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
@@ -71,7 +71,7 @@ type config struct {
 
 // testFastWebhooks is a flag for tests of the whole server, left out of
 // --help: webhook retries after 100 ms to 1 s, 3 s leases, a sweep every
-// 250 ms (webhooks.FastOptions), so that tests need not wait for production
+// 250 ms (webhook.FastOptions), so that tests need not wait for production
 // backoffs and leases. Not for production use.
 const testFastWebhooks = "test-fast-webhooks"
 
@@ -390,12 +390,12 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// The webhook sender delivers the outbox; the hub's connection wakes it
 	// when deliveries are queued. It stops claiming at shutdown and finishes
 	// what it has in flight before the pool closes.
-	senderOpts := webhooks.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
+	senderOpts := webhook.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
 	if cfg.fastWebhooks {
 		log.Warn("webhook test timing in use: retries, leases and sweeps are shortened (--" + testFastWebhooks + ")")
-		senderOpts = webhooks.FastOptions(senderOpts)
+		senderOpts = webhook.FastOptions(senderOpts)
 	}
-	sender := webhooks.New(senderOpts)
+	sender := webhook.New(senderOpts)
 	hub.OnNotify(store.WebhooksChannel, sender.Wake)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
