@@ -34,14 +34,15 @@ func newTestApp(t *testing.T) *testApp {
 	t.Helper()
 	st := storetest.New(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := runHub(t, st, quiet)
+	listener, mail := runListener(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	h := New(Deps{
-		Store:  st,
-		Hub:    hub,
-		Logger: quiet,
-		Config: Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
+		Store:    st,
+		Listener: listener,
+		Mail:     mail,
+		Logger:   quiet,
+		Config:   Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()

@@ -40,7 +40,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 	// Tracking the session lets the hub answer its polls without a query.
 	// The receipt mark is taken before the rows' receipts are read, so the
 	// polls start from no later than what the page shows.
-	marks, err := s.hub.Marks(ctx, o.WorkspaceID, session.ID)
+	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
 		return err
 	}

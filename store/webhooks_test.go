@@ -248,21 +248,27 @@ func TestNotesQueueDeliveries(t *testing.T) {
 	}
 }
 
-// wakeUps runs a note hub that listens on the webhooks channel, as a
-// replica's does, and returns a channel that receives each wake-up.
+// wakeUps runs a listener that wakes on the webhooks topic and on each
+// connection, as a replica's sender does, and returns a channel that
+// receives each wake-up.
 func wakeUps(t *testing.T, st *store.Store) <-chan struct{} {
 	t.Helper()
 	out := make(chan struct{}, 100)
-	hub := quietHub(st)
-	hub.OnNotify(store.WebhooksChannel, func() { out <- struct{}{} })
-	t.Cleanup(startHub(hub))
-	<-hub.Ready()
-	// The hub wakes its listeners once when it connects (notifications sent
-	// while it was away are lost): that one is not the test's.
+	l, _ := quietListener(st)
+	store.Listen(l, store.WebhookTopic, func(struct{}) { out <- struct{}{} })
+	l.Watch(func(connected bool) {
+		if connected {
+			out <- struct{}{}
+		}
+	})
+	t.Cleanup(startListener(l))
+	<-l.Ready()
+	// The sender is woken once when the listener connects (notifications
+	// sent while it was away are lost): that one is not the test's.
 	select {
 	case <-out:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the hub did not wake its listener on connecting")
+		t.Fatal("no wake-up on connecting")
 	}
 	return out
 }

@@ -103,13 +103,24 @@ func New(o Options) *Sender {
 	}
 }
 
-// Wake asks the sender to look for due deliveries now. It never blocks; the
-// note hub calls it for each NOTIFY on store.WebhooksChannel.
+// Wake asks the sender to look for due deliveries now. It never blocks.
 func (s *Sender) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// WakeOn makes l wake the sender for each notification on
+// store.WebhookTopic, and each time it connects, since notifications sent
+// while it was away are lost. Call it before l runs.
+func (s *Sender) WakeOn(l *store.Listener) {
+	store.Listen(l, store.WebhookTopic, func(struct{}) { s.Wake() })
+	l.Watch(func(connected bool) {
+		if connected {
+			s.Wake()
+		}
+	})
 }
 
 // done is what a delivery goroutine reports back to Run.
