@@ -27,7 +27,7 @@ type testApp struct {
 }
 
 // requestStatements counts the statements the app's store has sent for
-// requests (not the note hub's or other background work, such as its sweep).
+// requests (not the listener's or other background work, such as its sweep).
 func (a *testApp) requestStatements() uint64 { return a.store.StatementCounts().Request }
 
 func newTestApp(t *testing.T) *testApp {

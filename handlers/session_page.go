@@ -37,7 +37,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	o := currentOwner(c)
-	// Tracking the session lets the hub answer its polls without a query.
+	// Following the session lets the mail cache answer its polls without a query.
 	// The receipt mark is taken before the rows' receipts are read, so the
 	// polls start from no later than what the page shows.
 	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, session.ID)

@@ -161,7 +161,7 @@ func TestSessionStreamReplay(t *testing.T) {
 }
 
 // TestStreamsAcrossReplicas: a note posted through replica A reaches a
-// stream on replica B (each with its own hub, one database), and signing
+// stream on replica B (each with its own listener, one database), and signing
 // out on A ends the streams on B.
 func TestStreamsAcrossReplicas(t *testing.T) {
 	t.Parallel()
@@ -320,12 +320,12 @@ func TestListenerDownClosesStreams(t *testing.T) {
 			break
 		}
 		if res.StatusCode != http.StatusServiceUnavailable {
-			t.Fatalf("while the hub is down: %d, want 503", res.StatusCode)
+			t.Fatalf("while the listener is down: %d, want 503", res.StatusCode)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if again == nil {
-		t.Fatal("the hub never came back")
+		t.Fatal("the listener never came back")
 	}
 	if m := again.next("note", wait); m.id != fmt.Sprint(missed) {
 		t.Fatalf("replayed %s, want %d", m.id, missed)

@@ -60,7 +60,7 @@ func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 // deliveries (the outbox) in one statement (noteWriteSQL): all commit
 // together or not at all, in a transaction of their own when q is the pool.
 // It returns the notifications the note calls for, which the caller sends
-// with announce once the note has committed. For notes with an idempotency
+// with notifyAfterCommit once the note has committed. For notes with an idempotency
 // key, a conflicting (connection, key) writes nothing and returns
 // errDuplicateKey, so that the caller can load the first note.
 func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notification, error) {
@@ -77,7 +77,7 @@ func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notificati
 }
 
 // writeNote runs a statement of noteWriteSQL and returns the note it wrote
-// and the notifications the note calls for (the note hubs', and a wake-up
+// and the notifications the note calls for (NoteTopic's, and a wake-up
 // for the webhook senders when it made deliveries); pgx.ErrNoRows when it
 // wrote none.
 func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Note, []notification, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestTwoSendersNeverDeliverTwice runs two senders, each with its own pool
-// and note hub (two replicas), against one outbox.
+// and listener (two replicas), against one outbox.
 func TestTwoSendersNeverDeliverTwice(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
