@@ -77,7 +77,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	}
 	w.hook = hook
 	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
-	// Alice has the session open: the note hub tracks it, so polls of it
+	// Alice has the session open: the mail cache follows it, so polls of it
 	// take the fast path that asks no database.
 	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.session.ID)), http.StatusOK)
 	w.bobP = w.bob.project("Bob project")

@@ -109,11 +109,7 @@ func (s *Server) signOut(c echo.Context) error {
 		return err
 	}
 	if id != "" {
-		if err := s.store.NotifySignOut(c.Request().Context(), id); err != nil {
-			// Signed out all the same. The database is unreachable, and a
-			// hub that loses it closes every stream of its replica.
-			s.log.Warn("sign-out not announced to live streams", "err", err)
-		}
+		s.store.NotifySignOut(id)
 	}
 	return nil
 }

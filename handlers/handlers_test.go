@@ -23,15 +23,17 @@ import (
 
 // queryCounter counts the statements sent through the pool.
 
-// runHub runs a note hub for the test and waits until it listens.
-func runHub(t *testing.T, st *store.Store, log *slog.Logger) *store.NoteHub {
-	hub := st.NewNoteHub(log)
+// runListener runs a listener and its mail cache for the test and waits
+// until it is connected.
+func runListener(t *testing.T, st *store.Store, log *slog.Logger) (*store.Listener, *store.MailCache) {
+	l := st.NewListener(log)
+	mail := st.NewMailCache(l)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(ctx) }()
+	go func() { defer close(done); l.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	<-hub.Ready()
-	return hub
+	<-l.Ready()
+	return l, mail
 }
 
 const testPassword = "correct horse battery"

@@ -190,35 +190,16 @@ func (s *eventStream) quiet(d time.Duration) {
 	}
 }
 
-// streamCount is how many streams the replica holds for the session (0:
-// unread streams).
-func (a *testApp) streamCount(sessionID int64) int {
-	l := a.h.live
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if sessionID == 0 {
-		n := 0
-		for _, t := range l.owners {
-			n += len(t.streams)
-		}
-		return n
-	}
-	if t := l.sessions[sessionID]; t != nil {
-		return len(t.streams)
-	}
-	return 0
-}
-
 // waitStreams waits (at most 5 s) until the replica holds n streams of the session.
 func (a *testApp) waitStreams(sessionID int64, n int) {
 	a.t.Helper()
 	for range 500 {
-		if a.streamCount(sessionID) == n {
+		if a.h.live.Count(sessionID) == n {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	a.t.Fatalf("%d streams of session %d, want %d", a.streamCount(sessionID), sessionID, n)
+	a.t.Fatalf("%d streams of session %d, want %d", a.h.live.Count(sessionID), sessionID, n)
 }
 
 // postOverMCP posts a note with post_session_note through base's /mcp and
@@ -252,14 +233,14 @@ func postOverMCP(t *testing.T, base string, ag agent, session *store.Session, su
 	return out.Result.StructuredContent.ID
 }
 
-// replica is a second server on the same database, with its own note hub,
+// replica is a second server on the same database, with its own listener,
 // its own streams and the same cookie keys.
 func (a *testApp) replica() (*Server, *httptest.Server) {
 	a.t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := runHub(a.t, a.store, quiet)
+	listener, mail := runListener(a.t, a.store, quiet)
 	srv := httptest.NewUnstartedServer(nil)
-	h := New(Deps{Store: a.store, Hub: hub, Logger: quiet,
+	h := New(Deps{Store: a.store, Listener: listener, Mail: mail, Logger: quiet,
 		Config: Config{BaseURL: "http://" + srv.Listener.Addr().String(), SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))}})
 	srv.Config.Handler = h.Handler()
 	srv.Start()

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/store"
@@ -45,13 +44,6 @@ func (s *Server) withReceipts(ctx context.Context, o *store.Owner, sessionID int
 	return rows, nil
 }
 
-// receiptsLine loads the receipts line of one owner's note (nil while nobody
-// read it): what the live stream's receipt event shows.
-func (s *Server) receiptsLine(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error) {
-	receipts, err := s.store.NoteReceipts(ctx, workspaceID, sessionID, []int64{noteID})
-	return views.ReadBy(receipts), err
-}
-
 // rowsAfter loads the notes newer than after, marks them unread or not, and
 // records them as seen: they are on the owner's screen now.
 func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after int64) ([]views.MailRow, error) {
@@ -69,7 +61,7 @@ func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after
 // mailPoll returns the notes newer than ?after=, newest first, and, when
 // agents read owners' notes since the receipt ?receipts=, those notes'
 // receipt lines out of band with the cursor to send next; 204 when neither
-// changed. When the hub is sure nothing changed it answers without touching
+// changed. When the mail cache is sure nothing changed it answers without touching
 // the database.
 func (s *Server) mailPoll(c echo.Context) error {
 	id, err := paramID(c, "id")
@@ -80,7 +72,7 @@ func (s *Server) mailPoll(c echo.Context) error {
 	after, seen := int64Param(c.QueryParam("after")), int64Param(c.QueryParam("receipts"))
 	ctx := c.Request().Context()
 	// Also the workspace check: another workspace's session is a 404.
-	marks, err := s.hub.Marks(ctx, o.WorkspaceID, id)
+	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, id)
 	if err != nil {
 		return err
 	}

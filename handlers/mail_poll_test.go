@@ -17,7 +17,7 @@ func TestMailPoll(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
 	first := f.app.agentNote(f.ag, f.session.ID, "one", "1")
-	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the hub tracks the session
+	f.alice.doc(f.alice.get(f.url), http.StatusOK) // page load: the mail cache follows the session
 
 	// Unchanged: 204 and not a single query (median of a few, for the report).
 	poll := fmt.Sprintf("%s/mail/poll?after=%d", f.url, first)
@@ -60,14 +60,14 @@ func TestMailPoll(t *testing.T) {
 	second := f.app.agentNote(f.ag, f.session.ID, "two", "2")
 	third := f.app.agentNote(f.ag, f.session.ID, "three", "3")
 	var doc *goquery.Document
-	for i := 0; ; i++ { // the notification reaches the hub asynchronously
+	for i := 0; ; i++ { // the notification reaches the mail cache asynchronously
 		res := f.alice.htmx(poll)
 		if res.StatusCode == http.StatusOK {
 			doc = f.alice.doc(res, http.StatusOK)
 			break
 		}
 		if i == 200 {
-			t.Fatal("the hub never heard of the new notes")
+			t.Fatal("the mail cache never heard of the new notes")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

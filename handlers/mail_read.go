@@ -16,10 +16,10 @@ func (s *Server) mailRead(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	ctx := c.Request().Context()
-	latest, sure := s.hub.Latest(o.WorkspaceID, id)
+	latest, sure := s.mail.NewestNote(o.WorkspaceID, id)
 	if !sure {
 		// Also the workspace check: another workspace's session is a 404.
-		if latest, err = s.hub.Track(ctx, o.WorkspaceID, id); err != nil {
+		if latest, err = s.mail.Follow(ctx, o.WorkspaceID, id); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ func (a *testApp) readMail(ag agent, session *store.Session) {
 	}
 }
 
-// pollUntil polls until the answer brings read receipts (the hub hears of
+// pollUntil polls until the answer brings read receipts (the mail cache hears of
 // them asynchronously) and returns it.
 func (f *sessionFixture) pollUntil(path string) *goquery.Document {
 	f.app.t.Helper()

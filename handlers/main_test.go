@@ -27,21 +27,22 @@ type testApp struct {
 }
 
 // requestStatements counts the statements the app's store has sent for
-// requests (not the note hub's or other background work, such as its sweep).
+// requests (not the listener's or other background work, such as its sweep).
 func (a *testApp) requestStatements() uint64 { return a.store.StatementCounts().Request }
 
 func newTestApp(t *testing.T) *testApp {
 	t.Helper()
 	st := storetest.New(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	hub := runHub(t, st, quiet)
+	listener, mail := runListener(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	h := New(Deps{
-		Store:  st,
-		Hub:    hub,
-		Logger: quiet,
-		Config: Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
+		Store:    st,
+		Listener: listener,
+		Mail:     mail,
+		Logger:   quiet,
+		Config:   Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()

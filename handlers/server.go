@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -45,12 +46,12 @@ type Server struct {
 	mcp     http.Handler
 	mcpMeta http.Handler
 	oauth   *oauth.Server
-	// hub answers "anything new in this session?" without a query.
-	hub *store.NoteHub
+	// mail answers "anything new in this session?" without a query.
+	mail *store.MailCache
 	// owners caches signed-in owners briefly, so that polls need no query.
 	owners ownerCache
-	// live holds this replica's open event streams; the hub feeds it.
-	live *liveStreams
+	// live holds this replica's open event streams; the listener feeds it.
+	live *live.Broker
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
@@ -63,9 +64,13 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock of the OAuth server (time.Now when nil); tests move it.
 	Now func() time.Time
-	// Hub keeps the newest note id per session; the caller runs it. Without
-	// one (or while it is down) polls ask the database.
-	Hub *store.NoteHub
+	// Listener is the replica's LISTEN connection, which feeds the live
+	// streams; the caller runs it. Without one (or while it is down) streams
+	// are refused.
+	Listener *store.Listener
+	// Mail keeps the newest note id per session, over Listener; without
+	// one (or while the listener is down) polls ask the database.
+	Mail *store.MailCache
 	// Metrics receives what the handlers observe (tool calls, HTTP
 	// requests); nil gives a set of series of their own that no one scrapes.
 	Metrics *metrics.Metrics
@@ -85,16 +90,19 @@ func New(d Deps) *Server {
 		Secure:   d.Config.Secure(),
 		SameSite: http.SameSiteLaxMode,
 	}
-	if d.Hub == nil {
-		d.Hub = d.Store.NewNoteHub(d.Logger)
+	if d.Listener == nil {
+		d.Listener = d.Store.NewListener(d.Logger)
+	}
+	if d.Mail == nil {
+		d.Mail = d.Store.NewMailCache(d.Listener)
 	}
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, hub: d.Hub, metrics: d.Metrics}
-	s.live = newLiveStreams(s)
-	d.Hub.SetListener(s.live)
-	d.Metrics.CountStreams(s.live.open)
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
+	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger})
+	s.live.Hear(d.Listener)
+	d.Metrics.CountStreams(s.live.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
@@ -105,4 +113,4 @@ func New(d Deps) *Server {
 // when shutdown starts, before http.Server.Shutdown: streams never finish on
 // their own, and the drain must not wait for them. Browsers reconnect to
 // another replica (or this one, restarted) and replay what they missed.
-func (s *Server) CloseStreams() { s.live.close() }
+func (s *Server) CloseStreams() { s.live.Close() }

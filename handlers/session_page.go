@@ -37,10 +37,10 @@ func (s *Server) sessionPage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	o := currentOwner(c)
-	// Tracking the session lets the hub answer its polls without a query.
+	// Following the session lets the mail cache answer its polls without a query.
 	// The receipt mark is taken before the rows' receipts are read, so the
 	// polls start from no later than what the page shows.
-	marks, err := s.hub.Marks(ctx, o.WorkspaceID, session.ID)
+	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
 		return err
 	}

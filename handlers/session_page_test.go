@@ -94,7 +94,7 @@ func TestSessionOtherWorkspaceIs404(t *testing.T) {
 	note := f.app.agentNote(f.ag, f.session.ID, "s", "b")
 	bob := f.app.owner("bob@example.com", "Bob's")
 	// Bob's own session is fine; Alice's is not found, on every route.
-	f.alice.get(f.url) // the hub tracks the session now
+	f.alice.get(f.url) // the mail cache follows the session now
 	for _, path := range []string{
 		f.url, f.url + "/mail/poll?after=0", fmt.Sprintf("%s/mail/poll?after=%d", f.url, note), f.url + "/mail/older?before=999",
 		f.url + "/presence?v=x", fmt.Sprintf("%s/compose?reply_to=%d", f.url, note), f.url + "/participants",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -28,9 +29,9 @@ import (
 //
 // On connect it replays the notes after the newest of the Last-Event-ID
 // header (the browser's own reconnect) and ?after= (the page's newest row,
-// which the htmx extension's reconnects carry): at most maxReplay of them,
+// which the htmx extension's reconnects carry): at most live.MaxReplay of them,
 // else one reload event. Without either it starts from now. A comment line
-// every streamHeartbeat keeps it open through proxies.
+// every heartbeat (live.Options) keeps it open through proxies.
 func (s *Server) sessionStream(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
@@ -38,7 +39,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	ctx := c.Request().Context()
-	latest, err := s.hub.Track(ctx, o.WorkspaceID, session.ID)
+	latest, err := s.mail.Follow(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
 		return err
 	}
@@ -50,13 +51,13 @@ func (s *Server) sessionStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := s.live.newStream(o, session.ID, signIn, c.QueryParam("v"))
+	st := s.live.NewStream(o, session.ID, signIn, c.QueryParam("v"))
 	// Subscribed before the replay reads the database: a note committed
 	// after that read is announced to this stream; one before, replayed.
-	if err := s.live.subscribe(st, session.ProjectID, latest); err != nil {
-		return err
+	if err := s.live.Subscribe(st, session.ProjectID, latest); err != nil {
+		return streamsDown(err)
 	}
-	defer s.live.unsubscribe(st)
+	defer s.live.Unsubscribe(st)
 	w, err := openStream(c)
 	if err != nil {
 		return nil
@@ -86,7 +87,7 @@ func streamCursor(c echo.Context) (int64, bool) {
 }
 
 // replayMail sends the notes newer than after, oldest first, or a reload
-// event when there are more than maxReplay. It returns the newest note id
+// event when there are more than live.MaxReplay. It returns the newest note id
 // sent.
 func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, sessionID, after int64) (int64, error) {
 	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
@@ -94,8 +95,8 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 		return after, err
 	}
 	newest := notes[0].ID
-	if len(notes) > maxReplay {
-		return newest, w.write(sseEvent("reload", newest, []byte(mailReloadURL(sessionID))))
+	if len(notes) > live.MaxReplay {
+		return newest, w.write(live.Frame("reload", newest, []byte(mailReloadURL(sessionID))))
 	}
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
@@ -112,7 +113,7 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 		if err != nil {
 			return after, err
 		}
-		if err := w.write(sseEvent("note", rows[i].Note.ID, html)); err != nil {
+		if err := w.write(live.Frame("note", rows[i].Note.ID, html)); err != nil {
 			return after, err
 		}
 		after = rows[i].Note.ID

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store"
-	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 const wait = 5 * time.Second
@@ -86,32 +84,6 @@ func TestSessionStreamDeliversNotes(t *testing.T) {
 	}
 }
 
-// TestStreamNotificationsOutOfOrder: notifications go out after each note's
-// commit, so two notes of a session may be announced newest first; the
-// stream still sends both, oldest first.
-func TestStreamNotificationsOutOfOrder(t *testing.T) {
-	t.Parallel()
-	f := newSessionFixture(t)
-	st := f.alice.openEvents(f.url + "/stream")
-	f.app.waitStreams(f.session.ID, 1)
-	db := storetest.SQL(t, f.app.store)
-	var ids [2]int64
-	for i := range ids {
-		if err := db.QueryRow(`
-			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-			SELECT workspace_id, id, 'owner', $2::bigint, 'owner-' || $2::text, 'Alice', 'note', 'Unannounced', 'b'
-			FROM sessions WHERE id = $1 RETURNING id`, f.session.ID, f.alice.owner.ID).Scan(&ids[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, id := range []int64{ids[1], ids[0]} {
-		db.Exec(`SELECT pg_notify($1, $2)`, store.NotesChannel, fmt.Sprintf("%d:%d", f.session.ID, id))
-	}
-	if got, want := st.notes(2, wait), []string{fmt.Sprint(ids[0]), fmt.Sprint(ids[1])}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("note events %v, want %v", got, want)
-	}
-}
-
 // TestSessionStreamReplay: a reconnect replays what it missed after the
 // newer of Last-Event-ID and ?after=, oldest first, each note once; more
 // than 100 missed notes give one reload event instead, then live notes.
@@ -169,7 +141,7 @@ func TestSessionStreamReplay(t *testing.T) {
 
 	// 101 missed: one reload event, at the newest id, then live.
 	last := ids[len(ids)-1]
-	for i := range maxReplay + 1 {
+	for i := range live.MaxReplay + 1 {
 		last = f.app.agentNote(f.ag, f.session.ID, fmt.Sprint("bulk ", i), "b")
 	}
 	st = f.alice.openEvents(f.url+"/stream", "Last-Event-ID", fmt.Sprint(ids[len(ids)-1]))
@@ -188,56 +160,8 @@ func TestSessionStreamReplay(t *testing.T) {
 	}
 }
 
-// TestSlowStreamIsClosedOthersKeepReceiving: a client that stops reading
-// fills its bounded buffer and its stream is closed; a client reading
-// alongside gets every note, in order.
-func TestSlowStreamIsClosedOthersKeepReceiving(t *testing.T) {
-	t.Parallel()
-	f := newSessionFixture(t)
-	f.app.h.live.buffer = 4
-	fast := f.alice.openEvents(f.url + "/stream")
-	// The slow client's socket takes almost nothing, and it never reads.
-	jar, _ := cookiejar.New(nil)
-	site, _ := url.Parse(f.app.srv.URL)
-	jar.SetCookies(site, f.alice.http.Jar.Cookies(site))
-	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var err error
-		_ = c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 1024) })
-		return err
-	}}
-	slowHTTP := &http.Client{Jar: jar, Transport: &http.Transport{DialContext: dialer.DialContext}}
-	req, _ := http.NewRequest(http.MethodGet, f.app.srv.URL+f.url+"/stream", nil)
-	slow, err := slowHTTP.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Body.Close()
-	f.app.waitStreams(f.session.ID, 2)
-
-	// One note at a time, each read by the fast client before the next.
-	body := strings.Repeat("a long body to fill socket buffers. ", 270)
-	n := 0
-	for ; f.app.streamCount(f.session.ID) == 2; n++ {
-		if n == 400 {
-			t.Fatal("400 notes and the slow stream is still open")
-		}
-		id := f.app.agentNote(f.ag, f.session.ID, fmt.Sprint("big ", n), body)
-		if m := fast.next("note", wait); m.id != fmt.Sprint(id) {
-			t.Fatalf("fast stream got note %s, want %d", m.id, id)
-		}
-	}
-	t.Logf("the slow stream was closed after %d notes of %d KB", n, len(body)/1024)
-	id := f.app.agentNote(f.ag, f.session.ID, "after", "b")
-	if m := fast.next("note", wait); m.id != fmt.Sprint(id) {
-		t.Fatalf("fast stream: %s, want %d", m.id, id)
-	}
-	if n := f.app.streamCount(f.session.ID); n != 1 {
-		t.Fatalf("%d streams, want the fast one", n)
-	}
-}
-
 // TestStreamsAcrossReplicas: a note posted through replica A reaches a
-// stream on replica B (each with its own hub, one database), and signing
+// stream on replica B (each with its own listener, one database), and signing
 // out on A ends the streams on B.
 func TestStreamsAcrossReplicas(t *testing.T) {
 	t.Parallel()
@@ -253,10 +177,7 @@ func TestStreamsAcrossReplicas(t *testing.T) {
 	}
 	unreadOnB.next("unread", wait)
 	for range 500 {
-		b.live.mu.Lock()
-		n := len(b.live.signIns)
-		b.live.mu.Unlock()
-		if n == 1 {
+		if b.live.Open() == 2 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -308,8 +229,8 @@ func TestStreamsEndAtShutdown(t *testing.T) {
 		t.Fatalf("shutdown took %v with open streams, want well under the 10 s drain", took)
 	}
 	// The handler refuses new streams (the listener is gone: ask it directly).
-	if err := f.app.h.live.subscribe(f.app.h.live.newStream(f.alice.owner, f.session.ID, "x", ""), f.p.ID, 0); err != errLiveDown {
-		t.Fatalf("subscribe after close: %v, want errLiveDown", err)
+	if err := f.app.h.live.Subscribe(f.app.h.live.NewStream(f.alice.owner, f.session.ID, "x", ""), f.p.ID, 0); err != live.ErrDown {
+		t.Fatalf("subscribe after close: %v, want live.ErrDown", err)
 	}
 }
 
@@ -380,16 +301,16 @@ func TestPresenceEvents(t *testing.T) {
 	}
 }
 
-// TestHubDownClosesStreams: when the replica's listening connection dies,
+// TestListenerDownClosesStreams: when the replica's listening connection dies,
 // its streams are closed (notifications are being lost) and new ones are
 // refused until it listens again; a reconnect then replays what was missed.
-func TestHubDownClosesStreams(t *testing.T) {
+func TestListenerDownClosesStreams(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
 	st := f.alice.openEvents(f.url + "/stream")
 	first := f.app.agentNote(f.ag, f.session.ID, "before", "b")
 	st.next("note", wait)
-	f.app.sql().Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.HubApplicationName)
+	f.app.sql().Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, store.ListenerApplicationName)
 	st.ends(wait)
 	missed := f.app.agentNote(f.ag, f.session.ID, "while down", "b")
 	var again *eventStream
@@ -399,30 +320,16 @@ func TestHubDownClosesStreams(t *testing.T) {
 			break
 		}
 		if res.StatusCode != http.StatusServiceUnavailable {
-			t.Fatalf("while the hub is down: %d, want 503", res.StatusCode)
+			t.Fatalf("while the listener is down: %d, want 503", res.StatusCode)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if again == nil {
-		t.Fatal("the hub never came back")
+		t.Fatal("the listener never came back")
 	}
 	if m := again.next("note", wait); m.id != fmt.Sprint(missed) {
 		t.Fatalf("replayed %s, want %d", m.id, missed)
 	}
-}
-
-// TestStreamHeartbeatAndRecheck: idle streams get a comment line every
-// heartbeat; a stream whose session is no longer the owner's ends at the
-// next one.
-func TestStreamHeartbeatAndRecheck(t *testing.T) {
-	t.Parallel()
-	f := newSessionFixture(t)
-	f.app.h.live.heartbeat = 100 * time.Millisecond
-	st := f.alice.openEvents(f.url + "/stream")
-	st.next(":", wait)
-	st.next(":", wait)
-	f.app.sql().Exec(`DELETE FROM sessions WHERE id = $1`, f.session.ID)
-	st.ends(wait)
 }
 
 // TestStreamOutlivesServerTimeouts: a stream stays open (and live) past the
@@ -430,7 +337,6 @@ func TestStreamHeartbeatAndRecheck(t *testing.T) {
 func TestStreamOutlivesServerTimeouts(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
-	f.app.h.live.heartbeat = 200 * time.Millisecond
 	srv := &http.Server{Handler: f.app.h.Handler(), ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -469,49 +375,6 @@ func TestReceiptEvent(t *testing.T) {
 		t.Fatalf("receipt event %+v", m)
 	}
 	noRawXSS(t, m.data)
-}
-
-// TestUnreadStream: the lists' stream sends the owner's counts on connect,
-// when an agent posts, and when the owner reads the session (here through
-// the page's read mark).
-func TestUnreadStream(t *testing.T) {
-	t.Parallel()
-	f := newSessionFixture(t)
-	f.app.agentNote(f.ag, f.session.ID, "one", "b")
-	st := f.alice.openEvents("/unread/stream")
-	want := func(total, session int) {
-		t.Helper()
-		m := st.next("unread", wait)
-		w := fmt.Sprintf(`{"total":%d,"projects":{"%d":%d},"sessions":{"%d":%d}}`, total, f.p.ID, total, f.session.ID, session)
-		if total == 0 {
-			w = `{"total":0,"projects":{},"sessions":{}}`
-		}
-		if m.data != w {
-			t.Fatalf("unread %s, want %s", m.data, w)
-		}
-	}
-	want(1, 1)
-	f.app.waitStreams(0, 1)
-	last := f.app.agentNote(f.ag, f.session.ID, "two", "b")
-	want(2, 2)
-	// The page's read mark (clamped to the newest note).
-	if res := f.alice.postHTMX(f.url+"/mail/read", url.Values{"upto": {fmt.Sprint(last + 1000)}}); res.StatusCode != http.StatusNoContent {
-		t.Fatalf("read mark: %d", res.StatusCode)
-	}
-	want(0, 0)
-	next := f.app.agentNote(f.ag, f.session.ID, "three", "b")
-	want(1, 1)
-	if next <= last {
-		t.Fatal("ids")
-	}
-	// The lists render the same counts, and the title carries them.
-	doc := f.alice.doc(f.alice.get("/"), http.StatusOK)
-	if got := doc.Find("title").Text(); got != "(1) Projects — osFoundry" {
-		t.Errorf("title %q", got)
-	}
-	if got := doc.Find(fmt.Sprintf(`[data-unread="project:%d"]:not([hidden])`, f.p.ID)).Text(); got != "1 unread" {
-		t.Errorf("project badge %q", got)
-	}
 }
 
 // TestSignedOutPollReturnsToThePage: a poll signed out (the stream closed on

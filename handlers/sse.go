@@ -1,17 +1,17 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/osfoundry/osfoundry/live"
 )
 
-// Server-sent events: the framing and the writer every live stream uses.
+// Server-sent events: the writer every live stream uses (the framing is
+// live.Frame).
 
 // streamWriteTimeout bounds one write of a stream (an event or a
 // heartbeat): a client that stops reading is cut off after it. It is longer
@@ -22,35 +22,6 @@ const streamWriteTimeout = 30 * time.Second
 // streamRetry is the reconnection delay the browser is told to use after a
 // stream ends (the "retry:" field), in milliseconds.
 const streamRetry = 1000
-
-// heartbeat is the comment line sent on idle streams, so that proxies and
-// load balancers do not close them and dead clients are noticed.
-var heartbeat = []byte(": heartbeat\n\n")
-
-// sseEvent frames one event. id (when not 0) becomes the browser's
-// Last-Event-ID; only note events carry one. Every line of data becomes a
-// "data:" line, so data may hold any text (a line break inside a note body
-// comes back as "\n").
-func sseEvent(name string, id int64, data []byte) []byte {
-	var b bytes.Buffer
-	b.Grow(len(data) + 64)
-	if id > 0 {
-		b.WriteString("id: ")
-		b.WriteString(strconv.FormatInt(id, 10))
-		b.WriteByte('\n')
-	}
-	b.WriteString("event: ")
-	b.WriteString(name)
-	b.WriteByte('\n')
-	text := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(data))
-	for _, line := range strings.Split(text, "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	return b.Bytes()
-}
 
 // sseWriter writes a stream's events, each flushed at once, each with its
 // own write deadline.
@@ -93,24 +64,24 @@ func (w *sseWriter) write(b []byte) error {
 
 // pump writes the stream's events until the client leaves or the broker
 // closes the stream; sent is the newest note id already sent.
-func (s *Server) pump(ctx context.Context, w *sseWriter, st *stream, sent int64) {
+func (s *Server) pump(ctx context.Context, w *sseWriter, st *live.Stream, sent int64) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-st.done:
-			if st.why == closeSignOut {
-				_ = w.write(sseEvent("signout", 0, nil))
+		case <-st.Done():
+			if st.SignedOut() {
+				_ = w.write(live.Frame("signout", 0, nil))
 			}
 			return
-		case ev := <-st.events:
-			if ev.noteID > 0 {
-				if ev.noteID <= sent {
+		case ev := <-st.Events():
+			if ev.NoteID > 0 {
+				if ev.NoteID <= sent {
 					continue
 				}
-				sent = ev.noteID
+				sent = ev.NoteID
 			}
-			if err := w.write(ev.data); err != nil {
+			if err := w.write(ev.Data); err != nil {
 				return
 			}
 		}

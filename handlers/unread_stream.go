@@ -15,16 +15,16 @@ func (s *Server) unreadStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	st := s.live.newStream(o, 0, signIn, "")
-	if err := s.live.subscribe(st, 0, 0); err != nil {
-		return err
+	st := s.live.NewStream(o, 0, signIn, "")
+	if err := s.live.Subscribe(st, 0, 0); err != nil {
+		return streamsDown(err)
 	}
-	defer s.live.unsubscribe(st)
-	ev, err := s.unreadEvent(ctx, o.WorkspaceID, o.ID)
+	defer s.live.Unsubscribe(st)
+	ev, err := s.live.UnreadEvent(ctx, o.WorkspaceID, o.ID)
 	if err != nil {
 		return err
 	}
-	s.live.firstUnread(st, ev)
+	s.live.FirstUnread(st, ev)
 	w, err := openStream(c)
 	if err != nil {
 		return nil

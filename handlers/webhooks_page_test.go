@@ -17,26 +17,25 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/osfoundry/osfoundry/handlers/webhooks"
-	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/webhook"
 )
 
-// runSender runs a webhook sender on the app's database, woken by a note
-// hub of its own, with private targets allowed (receivers are on loopback).
+// runSender runs a webhook sender on the app's database, woken by a
+// listener of its own, with private targets allowed (receivers are on loopback).
 func (a *testApp) runSender() {
 	a.t.Helper()
 	quiet := a.h.log
-	s := webhooks.New(webhooks.Options{Store: a.store, BaseURL: a.srv.URL, Logger: quiet, AllowPrivateTargets: true,
+	s := webhook.New(webhook.Options{Store: a.store, BaseURL: a.srv.URL, Logger: quiet, AllowPrivateTargets: true,
 		Sweep: 200 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	hub := a.store.NewNoteHub(quiet)
-	hub.OnNotify(store.WebhooksChannel, s.Wake)
+	l := a.store.NewListener(quiet)
+	s.WakeOn(l)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); hub.Run(ctx) }()
+	go func() { defer wg.Done(); l.Run(ctx) }()
 	go func() { defer wg.Done(); s.Run(ctx) }()
 	a.t.Cleanup(func() { cancel(); wg.Wait() })
-	<-hub.Ready()
+	<-l.Ready()
 }
 
 // hookReceiver records the requests it gets.

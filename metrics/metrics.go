@@ -84,5 +84,5 @@ func (m *Metrics) Handler() http.Handler {
 // open; osfoundry_live_streams reads it at each scrape (0 until it is set).
 func (m *Metrics) CountStreams(open func() int) { m.streams.Store(&open) }
 
-// ObserveHubLag records one note notification's lag (store.NoteHub.ObserveLag).
+// ObserveHubLag records one note notification's lag (WatchListener).
 func (m *Metrics) ObserveHubLag(d time.Duration) { m.hubLag.Observe(d.Seconds()) }

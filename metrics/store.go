@@ -75,9 +75,10 @@ func (m *Metrics) WatchStore(st *store.Store) {
 	})
 }
 
-// WatchHub exports the note hub's state, read at each scrape, and its lag:
-// call it before the hub runs.
-func (m *Metrics) WatchHub(h *store.NoteHub) {
+// WatchListener exports the state of the mail cache, read at each scrape,
+// and the lag of each note notification the listener hears (the series keep
+// the name note hub): call it before the listener runs.
+func (m *Metrics) WatchListener(l *store.Listener, c *store.MailCache) {
 	var (
 		listening = desc("note_hub", "listening", "1 while the note hub's listening connection is up (web polls are answered from memory), 0 while it is down (they query the database).")
 		sessions  = desc("note_hub", "tracked_sessions", "Sessions whose newest note the note hub keeps current.")
@@ -85,14 +86,21 @@ func (m *Metrics) WatchHub(h *store.NoteHub) {
 	m.reg.MustRegister(&collector{
 		descs: []*prometheus.Desc{listening, sessions},
 		collect: func(ch chan<- prometheus.Metric) {
-			s := h.State()
+			s := c.State()
 			up := 0.0
-			if s.Listening {
+			if s.Current {
 				up = 1
 			}
 			ch <- prometheus.MustNewConstMetric(listening, prometheus.GaugeValue, up)
 			ch <- prometheus.MustNewConstMetric(sessions, prometheus.GaugeValue, float64(s.Sessions))
 		},
 	})
-	h.ObserveLag(m.ObserveHubLag)
+	// From just before the note's transaction committed to its arrival here
+	// (clocks of the writing replica and this one; negative differences
+	// count as zero). A note found by the sweep carries no time.
+	store.Listen(l, store.NoteTopic, func(n store.NoteNotice) {
+		if !n.Sent.IsZero() {
+			m.ObserveHubLag(max(time.Since(n.Sent), 0))
+		}
+	})
 }

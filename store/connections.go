@@ -119,7 +119,8 @@ func (s *Store) GetConnection(ctx context.Context, workspaceID, id int64) (*Conn
 
 // RevokeConnection ends a grant: its tokens are deleted, its agent's status is
 // cleared, and the next tool call made with it is refused. Presence sidebars
-// hear of it on PresenceChannel.
+// hear of it on PresenceTopic, notified in the transaction: a rare write
+// (notify.go).
 func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `

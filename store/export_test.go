@@ -18,10 +18,10 @@ var (
 func (s *Store) InsertNote(ctx context.Context, n *Note) (*Note, error) {
 	out, announced, err := insertNote(ctx, s.pool, n)
 	if err == nil {
-		s.announce(ctx, announced)
+		s.notifyAfterCommit(announced...)
 	}
 	return out, err
 }
 
-// SetSweepEvery shortens a hub's HubSweepInterval; call it before Run.
-func SetSweepEvery(h *NoteHub, d time.Duration) { h.sweepEvery = d }
+// SetSweepEvery shortens a cache's SweepInterval; call it before the listener runs.
+func SetSweepEvery(c *MailCache, d time.Duration) { c.sweepEvery = d }

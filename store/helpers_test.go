@@ -8,16 +8,18 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// quietHub is a note hub on st that logs nothing.
-func quietHub(st *store.Store) *store.NoteHub {
-	return st.NewNoteHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
+// quietListener is a listener on st that logs nothing, and the mail cache
+// it keeps current.
+func quietListener(st *store.Store) (*store.Listener, *store.MailCache) {
+	l := st.NewListener(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return l, st.NewMailCache(l)
 }
 
-// startHub runs hub until the returned stop is called; stop returns once Run
-// has.
-func startHub(hub *store.NoteHub) (stop func()) {
+// startListener runs l until the returned stop is called; stop returns once
+// Run has.
+func startListener(l *store.Listener) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); hub.Run(ctx) }()
+	go func() { defer close(done); l.Run(ctx) }()
 	return func() { cancel(); <-done }
 }

@@ -184,8 +184,9 @@ func (s *Store) OwnerSees(ctx context.Context, ownerID, workspaceID, sessionID i
 
 // MarkMailRead records that the owner has seen the session's notes up to
 // noteID and returns the previous mark, in one statement. The mark only
-// moves forward; when it does, ReadsChannel says so (the owner's unread
-// counts on other pages follow).
+// moves forward; when it does, the statement itself notifies ReadsTopic (the
+// owner's unread counts on other pages follow): a notification that depends
+// on what the statement decides, allowed inline (notify.go).
 func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
 	var notified *string
 	err = s.pool.QueryRow(ctx, `
@@ -277,7 +278,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
-	var announced []notice
+	var announced []notification
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var ownerName string
 		if err := tx.QueryRow(ctx, `
@@ -317,7 +318,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		return err
 	})
 	if err == nil {
-		s.announce(ctx, announced)
+		s.notifyAfterCommit(announced...)
 	}
 	var fe *FieldError
 	if errors.As(err, &fe) {

@@ -15,8 +15,9 @@ import (
 type StatementCounts struct {
 	// Request counts statements sent while serving a request.
 	Request uint64
-	// Background counts those of background work (the note hub, the webhook
-	// sender, metrics read at scrape time): contexts marked with Background.
+	// Background counts those of background work (the listener, the mail
+	// cache's reload and sweep, the webhook sender, metrics read at scrape
+	// time): contexts marked with Background.
 	Background uint64
 }
 
@@ -47,7 +48,7 @@ func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ p
 func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // StatementCounts returns the statements sent so far through this store's
-// pool and its note hub's connection (none when the pool came from New, or a
+// pool and its listener's connection (none when the pool came from New, or a
 // tune function of Open replaced the tracer).
 func (s *Store) StatementCounts() StatementCounts {
 	return StatementCounts{Request: s.statements.request.Load(), Background: s.statements.background.Load()}

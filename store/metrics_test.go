@@ -40,28 +40,32 @@ func TestStatementCounts(t *testing.T) {
 	}
 }
 
-// TestNoteHubStateAndLag: the hub says whether it listens and how many
-// sessions it tracks, and measures each note notification's lag from the
-// time its payload carries; a payload without one (an older replica's)
-// still moves the newest id, unmeasured.
-func TestNoteHubStateAndLag(t *testing.T) {
+// TestMailCacheStateAndNoteTime: the cache says whether it is current and
+// how many sessions it follows, and a note notification carries the time it
+// was sent (from which replicas measure its lag); a payload without one (an
+// older replica's) still moves the newest id, with a zero time.
+func TestMailCacheStateAndNoteTime(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
-	hub := quietHub(f.st)
+	l, cache := quietListener(f.st)
 	lags := make(chan time.Duration, 10)
-	hub.ObserveLag(func(d time.Duration) { lags <- d })
-	if s := hub.State(); s.Listening || s.Sessions != 0 {
+	store.Listen(l, store.NoteTopic, func(n store.NoteNotice) {
+		if !n.Sent.IsZero() {
+			lags <- max(time.Since(n.Sent), 0)
+		}
+	})
+	if s := cache.State(); s.Current || s.Sessions != 0 {
 		t.Fatalf("before Run: %+v", s)
 	}
-	stop := startHub(hub)
-	<-hub.Ready()
+	stop := startListener(l)
+	<-l.Ready()
 	ws := f.owner.WorkspaceID
-	if _, err := hub.Track(ctx, ws, f.sess.ID); err != nil {
+	if _, err := cache.Follow(ctx, ws, f.sess.ID); err != nil {
 		t.Fatal(err)
 	}
-	if s := hub.State(); !s.Listening || s.Sessions != 1 {
-		t.Fatalf("listening, one session tracked: %+v", s)
+	if s := cache.State(); !s.Current || s.Sessions != 1 {
+		t.Fatalf("current, one session followed: %+v", s)
 	}
 
 	posted := time.Now()
@@ -77,12 +81,12 @@ func TestNoteHubStateAndLag(t *testing.T) {
 
 	storetest.SQL(t, f.st).Exec(`SELECT pg_notify($1, $2)`, store.NotesChannel, fmt.Sprintf("%d:%d", f.sess.ID, id+1000))
 	for i := 0; i < 500; i++ {
-		if got, _ := hub.Latest(ws, f.sess.ID); got == id+1000 {
+		if got, _ := cache.NewestNote(ws, f.sess.ID); got == id+1000 {
 			break
 		}
 		sleep()
 	}
-	if got, ok := hub.Latest(ws, f.sess.ID); !ok || got != id+1000 {
+	if got, ok := cache.NewestNote(ws, f.sess.ID); !ok || got != id+1000 {
 		t.Fatalf("a payload without a time: latest %d %v", got, ok)
 	}
 	select {
@@ -92,7 +96,7 @@ func TestNoteHubStateAndLag(t *testing.T) {
 	}
 
 	stop()
-	if s := hub.State(); s.Listening {
-		t.Fatalf("a stopped hub says it listens: %+v", s)
+	if s := cache.State(); s.Current {
+		t.Fatalf("a stopped listener's cache says it is current: %+v", s)
 	}
 }

@@ -26,10 +26,6 @@ const (
 	MaxBodyLen    = 10000
 )
 
-// NotesChannel is the PostgreSQL NOTIFY channel announcing new notes; the
-// payload is "<session id>:<note id>:<sent>" (see noteNotice).
-const NotesChannel = "osfoundry_notes"
-
 // Note is one entry of a session's Team mail.
 type Note struct {
 	ID                 int64
@@ -64,10 +60,10 @@ func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 // deliveries (the outbox) in one statement (noteWriteSQL): all commit
 // together or not at all, in a transaction of their own when q is the pool.
 // It returns the notifications the note calls for, which the caller sends
-// with announce once the note has committed. For notes with an idempotency
+// with notifyAfterCommit once the note has committed. For notes with an idempotency
 // key, a conflicting (connection, key) writes nothing and returns
 // errDuplicateKey, so that the caller can load the first note.
-func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notice, error) {
+func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notification, error) {
 	sql := insertNoteOnce
 	if n.IdempotencyKey != nil {
 		sql = insertNoteIdempotent
@@ -81,18 +77,18 @@ func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notice, er
 }
 
 // writeNote runs a statement of noteWriteSQL and returns the note it wrote
-// and the notifications the note calls for (the note hubs', and a wake-up
+// and the notifications the note calls for (NoteTopic's, and a wake-up
 // for the webhook senders when it made deliveries); pgx.ErrNoRows when it
 // wrote none.
-func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Note, []notice, error) {
+func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Note, []notification, error) {
 	var deliveries int64
 	out, err := scanNote(q.QueryRow(ctx, sql, args...), &deliveries)
 	if err != nil {
 		return nil, nil, fmt.Errorf("write note: %w", err)
 	}
-	announced := []notice{noteNotice(out.SessionID, out.ID)}
+	announced := []notification{NoteTopic.notification(NoteNotice{SessionID: out.SessionID, NoteID: out.ID, Sent: time.Now()})}
 	if deliveries > 0 {
-		announced = append(announced, notice{WebhooksChannel, ""})
+		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
 	return out, announced, nil
 }
@@ -285,7 +281,7 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	for range 2 {
 		note, announced, err := writeNote(ctx, s.pool, agentNoteSQL, args...)
 		if err == nil {
-			s.announce(ctx, announced)
+			s.notifyAfterCommit(announced...)
 			return note, false, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -380,6 +376,8 @@ var readAgentMailSQL = `
 		ON CONFLICT (note_id, connection_id) DO NOTHING
 		RETURNING note_id
 	), notified AS (
+		-- ReceiptTopic's payload, inline: only a receipt recorded for the
+		-- first time notifies (the rule is in notify.go).
 		SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
 		FROM receipts r JOIN fresh f ON f.id = r.note_id
 		WHERE f.sender_kind = 'owner'

@@ -107,7 +107,8 @@ func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID 
 			RETURNING c.sender_slug`, workspaceID, connectionID, handle).Scan(&p.SenderSlug); err != nil {
 			return err
 		}
-		// Sidebars show the new name.
+		// Sidebars show the new name (PresenceTopic, notified in the
+		// transaction: a claim is rare; notify.go).
 		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, workspaceID)
 		return err
 	})

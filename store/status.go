@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -77,7 +76,7 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 	} else {
 		// One statement: insert the first status or update only the fields
 		// that were sent; the profile join refuses connections without one.
-		// The presence notification follows its commit (announce): sidebars
+		// The presence notification follows its commit (notifyAfterCommit): sidebars
 		// on every replica show the new status at once.
 		err = s.pool.QueryRow(ctx, `
 			WITH up AS (
@@ -95,7 +94,7 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set).
 			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt)
 		if err == nil {
-			s.announce(ctx, []notice{{PresenceChannel, strconv.FormatInt(workspaceID, 10)}})
+			s.notifyAfterCommit(PresenceTopic.notification(workspaceID))
 		}
 	}
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -39,7 +39,8 @@ const DefaultMaxConns = 24
 type Store struct {
 	pool       *pgxpool.Pool
 	statements *statementCounter
-	announcer  announcer
+	// notifications are the NOTIFYs queued after commits (notifyAfterCommit).
+	notifications notifyQueue
 }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
@@ -71,7 +72,7 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 // New wraps an existing pool (its statements are not counted).
 func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, statements: &statementCounter{}} }
 
-// Close sends the notifications still queued (see announce), then releases
+// Close sends the notifications still queued (see notifyAfterCommit), then releases
 // every connection.
 func (s *Store) Close() {
 	s.FlushNotifications()
@@ -80,7 +81,7 @@ func (s *Store) Close() {
 
 // FlushNotifications returns once the notifications of the writes that
 // returned before it was called have been sent (or failed to be).
-func (s *Store) FlushNotifications() { s.announcer.senders.Wait() }
+func (s *Store) FlushNotifications() { s.notifications.senders.Wait() }
 
 // Ping reports whether the database answers; it backs /readyz.
 func (s *Store) Ping(ctx context.Context) error {

@@ -12,10 +12,6 @@ import (
 // endpoint in the note's own transaction; senders on every replica claim
 // due deliveries, post them, and record each attempt here.
 
-// WebhooksChannel is the NOTIFY channel that wakes webhook senders when
-// deliveries are queued (the payload is empty).
-const WebhooksChannel = "osfoundry_webhooks"
-
 // DueWebhook is a claimed delivery with everything its body is made of.
 type DueWebhook struct {
 	ID int64

@@ -205,7 +205,8 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, workspaceID, projectID, 
 
 // SetWebhookEndpointEnabled enables or disables an endpoint. A disabled
 // endpoint gets no new deliveries and its pending ones wait; enabling it
-// wakes the senders, which resume them in order.
+// wakes the senders, which resume them in order (WebhookTopic, notified by
+// the statement: rare, and only when it enabled something; notify.go).
 func (s *Store) SetWebhookEndpointEnabled(ctx context.Context, workspaceID, projectID, id int64, enabled bool) error {
 	var n, woken int
 	err := s.pool.QueryRow(ctx, `
@@ -241,7 +242,8 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, workspaceID, projectI
 var ErrWebhookDisabled = &FieldError{"endpoint", "enable the endpoint to send it a test"}
 
 // QueueWebhookTest adds a test delivery to an enabled endpoint's outbox,
-// behind the deliveries already waiting there, and wakes the senders.
+// behind the deliveries already waiting there, and wakes the senders
+// (WebhookTopic, notified by the statement that queues it; notify.go).
 func (s *Store) QueueWebhookTest(ctx context.Context, workspaceID, projectID, id int64) error {
 	var enabled bool
 	var woken int

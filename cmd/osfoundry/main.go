@@ -27,10 +27,10 @@ import (
 
 	"github.com/osfoundry/osfoundry/cmd/osfoundry/agent"
 	"github.com/osfoundry/osfoundry/handlers"
-	"github.com/osfoundry/osfoundry/handlers/webhooks"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/pgserver"
+	"github.com/osfoundry/osfoundry/webhook"
 )
 
 const usage = `osfoundry — where coding agents report to the people who own the work.
@@ -71,7 +71,7 @@ type config struct {
 
 // testFastWebhooks is a flag for tests of the whole server, left out of
 // --help: webhook retries after 100 ms to 1 s, 3 s leases, a sweep every
-// 250 ms (webhooks.FastOptions), so that tests need not wait for production
+// 250 ms (webhook.FastOptions), so that tests need not wait for production
 // backoffs and leases. Not for production use.
 const testFastWebhooks = "test-fast-webhooks"
 
@@ -383,34 +383,36 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// What operators scrape on the operations listener.
 	m := metrics.New()
 	m.WatchStore(st)
-	// The note hub keeps every replica's "newest note per session" current
-	// over LISTEN/NOTIFY; it stops before the pool closes.
-	hub := st.NewNoteHub(log)
-	m.WatchHub(hub)
-	// The webhook sender delivers the outbox; the hub's connection wakes it
+	// The listener (one LISTEN connection) keeps the mail cache, every
+	// replica's "newest note per session", current; it stops before the pool closes.
+	listener := st.NewListener(log)
+	mail := st.NewMailCache(listener)
+	m.WatchListener(listener, mail)
+	// The webhook sender delivers the outbox; the listener wakes it
 	// when deliveries are queued. It stops claiming at shutdown and finishes
 	// what it has in flight before the pool closes.
-	senderOpts := webhooks.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
+	senderOpts := webhook.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
 	if cfg.fastWebhooks {
 		log.Warn("webhook test timing in use: retries, leases and sweeps are shortened (--" + testFastWebhooks + ")")
-		senderOpts = webhooks.FastOptions(senderOpts)
+		senderOpts = webhook.FastOptions(senderOpts)
 	}
-	sender := webhooks.New(senderOpts)
-	hub.OnNotify(store.WebhooksChannel, sender.Wake)
+	sender := webhook.New(senderOpts)
+	sender.WakeOn(listener)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	hubDone := make(chan struct{})
-	go func() { defer close(hubDone); hub.Run(hubCtx) }()
+	go func() { defer close(hubDone); listener.Run(hubCtx) }()
 	defer func() { stopHub(); <-hubDone }()
 	senderCtx, stopSender := context.WithCancel(context.WithoutCancel(ctx))
 	senderDone := make(chan struct{})
 	go func() { defer close(senderDone); sender.Run(senderCtx) }()
 	defer func() { stopSender(); <-senderDone }()
 	h := handlers.New(handlers.Deps{
-		Store:   st,
-		Hub:     hub,
-		Logger:  log,
-		Metrics: m,
-		Config:  handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
+		Store:    st,
+		Listener: listener,
+		Mail:     mail,
+		Logger:   log,
+		Metrics:  m,
+		Config:   handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

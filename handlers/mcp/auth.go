@@ -19,7 +19,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -336,7 +336,7 @@ func (h *Handler) allowedHost(host string) bool {
 	if strings.EqualFold(host, h.publicHost) {
 		return true
 	}
-	return outbound.IsLoopbackHost(host)
+	return inbound.IsLoopbackHost(host)
 }
 
 // allowedOrigin accepts the configured public origin and loopback origins.
@@ -348,7 +348,7 @@ func (h *Handler) allowedOrigin(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
 		return false
 	}
-	return outbound.IsLoopbackHost(u.Host)
+	return inbound.IsLoopbackHost(u.Host)
 }
 
 // ProtectedResourceMetadata serves RFC 9728 metadata at both

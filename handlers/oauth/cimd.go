@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/handlers/inbound"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -161,5 +162,5 @@ func newDocumentClient(o outbound.Options) *http.Client {
 // allows private targets (a client under development serving its document
 // locally).
 func documentScheme(u *url.URL, allowPrivate bool) bool {
-	return u.Scheme == "https" || (u.Scheme == "http" && allowPrivate && outbound.IsLoopbackHost(u.Hostname()))
+	return u.Scheme == "https" || (u.Scheme == "http" && allowPrivate && inbound.IsLoopbackHost(u.Hostname()))
 }

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 

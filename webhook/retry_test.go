@@ -1,4 +1,4 @@
-package webhooks
+package webhook
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 

@@ -8,10 +8,8 @@ package outbound
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"strings"
 	"syscall"
 
 	"code.dny.dev/ssrf"
@@ -122,21 +120,4 @@ func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 // kernel connects to) and drops any zone.
 func normalize(ap netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
-}
-
-// IsLoopbackHost reports whether a host, or host:port, or [IPv6]:port, names
-// this machine: "localhost" (any case) or a loopback IP literal. It is the one
-// rule for "loopback" in URLs and Host headers (plain http to a metadata
-// document, the MCP endpoint's DNS-rebinding guard).
-func IsLoopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -1,4 +1,4 @@
-package webhooks
+package webhook
 
 import (
 	"context"
@@ -136,22 +136,22 @@ func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-// run starts a sender woken by a note hub of its own (as a replica runs
+// run starts a sender woken by a listener of its own (as a replica runs
 // them) and stops both at cleanup; stop stops the sender earlier.
 func run(t *testing.T, o Options) (s *Sender, stop func()) {
 	t.Helper()
 	s = New(o)
-	hub := o.Store.NewNoteHub(o.Logger)
-	hub.OnNotify(store.WebhooksChannel, s.Wake)
+	l := o.Store.NewListener(o.Logger)
+	s.WakeOn(l)
 	ctx, cancel := context.WithCancel(context.Background())
-	hubDone, sendDone := make(chan struct{}), make(chan struct{})
-	go func() { defer close(hubDone); hub.Run(ctx) }()
+	listenDone, sendDone := make(chan struct{}), make(chan struct{})
+	go func() { defer close(listenDone); l.Run(ctx) }()
 	sctx, stopSender := context.WithCancel(ctx)
 	go func() { defer close(sendDone); s.Run(sctx) }()
-	<-hub.Ready()
+	<-l.Ready()
 	var once sync.Once
 	stop = func() { once.Do(func() { stopSender(); <-sendDone }) }
-	t.Cleanup(func() { stop(); cancel(); <-hubDone })
+	t.Cleanup(func() { stop(); cancel(); <-listenDone })
 	return s, stop
 }
 

@@ -1,11 +1,11 @@
-// Package webhooks delivers the webhook outbox (SPEC §8): every replica runs a
+// Package webhook delivers the webhook outbox: every replica runs a
 // Sender that claims due deliveries from the database, posts them through the
 // SSRF-guarded client (Standard Webhooks signatures, 10 s timeout, no
 // redirects followed) and records each attempt. Deliveries are written in the
 // note's own transaction (store.insertNote), so none is lost to a crash; a
 // claimed delivery is held under a lease, so one whose sender died is tried
 // again once its lease runs out.
-package webhooks
+package webhook
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -103,13 +103,24 @@ func New(o Options) *Sender {
 	}
 }
 
-// Wake asks the sender to look for due deliveries now. It never blocks; the
-// note hub calls it for each NOTIFY on store.WebhooksChannel.
+// Wake asks the sender to look for due deliveries now. It never blocks.
 func (s *Sender) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// WakeOn makes l wake the sender for each notification on
+// store.WebhookTopic, and each time it connects, since notifications sent
+// while it was away are lost. Call it before l runs.
+func (s *Sender) WakeOn(l *store.Listener) {
+	store.Listen(l, store.WebhookTopic, func(struct{}) { s.Wake() })
+	l.Watch(func(connected bool) {
+		if connected {
+			s.Wake()
+		}
+	})
 }
 
 // done is what a delivery goroutine reports back to Run.

@@ -1,4 +1,4 @@
-package webhooks
+package webhook
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/osfoundry/osfoundry/handlers/outbound"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 

@@ -11,7 +11,9 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// heard records what a hub passes to its listener.
+// heard records what a listener passes on: its state changes and, as
+// "channel payload", every notification of the live topics (a note's
+// without the time it was sent).
 type heard struct {
 	mu    sync.Mutex
 	live  []bool
@@ -19,14 +21,24 @@ type heard struct {
 	ch    chan struct{}
 }
 
-func (h *heard) HubLive(live bool) {
-	h.mu.Lock()
-	h.live = append(h.live, live)
-	h.mu.Unlock()
-	h.poke()
+// hear subscribes a new heard to l's live topics and its state.
+func hear(l *store.Listener) *heard {
+	h := &heard{ch: make(chan struct{}, 1)}
+	store.Listen(l, store.NoteTopic, func(n store.NoteNotice) { h.add(store.NotesChannel, fmt.Sprintf("%d:%d", n.SessionID, n.NoteID)) })
+	store.Listen(l, store.ReceiptTopic, func(r store.NoteRef) { h.add(store.ReceiptsChannel, fmt.Sprintf("%d:%d", r.SessionID, r.NoteID)) })
+	store.Listen(l, store.ReadsTopic, func(owner int64) { h.add(store.ReadsChannel, fmt.Sprint(owner)) })
+	store.Listen(l, store.PresenceTopic, func(ws int64) { h.add(store.PresenceChannel, fmt.Sprint(ws)) })
+	store.Listen(l, store.SignOutTopic, func(id string) { h.add(store.SignOutChannel, id) })
+	l.Watch(func(connected bool) {
+		h.mu.Lock()
+		h.live = append(h.live, connected)
+		h.mu.Unlock()
+		h.poke()
+	})
+	return h
 }
 
-func (h *heard) HubNotify(channel, payload string) {
+func (h *heard) add(channel, payload string) {
 	h.mu.Lock()
 	h.notes = append(h.notes, channel+" "+payload)
 	h.mu.Unlock()
@@ -76,22 +88,21 @@ func (h *heard) none(t *testing.T, channel string) {
 	}
 }
 
-// TestHubHearsLiveChannels: the writes that change what owners see live
-// notify on the hub's channels, ids only, and the hub passes them on.
-func TestHubHearsLiveChannels(t *testing.T) {
+// TestListenerHearsLiveTopics: the writes that change what owners see live
+// notify on the listener's topics, ids only, and the listener passes them on.
+func TestListenerHearsLiveTopics(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()
 	ws := f.owner.WorkspaceID
-	hub := quietHub(f.st)
-	h := &heard{ch: make(chan struct{}, 1)}
-	hub.SetListener(h)
-	t.Cleanup(startHub(hub))
-	<-hub.Ready()
+	l, _ := quietListener(f.st)
+	h := hear(l)
+	t.Cleanup(startListener(l))
+	<-l.Ready()
 
 	h.mu.Lock()
 	if len(h.live) != 2 || h.live[0] || !h.live[1] {
-		t.Fatalf("live changes %v, want [false true] (set before Run, then listening)", h.live)
+		t.Fatalf("live changes %v, want [false true] (at Watch, before Run, then connected)", h.live)
 	}
 	h.mu.Unlock()
 
@@ -122,9 +133,7 @@ func TestHubHearsLiveChannels(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := f.st.NotifySignOut(ctx, "sign-in-1"); err != nil {
-		t.Fatal(err)
-	}
+	f.st.NotifySignOut("sign-in-1")
 	h.waitFor(t, store.SignOutChannel+" sign-in-1")
 	h.none(t, store.ReadsChannel) // the unmoved mark, sent before the sign-out, was not heard
 
@@ -144,10 +153,10 @@ func TestHubHearsLiveChannels(t *testing.T) {
 	}
 	h.waitFor(t, store.PresenceChannel+" "+wsText)
 
-	// The listening connection dies: the listener hears the hub go down,
-	// then come back.
+	// The listening connection dies: its watchers hear it go down, then
+	// come back.
 	storetest.SQL(t, f.st).Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`,
-		store.HubApplicationName)
+		store.ListenerApplicationName)
 	deadline := time.After(10 * time.Second)
 	for {
 		h.mu.Lock()
@@ -161,40 +170,5 @@ func TestHubHearsLiveChannels(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("live changes %s, want [false true false true]", l)
 		}
-	}
-}
-
-// TestHubSweepFindsUnannouncedNotes: a note committed without its
-// notification (its writer died between the commit and announce) reaches
-// the hub's Latest and its listener by the sweep.
-func TestHubSweepFindsUnannouncedNotes(t *testing.T) {
-	t.Parallel()
-	f := newMailFixture(t)
-	ctx := context.Background()
-	ws := f.owner.WorkspaceID
-	hub := quietHub(f.st)
-	store.SetSweepEvery(hub, 50*time.Millisecond)
-	h := &heard{ch: make(chan struct{}, 1)}
-	hub.SetListener(h)
-	t.Cleanup(startHub(hub))
-	<-hub.Ready()
-	before, err := hub.Track(ctx, ws, f.sess.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var id int64
-	if err := storetest.SQL(t, f.st).QueryRow(`
-		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		VALUES ($1, $2, 'owner', $3::bigint, 'owner-' || $3::text, 'Owner', 'analysis', 's', 'b') RETURNING id`,
-		ws, f.sess.ID, f.owner.ID).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if id <= before {
-		t.Fatalf("new note %d, newest before %d", id, before)
-	}
-	h.waitFor(t, fmt.Sprintf("%s %d:%d", store.NotesChannel, f.sess.ID, id))
-	if got, sure := hub.Latest(ws, f.sess.ID); !sure || got != id {
-		t.Fatalf("Latest = %d, %v; want %d, true", got, sure, id)
 	}
 }

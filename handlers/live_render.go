@@ -1,0 +1,49 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/live"
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// liveRender renders the live streams' events as the pages render them.
+var liveRender = live.Render{
+	Note: func(now time.Time, sessionID int64, n store.Note, own bool) ([]byte, error) {
+		return renderFragment(now, views.MailRows(sessionID, []views.MailRow{{Note: n, Unread: !own}}))
+	},
+	Receipts: func(now time.Time, noteID int64, receipts []store.Receipt) ([]byte, error) {
+		return renderFragment(now, views.NoteReceipts(noteID, true, views.ReadBy(receipts)))
+	},
+	Presence: func(now time.Time, sessionID int64, p store.Project, agents []store.SeatedAgent) live.Sidebar {
+		v := presenceOf(now, sessionID, p, agents)
+		return live.Sidebar{Version: v.Version, HTML: func() ([]byte, error) { return renderFragment(now, views.PresenceSidebar(v)) }}
+	},
+}
+
+// renderFragment renders a component outside any request, as of now.
+func renderFragment(now time.Time, c templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	err := c.Render(views.WithPage(context.Background(), &views.Page{Now: now}), &buf)
+	return buf.Bytes(), err
+}
+
+// errLiveDown refuses a stream while the listener is down or the server
+// stops: the page polls and its stream retries.
+var errLiveDown = echo.NewHTTPError(http.StatusServiceUnavailable, "Live updates are unavailable for a moment; the page checks for new notes every few seconds instead.")
+
+// streamsDown answers live.ErrDown with errLiveDown.
+func streamsDown(err error) error {
+	if errors.Is(err, live.ErrDown) {
+		return errLiveDown
+	}
+	return err
+}

@@ -1,0 +1,142 @@
+package live
+
+import (
+	"errors"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// sendNotes is the worker that loads and sends new notes and receipts, in
+// the order of their ids within each session.
+func (b *Broker) sendNotes() {
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.wakeNotes:
+		}
+		b.mu.Lock()
+		notes, receipts := b.pendingNotes, b.pendingReceipts
+		b.pendingNotes, b.pendingReceipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
+		b.mu.Unlock()
+		for sid := range notes {
+			b.sendSessionNotes(sid)
+		}
+		for sid, ids := range receipts {
+			for nid := range ids {
+				b.sendReceipt(sid, nid)
+			}
+		}
+	}
+}
+
+// sendSessionNotes loads the session's notes newer than what its streams
+// have had, once, and sends each to every stream of the session. Whichever
+// note's notification woke it (they may arrive out of order: each is sent
+// after its note's commit), a session's notes commit in id order, so the
+// notes after the newest sent are exactly those new.
+func (b *Broker) sendSessionNotes(sessionID int64) {
+	b.mu.Lock()
+	t := b.sessions[sessionID]
+	if t == nil {
+		b.mu.Unlock()
+		return
+	}
+	ws, after := t.workspaceID, t.last
+	b.mu.Unlock()
+	notes, err := b.src.SessionMailAfter(b.ctx, ws, sessionID, after)
+	if err != nil || len(notes) > MaxReplay {
+		// The streams reconnect and replay from the database.
+		if err != nil && b.ctx.Err() == nil {
+			b.log.Warn("live: loading new notes failed; closing the session's streams", "session_id", sessionID, "err", err)
+		}
+		b.dropSession(sessionID, closeBehind)
+		return
+	}
+	now := time.Now()
+	for i := len(notes) - 1; i >= 0; i-- {
+		n := notes[i]
+		// Every variant of the row there is, rendered once: the sender's
+		// own row, and the "new" row everyone else gets.
+		other, err := b.noteEvent(now, sessionID, n, false)
+		if err != nil {
+			b.log.Error("live: render note", "note_id", n.ID, "err", err)
+			b.dropSession(sessionID, closeBehind)
+			return
+		}
+		own := other
+		if n.SenderOwnerID != nil {
+			if own, err = b.noteEvent(now, sessionID, n, true); err != nil {
+				b.log.Error("live: render note", "note_id", n.ID, "err", err)
+				b.dropSession(sessionID, closeBehind)
+				return
+			}
+		}
+		b.mu.Lock()
+		if t := b.sessions[sessionID]; t != nil && n.ID > t.last {
+			t.last = n.ID
+			for st := range t.streams {
+				ev := other
+				if n.SenderOwnerID != nil && *n.SenderOwnerID == st.ownerID {
+					ev = own
+				}
+				b.send(st, Event{NoteID: n.ID, Data: ev})
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (b *Broker) dropSession(sessionID int64, why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t := b.sessions[sessionID]; t != nil {
+		for st := range t.streams {
+			b.drop(st, why)
+		}
+	}
+}
+
+// noteEvent renders a note's row as the note event, for its sender (own) or
+// for the other owners, to whom it is new.
+func (b *Broker) noteEvent(now time.Time, sessionID int64, n store.Note, own bool) ([]byte, error) {
+	html, err := b.render.Note(now, sessionID, n, own)
+	if err != nil {
+		return nil, err
+	}
+	return Frame("note", n.ID, html), nil
+}
+
+// sendReceipt sends a note's receipts line to the session's streams.
+func (b *Broker) sendReceipt(sessionID, noteID int64) {
+	b.mu.Lock()
+	t := b.sessions[sessionID]
+	if t == nil {
+		b.mu.Unlock()
+		return
+	}
+	ws := t.workspaceID
+	b.mu.Unlock()
+	receipts, err := b.src.NoteReceipts(b.ctx, ws, sessionID, []int64{noteID})
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		b.log.Warn("live: load receipts", "note_id", noteID, "err", err)
+		return
+	}
+	html, err := b.render.Receipts(time.Now(), noteID, receipts)
+	if err != nil {
+		b.log.Error("live: render receipts", "note_id", noteID, "err", err)
+		return
+	}
+	ev := Frame("receipt", 0, html)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t := b.sessions[sessionID]; t != nil {
+		for st := range t.streams {
+			b.send(st, Event{Data: ev})
+		}
+	}
+}

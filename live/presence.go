@@ -1,0 +1,57 @@
+package live
+
+import "time"
+
+// refreshPresence recomputes the sidebar of every watched session of the
+// workspace (one load per project) and sends it where it changed.
+func (b *Broker) refreshPresence(ws int64) {
+	b.mu.Lock()
+	projects := map[int64][]int64{}
+	for sid, t := range b.sessions {
+		if t.workspaceID == ws {
+			projects[t.projectID] = append(projects[t.projectID], sid)
+		}
+	}
+	b.mu.Unlock()
+	for pid, sessions := range projects {
+		p, err := b.src.GetProject(b.ctx, ws, pid)
+		if err != nil {
+			continue
+		}
+		agents, err := b.src.ListSeatedAgents(b.ctx, ws, pid)
+		if err != nil {
+			if b.ctx.Err() == nil {
+				b.log.Warn("live: load presence", "project_id", pid, "err", err)
+			}
+			continue
+		}
+		now := time.Now()
+		for _, sid := range sessions {
+			v := b.render.Presence(now, sid, *p, agents)
+			b.mu.Lock()
+			t := b.sessions[sid]
+			same := t == nil || t.presence == v.Version
+			b.mu.Unlock()
+			if same {
+				continue
+			}
+			html, err := v.HTML()
+			if err != nil {
+				b.log.Error("live: render presence", "session_id", sid, "err", err)
+				continue
+			}
+			ev := Frame("presence", 0, html)
+			b.mu.Lock()
+			if t := b.sessions[sid]; t != nil {
+				t.presence, t.presenceEvent = v.Version, ev
+				for st := range t.streams {
+					if st.presence != v.Version {
+						st.presence = v.Version
+						b.send(st, Event{Data: ev})
+					}
+				}
+			}
+			b.mu.Unlock()
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+)
+
+// unreadCounts is the data of the unread event: the owner's unread notes in
+// all, per project and per session (those with any), ids as keys.
+type unreadCounts struct {
+	Total    int            `json:"total"`
+	Projects map[string]int `json:"projects"`
+	Sessions map[string]int `json:"sessions"`
+}
+
+// UnreadEvent loads the owner's unread counts as the unread event.
+func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([]byte, error) {
+	rows, err := b.src.UnreadMail(ctx, workspaceID, ownerID)
+	if err != nil {
+		return nil, err
+	}
+	u := unreadCounts{Projects: map[string]int{}, Sessions: map[string]int{}}
+	for _, r := range rows {
+		u.Total += r.Unread
+		u.Projects[strconv.FormatInt(r.ProjectID, 10)] += r.Unread
+		u.Sessions[strconv.FormatInt(r.SessionID, 10)] = r.Unread
+	}
+	data, err := json.Marshal(u)
+	if err != nil {
+		return nil, err
+	}
+	return Frame("unread", 0, data), nil
+}
+
+// refreshUnread recounts an owner's unread notes and sends the counts to
+// their unread streams when they changed.
+func (b *Broker) refreshUnread(owner int64) {
+	b.mu.Lock()
+	t := b.owners[owner]
+	if t == nil {
+		b.mu.Unlock()
+		return
+	}
+	ws := t.workspaceID
+	b.mu.Unlock()
+	ev, err := b.UnreadEvent(b.ctx, ws, owner)
+	if err != nil {
+		if b.ctx.Err() == nil {
+			b.log.Warn("live: count unread", "owner_id", owner, "err", err)
+		}
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if t := b.owners[owner]; t != nil {
+		for st := range t.streams {
+			if !bytes.Equal(st.unread, ev) {
+				st.unread = ev
+				b.send(st, Event{Data: ev})
+			}
+		}
+	}
+}
+
+// FirstUnread queues a new unread stream's first event (UnreadEvent),
+// unless a recount since it subscribed already queued it one (as new or
+// newer).
+func (b *Broker) FirstUnread(st *Stream, ev []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st.unread == nil {
+		st.unread = ev
+		b.send(st, Event{Data: ev})
+	}
+}

@@ -1,0 +1,126 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The NOTIFY channels, in one place: every replica's Listener hears all of
+// them on its one connection. Their payloads carry ids only: a subscriber
+// loads what it shows from the database, once per replica. Each channel has
+// one Topic below, whose codec is the only reader and writer of its payload
+// in Go; the statements that notify from SQL build the same text (named at
+// each topic).
+const (
+	// NotesChannel announces a new note: "<session id>:<note id>:<sent>".
+	NotesChannel = "osfoundry_notes"
+	// ReceiptsChannel says an owner's note got a read receipt (an agent
+	// read it): "<session id>:<note id>".
+	ReceiptsChannel = "osfoundry_receipts"
+	// ReadsChannel says an owner's read mark in a session moved forward, so
+	// their unread counts changed: "<owner id>".
+	ReadsChannel = "osfoundry_reads"
+	// PresenceChannel says what a presence sidebar shows may have changed
+	// in a workspace (a status set or cleared, a profile claimed, a
+	// connection revoked): "<workspace id>".
+	PresenceChannel = "osfoundry_presence"
+	// SignOutChannel says a signed-in cookie session ended: its sign-in id
+	// (a random id, not a credential).
+	SignOutChannel = "osfoundry_signouts"
+	// WebhooksChannel wakes the webhook senders when deliveries are queued;
+	// the payload is empty.
+	WebhooksChannel = "osfoundry_webhooks"
+)
+
+// Topic is one NOTIFY channel and the codec of its payload; T is what a
+// notification on it says. Subscribe with Listen.
+type Topic[T any] struct {
+	channel string
+	encode  func(T) string
+	decode  func(string) (T, bool)
+}
+
+// Channel is the topic's NOTIFY channel.
+func (t Topic[T]) Channel() string { return t.channel }
+
+// notification is the NOTIFY that says v on the topic.
+func (t Topic[T]) notification(v T) notification {
+	return notification{t.channel, t.encode(v)}
+}
+
+// NoteNotice is a notification of a new note.
+type NoteNotice struct {
+	SessionID, NoteID int64
+	// Sent is when the writer queued the notification, right after the note
+	// committed (the writing replica's clock), from which each replica
+	// measures how late it heard of the note. It is zero for a note the
+	// listener did not hear of but found (MailCache's sweep), and in the
+	// payload of a replica older than the field.
+	Sent time.Time
+}
+
+// NoteRef names a note of a session: the payload of ReceiptTopic.
+type NoteRef struct {
+	SessionID, NoteID int64
+}
+
+// The topics of the channels above.
+var (
+	// NoteTopic: "<session id>:<note id>:<sent>", sent in Unix microseconds;
+	// a payload without it (an older replica's) reads with a zero Sent.
+	NoteTopic = Topic[NoteNotice]{NotesChannel, encodeNoteNotice, decodeNoteNotice}
+	// ReceiptTopic: "<session id>:<note id>"; readAgentMailSQL builds it in
+	// the statement that records the receipt.
+	ReceiptTopic = Topic[NoteRef]{ReceiptsChannel, encodeNoteRef, decodeNoteRef}
+	// ReadsTopic: the owner id; MarkMailRead sends it in the statement that
+	// moves the mark.
+	ReadsTopic = Topic[int64]{ReadsChannel, encodeID, decodeID}
+	// PresenceTopic: the workspace id.
+	PresenceTopic = Topic[int64]{PresenceChannel, encodeID, decodeID}
+	// SignOutTopic: the sign-in id, as it is.
+	SignOutTopic = Topic[string]{SignOutChannel, func(s string) string { return s }, func(s string) (string, bool) { return s, true }}
+	// WebhookTopic: empty; the statements that queue a delivery send it
+	// (SetWebhookEndpointEnabled, QueueWebhookTest) or the note's writer
+	// does, after its commit. Any payload wakes the senders.
+	WebhookTopic = Topic[struct{}]{WebhooksChannel, func(struct{}) string { return "" }, func(string) (struct{}, bool) { return struct{}{}, true }}
+)
+
+func encodeID(id int64) string { return strconv.FormatInt(id, 10) }
+
+func decodeID(p string) (int64, bool) {
+	id, err := strconv.ParseInt(p, 10, 64)
+	return id, err == nil
+}
+
+func encodeNoteRef(r NoteRef) string {
+	return strconv.FormatInt(r.SessionID, 10) + ":" + strconv.FormatInt(r.NoteID, 10)
+}
+
+func decodeNoteRef(p string) (NoteRef, bool) {
+	a, b, found := strings.Cut(p, ":")
+	if !found {
+		return NoteRef{}, false
+	}
+	s, err1 := strconv.ParseInt(a, 10, 64)
+	n, err2 := strconv.ParseInt(b, 10, 64)
+	return NoteRef{s, n}, err1 == nil && err2 == nil
+}
+
+func encodeNoteNotice(n NoteNotice) string {
+	return encodeNoteRef(NoteRef{n.SessionID, n.NoteID}) + ":" + strconv.FormatInt(n.Sent.UnixMicro(), 10)
+}
+
+func decodeNoteNotice(p string) (NoteNotice, bool) {
+	ids, sent := p, time.Time{}
+	if strings.Count(p, ":") >= 2 {
+		i := strings.LastIndexByte(p, ':')
+		us, err := strconv.ParseInt(p[i+1:], 10, 64)
+		if err != nil {
+			return NoteNotice{}, false
+		}
+		ids, sent = p[:i], time.UnixMicro(us)
+	}
+	r, ok := decodeNoteRef(ids)
+	return NoteNotice{SessionID: r.SessionID, NoteID: r.NoteID, Sent: sent}, ok
+}
