@@ -20,7 +20,7 @@ import (
 // exchange, refresh and tool calls through a proxy that alternates replicas.
 func TestOAuthFlowAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 0)
+	rp := startReplicaPair(t, 0, startReplica)
 	rp.proxy(t)
 	base, w := rp.base, rp.w
 

@@ -20,7 +20,7 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // unchanged-poll fast path answers 204 on both before and after.
 func TestNotePostedOnOneReplicaReachesPollOnAnother(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 1) // no proxy: the test calls each replica itself
+	rp := startReplicaPair(t, 1, startReplica) // no proxy: the test calls each replica itself
 	a, b, w := rp.a, rp.b, rp.w
 
 	jar, _ := cookiejar.New(nil)

@@ -142,14 +142,14 @@ type replicaPair struct {
 	w               *world
 }
 
-// startReplicaPair starts both replicas with flags, waits until both are
-// ready, and makes a world with agents agents.
-func startReplicaPair(t *testing.T, agents int, flags ...string) *replicaPair {
+// startReplicaPair starts both replicas with start (startReplica, or a
+// variant), waits until both are ready, and makes a world with agents agents.
+func startReplicaPair(t *testing.T, agents int, start func(t *testing.T, dsn, baseURL string, extra ...string) *replica) *replicaPair {
 	t.Helper()
 	p := &replicaPair{dsn: storetest.NewDatabase(t), addr: freePort(t)}
 	p.base = "http://" + p.addr
-	p.a = startReplica(t, p.dsn, p.base, flags...)
-	p.b = startReplica(t, p.dsn, p.base, flags...)
+	p.a = start(t, p.dsn, p.base)
+	p.b = start(t, p.dsn, p.base)
 	p.a.waitReady()
 	p.b.waitReady()
 	p.w = newWorld(t, p.dsn, p.base, agents)
@@ -192,7 +192,7 @@ func roundRobinHandler(backends ...*replica) http.Handler {
 
 func TestReplicasShareOneIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 1)
+	rp := startReplicaPair(t, 1, startReplica)
 	dsn, a, b, w := rp.dsn, rp.a, rp.b, rp.w
 	proxy := rp.proxy(t)
 
