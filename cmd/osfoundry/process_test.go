@@ -186,6 +186,14 @@ func (r *replica) waitLog(text string) {
 	}
 }
 
+// awaitCond waits until cond holds (waitFor), failing the test after d.
+func awaitCond(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !waitFor(d, cond) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+	}
+}
+
 // waitFor checks cond every 10 ms until it holds or limit has passed, and
 // reports whether it held.
 func waitFor(limit time.Duration, cond func() bool) bool {

@@ -87,18 +87,6 @@ func (s *hookSink) subjects() []string {
 	return out
 }
 
-// awaitCond checks cond every 20 ms for at most d, failing the test after.
-func awaitCond(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // hookEndpoint adds a json endpoint of the world's project.
 func (w *world) hookEndpoint(t *testing.T, url string) *store.WebhookEndpoint {
 	t.Helper()
