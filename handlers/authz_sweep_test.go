@@ -69,7 +69,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
 	app.invite(w.session, w.ag)
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
-	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
+	app.setStatus(w.ag, new("acme/site"), new("main"), new(secretTask))
 	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
 		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
 	if err != nil {

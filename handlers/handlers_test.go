@@ -250,8 +250,6 @@ func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 	return session
 }
 
-func ptr(s string) *string { return &s }
-
 // sessionFixture is a signed-in owner with a project, a session and an
 // agent seated and invited there.
 type sessionFixture struct {

@@ -14,7 +14,7 @@ func TestPresencePoll(t *testing.T) {
 	if res := f.alice.htmx(src); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("unchanged sidebar: %d, want 204", res.StatusCode)
 	}
-	f.app.setStatus(f.ag, ptr("repo"), ptr("main"), ptr("new task "+xss))
+	f.app.setStatus(f.ag, new("repo"), new("main"), new("new task "+xss))
 	res := f.alice.htmx(src)
 	side := f.alice.doc(res, http.StatusOK)
 	if got := side.Find(`[data-testid="status-task"]`).Text(); got != "new task "+xss {

@@ -9,7 +9,7 @@ import (
 func TestStaleStatusIsDimmedNotHidden(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
-	f.app.setStatus(f.ag, nil, nil, ptr("old task"))
+	f.app.setStatus(f.ag, nil, nil, new("old task"))
 	f.app.sql().AgeStatuses(3 * 24 * time.Hour)
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	st := doc.Find(`[data-testid="presence-status"]`)

@@ -61,14 +61,22 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
-	// Now is the clock of the OAuth server (time.Now when nil); tests move it.
-	Now func() time.Time
 	// Hub keeps the newest note id per session; the caller runs it. Without
 	// one (or while it is down) polls ask the database.
 	Hub *store.NoteHub
 	// Metrics receives what the handlers observe (tool calls, HTTP
 	// requests); nil gives a set of series of their own that no one scrapes.
 	Metrics *metrics.Metrics
+
+	// Test holds settings for tests only.
+	Test TestDeps
+}
+
+// TestDeps are the handlers' settings for tests only.
+type TestDeps struct {
+	// Now is the OAuth server's clock (time.Now when nil): tests move it
+	// instead of sleeping. For tests only.
+	Now func() time.Time
 }
 
 // New builds the handlers and everything they share (the MCP server is built here, once).
@@ -95,7 +103,8 @@ func New(d Deps) *Server {
 	s.live = newLiveStreams(s)
 	d.Hub.SetListener(s.live)
 	d.Metrics.CountStreams(s.live.open)
-	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
+	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
+		Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s

@@ -384,7 +384,7 @@ func ownCluster(t *testing.T) *cluster {
 	if err := os.Chmod(root, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, opts: pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}}
+	c := &cluster{t: t, opts: pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Test: pgserver.TestOptions{Ephemeral: true}}}
 	c.restart()
 	t.Cleanup(func() {
 		c.Stop()
