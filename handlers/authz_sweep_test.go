@@ -222,7 +222,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		cors     = "a CORS preflight: headers only, no data"
 		resource = "RFC 9728 protected-resource metadata: public by definition, so clients can find the authorization server"
 		asMeta   = "RFC 8414 authorization-server metadata: public by definition"
-		mcpEntry = "the MCP endpoint checks bearer tokens itself: initialize and tools/list answer anyone (SPEC §3), every tools/call is swept below"
+		mcpEntry = "the MCP endpoint checks bearer tokens itself: initialize and tools/list answer anyone (docs/mcp.md), every tools/call is swept below"
 	)
 	return map[string]sweepRoute{
 		"GET /healthz":  {public: probe},

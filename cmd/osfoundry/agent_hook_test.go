@@ -69,7 +69,7 @@ func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The mail subtests rest on the unread hint of SPEC §9: every tool result
+	// The mail subtests rest on the unread hint: every tool result
 	// of a connection with unread mail carries "unread".
 	if m.agentCall(s.URL, "list_sessions", nil).data["unread"] == nil {
 		t.Fatal("list_sessions carries no \"unread\" although two notes wait for the agent")
