@@ -19,13 +19,15 @@ import (
 )
 
 // Helpers for the project and session pages: a signed-in owner's browser,
-// agents made with store calls and SQL, and a query counter.
+// agents made with store calls and SQL.
 
-// queryCounter counts the statements sent through the pool.
-
-// runHub runs a note hub for the test and waits until it listens.
-func runHub(t *testing.T, st *store.Store, log *slog.Logger) *store.NoteHub {
+// runHub runs a note hub for the test, set up by each of before first, and
+// waits until it listens.
+func runHub(t *testing.T, st *store.Store, log *slog.Logger, before ...func(*store.NoteHub)) *store.NoteHub {
 	hub := st.NewNoteHub(log)
+	for _, f := range before {
+		f(hub)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); hub.Run(ctx) }()

@@ -28,15 +28,11 @@ func (a *testApp) runSender() {
 	quiet := a.h.log
 	s := webhooks.New(webhooks.Options{Store: a.store, BaseURL: a.srv.URL, Logger: quiet, AllowPrivateTargets: true,
 		Sweep: 200 * time.Millisecond, MinBackoff: 50 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
-	hub := a.store.NewNoteHub(quiet)
-	hub.OnNotify(store.WebhooksChannel, s.Wake)
+	runHub(a.t, a.store, quiet, func(hub *store.NoteHub) { hub.OnNotify(store.WebhooksChannel, s.Wake) })
 	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); hub.Run(ctx) }()
-	go func() { defer wg.Done(); s.Run(ctx) }()
-	a.t.Cleanup(func() { cancel(); wg.Wait() })
-	<-hub.Ready()
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	a.t.Cleanup(func() { cancel(); <-done })
 }
 
 // hookReceiver records the requests it gets.
