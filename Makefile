@@ -7,9 +7,17 @@ CHROMIUM ?= /usr/bin/chromium
 
 .DEFAULT_GOAL := help
 
+# Lines starting with "#>" are the layout make help prints after the targets.
+#> cmd/osfoundry/      main.go dispatches; one file per subcommand (serve.go, migrate.go,
+#>                     owner_create.go, token_create.go) beside config.go, database.go, keys.go;
+#>                     agent/ is `osfoundry agent`
+#> handlers/           one file per action, named area_action.go (project_list.go,
+#>                     project_rename.go, webhook_detail.go …); every route in routes.go
+
 .PHONY: help
-help: ## list the targets
+help: ## list the targets, then the layout
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo; echo "Layout:"; grep -hE '^#> ' $(MAKEFILE_LIST) | sed 's/^#> /  /'
 
 .PHONY: build
 build: ## build bin/osfoundry

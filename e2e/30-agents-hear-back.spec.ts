@@ -1,4 +1,4 @@
-// Agents hear back (SPEC §9): the owner answers in the page, the agent's
+// Agents hear back: the owner answers in the page, the agent's
 // very next tool call (whatever it is) says mail is waiting, the agent reads
 // it, and the owner's page shows who read the answer; the agent answers the
 // owner with reply_to_sender.

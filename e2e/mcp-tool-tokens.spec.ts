@@ -52,7 +52,7 @@ test('tools/list stays within its token budget', async () => {
 });
 
 // What the unread hint costs: the last text line of every tool result while
-// mail waits (SPEC §9). handlers/mcp/testdata/unread_hints.txt holds the
+// mail waits (docs/mcp.md). handlers/mcp/testdata/unread_hints.txt holds the
 // line of each shape as the server words it (TestHintLines keeps it true),
 // with session ids as the store makes them. A typical one stays within 40.
 const hintCeiling = 40;

@@ -7,9 +7,6 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 )
 
-// MaxBodyBytes caps every request body.
-const MaxBodyBytes = 1 << 20
-
 // Handler returns the application as an http.Handler.
 func (s *Server) Handler() http.Handler { return s.Echo() }
 
@@ -24,6 +21,7 @@ func (s *Server) Echo() *echo.Echo {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
 	e.Pre(middleware.RequestID())
+	// Every request body is capped at 1 MB.
 	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders)
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name

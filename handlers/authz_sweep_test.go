@@ -69,7 +69,7 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
 	app.invite(w.session, w.ag)
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
-	app.setStatus(w.ag, ptr("acme/site"), ptr("main"), ptr(secretTask))
+	app.setStatus(w.ag, new("acme/site"), new("main"), new(secretTask))
 	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
 		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
 	if err != nil {
@@ -222,7 +222,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		cors     = "a CORS preflight: headers only, no data"
 		resource = "RFC 9728 protected-resource metadata: public by definition, so clients can find the authorization server"
 		asMeta   = "RFC 8414 authorization-server metadata: public by definition"
-		mcpEntry = "the MCP endpoint checks bearer tokens itself: initialize and tools/list answer anyone (SPEC §3), every tools/call is swept below"
+		mcpEntry = "the MCP endpoint checks bearer tokens itself: initialize and tools/list answer anyone (docs/mcp.md), every tools/call is swept below"
 	)
 	return map[string]sweepRoute{
 		"GET /healthz":  {public: probe},

@@ -19,9 +19,7 @@ import (
 )
 
 // Helpers for the project and session pages: a signed-in owner's browser,
-// agents made with store calls and SQL, and a query counter.
-
-// queryCounter counts the statements sent through the pool.
+// agents made with store calls and SQL.
 
 // runListener runs a listener and its mail cache for the test and waits
 // until it is connected.
@@ -251,8 +249,6 @@ func (c *ownerClient) session(p *store.Project, title string) *store.Session {
 	}
 	return session
 }
-
-func ptr(s string) *string { return &s }
 
 // sessionFixture is a signed-in owner with a project, a session and an
 // agent seated and invited there.

@@ -22,24 +22,6 @@ func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int6
 	return n, nil
 }
 
-// compose opens the reply composer for an agent's note: inline for htmx,
-// as a page of its own otherwise.
-func (s *Server) compose(c echo.Context) error {
-	session, _, err := s.sessionOf(c)
-	if err != nil {
-		return err
-	}
-	n, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
-	if err != nil {
-		return err
-	}
-	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
-	if isHTMX(c) {
-		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
-	}
-	return s.render(c, http.StatusOK, "Reply to "+n.SenderSlug, views.ComposePage(comp))
-}
-
 // notePost posts an owner's reply, note to the whole session, or analysis
 // note. htmx gets every note newer than the page had (the new one among
 // them) to prepend, and a fresh composer; a refused form comes back with its

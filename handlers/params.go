@@ -36,3 +36,26 @@ func int64Param(v string) int64 {
 	}
 	return n
 }
+
+// invitationOf reads the session and the invited connection an invitation's
+// route names.
+func (s *Server) invitationOf(c echo.Context) (*store.Session, int64, error) {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	conn, err := paramID(c, "conn")
+	if err != nil {
+		return nil, 0, err
+	}
+	return session, conn, nil
+}
+
+// webhookParams reads the project and endpoint of a webhook route.
+func webhookParams(c echo.Context) (projectID, endpointID int64, err error) {
+	if projectID, err = paramID(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	endpointID, err = paramID(c, "hook")
+	return projectID, endpointID, err
+}

@@ -3,7 +3,6 @@ package handlers
 import (
 	"fmt"
 	"hash/fnv"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -42,21 +41,4 @@ func presenceOf(now time.Time, sessionID int64, p store.Project, agents []store.
 		}
 	}
 	return views.PresenceView{SessionID: sessionID, Project: p, Agents: agents, Version: strconv.FormatUint(h.Sum64(), 36)}
-}
-
-// presencePoll returns the sidebar, or 204 when it would look the same as
-// the version the page shows (?v=).
-func (s *Server) presencePoll(c echo.Context) error {
-	session, p, err := s.sessionOf(c)
-	if err != nil {
-		return err
-	}
-	v, err := s.presenceView(c, session, p)
-	if err != nil {
-		return err
-	}
-	if c.QueryParam("v") == v.Version {
-		return noContent(c)
-	}
-	return s.render(c, http.StatusOK, "", views.PresenceSidebar(v))
 }

@@ -60,16 +60,16 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/logout", "logout", s.logout, accessWeb},
 
 		// Projects and sessions.
-		{http.MethodGet, "/", "home", s.projectsPage, accessOwner},
+		{http.MethodGet, "/", "home", s.projectList, accessOwner},
 		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
-		{http.MethodGet, "/projects/:id", "project", s.projectPage, accessOwner},
+		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
 		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
 		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
 		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessOwner},
-		{http.MethodGet, "/projects/:id/webhooks", "webhooks", s.webhooksPage, accessOwner},
+		{http.MethodGet, "/projects/:id/webhooks", "webhooks", s.webhookList, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks", "webhook-create", s.webhookCreate, accessOwner},
-		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookPage, accessOwner},
+		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/webhooks/:hook/log", "webhook-log", s.webhookLog, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/test", "webhook-test", s.webhookSendTest, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/enable", "webhook-enable", s.webhookEnable, accessOwner},
@@ -82,18 +82,18 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/sessions/:id/mail/read", "session-mail-read", s.mailRead, accessOwner},
 		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, accessOwner},
 		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, accessOwner},
-		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.compose, accessOwner},
+		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.noteCompose, accessOwner},
 		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessOwner},
-		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantsPage, accessOwner},
-		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.invite, accessOwner},
+		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantList, accessOwner},
+		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.inviteCreate, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, accessOwner},
 
 		// Connections.
-		{http.MethodGet, "/connections", "connections", s.connections, accessOwner},
-		{http.MethodPost, "/connections/tokens", "connections-token", s.createStaticToken, accessOwner},
-		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.confirmRevokeConnection, accessOwner},
-		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.revokeConnection, accessOwner},
+		{http.MethodGet, "/connections", "connections", s.connectionList, accessOwner},
+		{http.MethodPost, "/connections/tokens", "connections-token", s.staticTokenCreate, accessOwner},
+		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.connectionRevokeConfirm, accessOwner},
+		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.connectionRevoke, accessOwner},
 	}
 }
 

@@ -62,8 +62,6 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
-	// Now is the clock of the OAuth server (time.Now when nil); tests move it.
-	Now func() time.Time
 	// Listener is the replica's LISTEN connection, which feeds the live
 	// streams; the caller runs it. Without one (or while it is down) streams
 	// are refused.
@@ -74,6 +72,16 @@ type Deps struct {
 	// Metrics receives what the handlers observe (tool calls, HTTP
 	// requests); nil gives a set of series of their own that no one scrapes.
 	Metrics *metrics.Metrics
+
+	// Test holds settings for tests only.
+	Test TestDeps
+}
+
+// TestDeps are the handlers' settings for tests only.
+type TestDeps struct {
+	// Now is the OAuth server's clock (time.Now when nil): tests move it
+	// instead of sleeping. For tests only.
+	Now func() time.Time
 }
 
 // New builds the handlers and everything they share (the MCP server is built here, once).
@@ -103,7 +111,8 @@ func New(d Deps) *Server {
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
-	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, Now: d.Now, AllowPrivateTargets: d.Config.AllowPrivateTargets})
+	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
+		Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s

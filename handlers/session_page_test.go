@@ -15,7 +15,7 @@ import (
 func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
-	f.app.setStatus(f.ag, ptr("github.com/acme/"+xss), ptr("feat/"+xss), ptr("Fixing "+xss))
+	f.app.setStatus(f.ag, new("github.com/acme/"+xss), new("feat/"+xss), new("Fixing "+xss))
 	long := strings.Repeat("line of a long body\n", 40) + xss
 	first := f.app.agentNote(f.ag, f.session.ID, "Started "+xss, "Body "+xss+"\nsecond line")
 	second := f.app.agentNote(f.ag, f.session.ID, "Long one", long)

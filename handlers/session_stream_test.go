@@ -286,7 +286,7 @@ func TestPresenceEvents(t *testing.T) {
 			done = true
 		}
 	}
-	f.app.setStatus(f.ag, ptr("acme/site"), ptr("main"), ptr("Live status "+xss))
+	f.app.setStatus(f.ag, new("acme/site"), new("main"), new("Live status "+xss))
 	m := st.next("presence", wait)
 	noRawXSS(t, m.data)
 	if !strings.Contains(m.data, `id="presence"`) || !strings.Contains(m.data, "Live status") || !strings.Contains(m.data, `sse-swap="presence"`) {

@@ -25,7 +25,7 @@ func (s *Server) webhookCreate(c echo.Context) error {
 		if f.Errors, err = fieldErrors(err); err != nil {
 			return err
 		}
-		return s.renderWebhooks(c, http.StatusUnprocessableEntity, f)
+		return s.renderWebhookList(c, http.StatusUnprocessableEntity, f)
 	}
 	s.log.Info("webhook endpoint added", "endpoint_id", e.ID, "project_id", id, "owner_id", o.ID, "kind", e.Kind, "fires", e.Fires)
 	if err := s.stashReveal(c, webhookPath(id, e.ID), secret); err != nil {

@@ -20,7 +20,7 @@ func (s *Server) webhookSendTest(c echo.Context) error {
 	}
 	err = s.store.QueueWebhookTest(c.Request().Context(), currentOwner(c).WorkspaceID, projectID, hook)
 	if errors.Is(err, store.ErrWebhookDisabled) {
-		return s.renderWebhook(c, http.StatusUnprocessableEntity, projectID, hook, "", views.FormErrors{"endpoint": store.ErrWebhookDisabled.Message})
+		return s.renderWebhookDetail(c, http.StatusUnprocessableEntity, projectID, hook, "", views.FormErrors{"endpoint": store.ErrWebhookDisabled.Message})
 	}
 	if err != nil {
 		return err

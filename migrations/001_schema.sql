@@ -1,6 +1,7 @@
--- The whole data model of SPEC §2. Every row that belongs to a workspace carries
--- workspace_id, and references between rows of one workspace are composite
--- foreign keys on (workspace_id, id), so nothing can point across workspaces.
+-- The whole data model: workspaces and everything in them. Every row that
+-- belongs to a workspace carries workspace_id, and references between rows of
+-- one workspace are composite foreign keys on (workspace_id, id), so nothing
+-- can point across workspaces.
 
 CREATE TABLE workspaces (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

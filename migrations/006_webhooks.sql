@@ -1,4 +1,4 @@
--- Webhooks (SPEC §8): per-project endpoints, and an outbox of deliveries
+-- Webhooks (docs/webhooks.md): per-project endpoints, and an outbox of deliveries
 -- written in the same transaction as the note that fires them.
 
 CREATE TABLE webhook_endpoints (

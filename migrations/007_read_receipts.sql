@@ -1,4 +1,4 @@
--- Agents hear back (SPEC §9): read receipts, and how far each connection has
+-- Agents hear back (docs/mcp.md, "Mail for an agent"): read receipts, and how far each connection has
 -- been shown each session's mail, which the unread hint of every tool result
 -- counts from.
 

@@ -39,9 +39,6 @@ type Connection struct {
 	RevokedAt   *time.Time
 }
 
-// HasScope reports whether the connection was granted scope.
-func (c *Connection) HasScope(scope string) bool { return slices.Contains(c.Scopes, scope) }
-
 // NewConnection is the input of CreateConnection.
 type NewConnection struct {
 	WorkspaceID int64

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"time"
 
-	"context"
+	"github.com/jackc/pgx/v5"
 )
 
 // The statements of the hot paths, for tests that explain their plans.
@@ -25,3 +28,39 @@ func (s *Store) InsertNote(ctx context.Context, n *Note) (*Note, error) {
 
 // SetSweepEvery shortens a cache's SweepInterval; call it before the listener runs.
 func SetSweepEvery(c *MailCache, d time.Duration) { c.sweepEvery = d }
+
+// SchemaVersion returns the newest applied migration version (0 on an empty database).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: schema version: %w", err)
+	}
+	return v, nil
+}
+
+// GetProfile returns the profile claimed by a connection, or ErrNoProfile.
+func (s *Store) GetProfile(ctx context.Context, workspaceID, connectionID int64) (*Profile, error) {
+	p := &Profile{}
+	err := s.pool.QueryRow(ctx, `
+		SELECT p.connection_id, p.workspace_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), p.created_at, p.updated_at
+		FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
+		WHERE p.workspace_id = $1 AND p.connection_id = $2`, workspaceID, connectionID).
+		Scan(&p.ConnectionID, &p.WorkspaceID, &p.Handle, &p.DisplayName, &p.SenderSlug, &p.CreatedAt, &p.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("store: get profile: %w", ErrNoProfile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get profile: %w", err)
+	}
+	return p, nil
+}
+
+// SeatConnection seats a connection in a project, both of the workspace.
+// Seating twice is harmless.
+func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
+	if err := seatConnection(ctx, s.pool, workspaceID, connectionID, []int64{projectID}); err != nil {
+		return fmt.Errorf("store: seat connection: %w", err)
+	}
+	return nil
+}

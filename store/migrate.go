@@ -121,13 +121,3 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	}
 	return applied, nil
 }
-
-// SchemaVersion returns the newest applied migration version (0 on an empty database).
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var v int
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("store: schema version: %w", err)
-	}
-	return v, nil
-}

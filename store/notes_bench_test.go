@@ -26,7 +26,7 @@ func BenchmarkInsertNote(b *testing.B) {
 	n := f.benchNote()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		n.IdempotencyKey = ptr("bench-" + strconv.Itoa(i))
+		n.IdempotencyKey = new("bench-" + strconv.Itoa(i))
 		if _, err := f.st.InsertNote(context.Background(), n); err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func BenchmarkInsertNoteParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		n := f.benchNote()
 		for pb.Next() {
-			n.IdempotencyKey = ptr("bench-" + strconv.FormatInt(seq.Add(1), 10))
+			n.IdempotencyKey = new("bench-" + strconv.FormatInt(seq.Add(1), 10))
 			if _, err := f.st.InsertNote(context.Background(), n); err != nil {
 				b.Error(err)
 				return
@@ -71,5 +71,3 @@ func (f *mailFixture) benchNote() *store.Note {
 	return &store.Note{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, SenderKind: "agent", SenderConnectionID: &f.connID,
 		SenderSlug: "bench", SenderName: "Bench", MessageType: store.MessageNote, Subject: "Bench", Body: "A note"}
 }
-
-func ptr[T any](v T) *T { return &v }

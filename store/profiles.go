@@ -117,20 +117,3 @@ func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID 
 	}
 	return p, nil
 }
-
-// GetProfile returns the profile claimed by a connection, or ErrNoProfile.
-func (s *Store) GetProfile(ctx context.Context, workspaceID, connectionID int64) (*Profile, error) {
-	p := &Profile{}
-	err := s.pool.QueryRow(ctx, `
-		SELECT p.connection_id, p.workspace_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), p.created_at, p.updated_at
-		FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
-		WHERE p.workspace_id = $1 AND p.connection_id = $2`, workspaceID, connectionID).
-		Scan(&p.ConnectionID, &p.WorkspaceID, &p.Handle, &p.DisplayName, &p.SenderSlug, &p.CreatedAt, &p.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("store: get profile: %w", ErrNoProfile)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get profile: %w", err)
-	}
-	return p, nil
-}

@@ -187,15 +187,6 @@ func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int
 	return out, nil
 }
 
-// SeatConnection seats a connection in a project, both of the workspace.
-// Seating twice is harmless.
-func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	if err := seatConnection(ctx, s.pool, workspaceID, connectionID, []int64{projectID}); err != nil {
-		return fmt.Errorf("store: seat connection: %w", err)
-	}
-	return nil
-}
-
 // UnseatConnection removes a connection from a project.
 func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
 	tag, err := s.pool.Exec(ctx, `

@@ -121,36 +121,6 @@ func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session
 	return session, nil
 }
 
-// GetSessionByPublicID returns a session of the workspace by the (type, id)
-// pair agents use.
-func (s *Store) GetSessionByPublicID(ctx context.Context, workspaceID int64, sessionType, publicID string) (*Session, error) {
-	session, err := scanSession(s.pool.QueryRow(ctx, `
-		SELECT `+sessionColumns+` FROM sessions s
-		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`, workspaceID, sessionType, publicID))
-	if err != nil {
-		return nil, wrap("get session", err)
-	}
-	return session, nil
-}
-
-// ListProjectSessions returns a project's sessions, newest first.
-func (s *Store) ListProjectSessions(ctx context.Context, workspaceID, projectID int64) ([]Session, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+sessionColumns+` FROM sessions s
-		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`, workspaceID, projectID)
-	if err != nil {
-		return nil, fmt.Errorf("store: list sessions: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) {
-		session, err := scanSession(r)
-		return *session, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: list sessions: %w", err)
-	}
-	return out, nil
-}
-
 // Invite invites a connection to a session as contributor or runner, or
 // changes its role, and appends a resource event, in one transaction.
 func (s *Store) Invite(ctx context.Context, workspaceID, sessionID, connectionID int64, role string) error {

@@ -69,9 +69,6 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	return &Store{pool: pool, statements: counter}, nil
 }
 
-// New wraps an existing pool (its statements are not counted).
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool, statements: &statementCounter{}} }
-
 // Close sends the notifications still queued (see notifyAfterCommit), then releases
 // every connection.
 func (s *Store) Close() {

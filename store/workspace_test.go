@@ -65,7 +65,6 @@ func TestCrossWorkspaceReadsAreNotFound(t *testing.T) {
 	checks := map[string]error{}
 	_, checks["project"] = st.GetProject(ctx, b.WorkspaceID, pa.ID)
 	_, checks["session"] = st.GetSession(ctx, b.WorkspaceID, sa.ID)
-	_, checks["session by public id"] = st.GetSessionByPublicID(ctx, b.WorkspaceID, sa.Type, sa.PublicID)
 	_, checks["connection"] = st.GetConnection(ctx, b.WorkspaceID, conn.ID)
 	checks["revoke"] = st.RevokeConnection(ctx, b.WorkspaceID, conn.ID)
 	checks["seat in other workspace's project"] = st.SeatConnection(ctx, a.WorkspaceID, pb.ID, conn.ID)

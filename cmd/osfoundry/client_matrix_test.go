@@ -4,18 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -47,7 +42,7 @@ func TestGoSDKClientMatrix(t *testing.T) {
 	r := startReplica(t, dsn, "")
 	r.waitReady()
 	w := newWorld(t, dsn, r.URL, 0)
-	o := newOwnerBrowser(t, r.URL, w.owner.Email, "long enough password")
+	o := newOwnerBrowser(t, r.URL, w)
 
 	const clientName = "Matrix go-sdk"
 	const redirect = "http://127.0.0.1:54321/callback"
@@ -291,190 +286,8 @@ func moduleVersion(path string) string {
 	return "(unknown version)"
 }
 
-// ownerBrowser is the owner at a browser: a cookie-carrying client that
-// never follows redirects by itself.
-type ownerBrowser struct {
-	t               *testing.T
-	base            string
-	email, password string
-	c               *http.Client
-}
-
-func newOwnerBrowser(t *testing.T, base, email, password string) *ownerBrowser {
-	jar, _ := cookiejar.New(nil)
-	return &ownerBrowser{t: t, base: base, email: email, password: password, c: &http.Client{
-		Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-}
-
-// page fetches a path or URL and parses the HTML.
-func (o *ownerBrowser) page(u string) (*http.Response, *goquery.Document, error) {
-	res, err := o.c.Get(o.abs(u))
-	if err != nil {
-		return nil, nil, err
-	}
-	defer res.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(res.Body)
-	return res, doc, err
-}
-
-func (o *ownerBrowser) post(u string, form url.Values) (*http.Response, error) {
-	res, err := o.c.PostForm(o.abs(u), form)
-	if err != nil {
-		return nil, err
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	return res, nil
-}
-
-func (o *ownerBrowser) abs(u string) string {
-	if strings.HasPrefix(u, "/") {
-		return o.base + u
-	}
-	return u
-}
-
-// inputs collects the named inputs of the forms matched by sel (hidden ones,
-// and checkboxes when checkboxes is set: ticked or not, as an owner ticking
-// every box would send them).
-func inputs(doc *goquery.Document, sel string, checkboxes bool) url.Values {
-	v := url.Values{}
-	doc.Find(sel + ` input`).Each(func(_ int, s *goquery.Selection) {
-		typ, _ := s.Attr("type")
-		name, _ := s.Attr("name")
-		value, _ := s.Attr("value")
-		if name != "" && (typ == "hidden" || checkboxes && typ == "checkbox") {
-			v.Add(name, value)
-		}
-	})
-	return v
-}
-
-// approve follows an authorization URL: signs in when asked, approves every
-// scope and project on the consent page, and returns the redirect back to the client.
-func (o *ownerBrowser) approve(authURL string) (*url.URL, error) {
-	res, doc, err := o.page(authURL)
-	if err != nil {
-		return nil, err
-	}
-	if loc := res.Header.Get("Location"); res.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/login") {
-		_, login, err := o.page(loc)
-		if err != nil {
-			return nil, err
-		}
-		form := inputs(login, "form", false)
-		form.Set("email", o.email)
-		form.Set("password", o.password)
-		signedIn, err := o.post("/login", form)
-		if err != nil {
-			return nil, err
-		}
-		next := signedIn.Header.Get("Location")
-		if signedIn.StatusCode != http.StatusSeeOther || !strings.HasPrefix(next, "/authorize") {
-			return nil, fmt.Errorf("sign-in answered %d → %q", signedIn.StatusCode, next)
-		}
-		if res, doc, err = o.page(next); err != nil {
-			return nil, err
-		}
-	}
-	consent := `form[data-testid="consent-form"]`
-	if res.StatusCode != http.StatusOK || doc.Find(consent).Length() == 0 {
-		return nil, fmt.Errorf("expected the consent page, got %d %q", res.StatusCode, res.Header.Get("Location"))
-	}
-	form := inputs(doc, consent, true)
-	form.Set("decision", "approve")
-	res, err = o.post("/authorize", form)
-	if err != nil {
-		return nil, err
-	}
-	if res.StatusCode != http.StatusSeeOther && res.StatusCode != http.StatusFound {
-		return nil, fmt.Errorf("consent answered %d", res.StatusCode)
-	}
-	return url.Parse(res.Header.Get("Location"))
-}
-
-// connectionID is the id of the newest live connection of a client on the Connections page.
-func (o *ownerBrowser) connectionID(clientName string) (string, url.Values, error) {
-	_, doc, err := o.page("/connections")
-	if err != nil {
-		return "", nil, err
-	}
-	newest := 0
-	doc.Find(`tr[data-testid="connection"]`).Each(func(_ int, s *goquery.Selection) {
-		id, _ := strconv.Atoi(s.AttrOr("data-connection-id", ""))
-		if strings.Contains(s.Text(), clientName) && id > newest {
-			newest = id
-		}
-	})
-	if newest == 0 {
-		return "", nil, fmt.Errorf("no connection of %s listed", clientName)
-	}
-	csrf := url.Values{"_csrf": {doc.Find(`input[name="_csrf"]`).First().AttrOr("value", "")}}
-	return strconv.Itoa(newest), csrf, nil
-}
-
-// invite invites the client's connection to a session as a contributor, through the session page's form.
-func (o *ownerBrowser) invite(sessionID int64, clientName string) error {
-	id, form, err := o.connectionID(clientName)
-	if err != nil {
-		return err
-	}
-	form.Set("connection_id", id)
-	form.Set("role", "contributor")
-	res, err := o.post(fmt.Sprintf("/sessions/%d/invitations", sessionID), form)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusSeeOther {
-		return fmt.Errorf("invite answered %d", res.StatusCode)
-	}
-	return nil
-}
-
 // matrixNote is what the matrix needs of a note read_session_mail returns.
 type matrixNote struct {
 	From     string `json:"from"`
 	FromKind string `json:"from_kind"`
-}
-
-// note posts the owner's note to the whole session, as the session page's composer does.
-func (o *ownerBrowser) note(sessionID int64, subject, body string) error {
-	_, doc, err := o.page(fmt.Sprintf("/sessions/%d", sessionID))
-	if err != nil {
-		return err
-	}
-	form := url.Values{"_csrf": {doc.Find(`input[name="_csrf"]`).First().AttrOr("value", "")}}
-	form.Set("type", "note")
-	form.Set("subject", subject)
-	form.Set("body", body)
-	res, err := o.post(fmt.Sprintf("/sessions/%d/mail", sessionID), form)
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusSeeOther {
-		return fmt.Errorf("owner's note answered %d", res.StatusCode)
-	}
-	return nil
-}
-
-// revoke revokes the client's newest connection, confirming on the revoke page.
-func (o *ownerBrowser) revoke(clientName string) error {
-	id, _, err := o.connectionID(clientName)
-	if err != nil {
-		return err
-	}
-	_, confirm, err := o.page("/connections/" + id + "/revoke")
-	if err != nil {
-		return err
-	}
-	res, err := o.post("/connections/"+id+"/revoke", inputs(confirm, "form", false))
-	if err != nil {
-		return err
-	}
-	if res.StatusCode != http.StatusSeeOther {
-		return fmt.Errorf("revoke answered %d", res.StatusCode)
-	}
-	return nil
 }

@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,28 +27,15 @@ func TestLiveStreamAcrossProcessesAndShutdown(t *testing.T) {
 	b.waitReady()
 	w := newWorld(t, dsn, base, 1)
 
-	jar, _ := cookiejar.New(nil)
-	owner := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := owner.Get(b.URL + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := csrfField.FindSubmatch(page)
-	if m == nil {
-		t.Fatal("no CSRF token on /login")
-	}
-	res, err = owner.PostForm(b.URL+"/login", url.Values{"_csrf": {string(m[1])}, "email": {w.owner.Email}, "password": {"long enough password"}})
-	if err != nil || res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in on B: %v %v", err, res)
-	}
-	res.Body.Close()
+	owner := newOwnerBrowser(t, b.URL, w)
+	owner.signIn()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/sessions/%d/stream", b.URL, w.session.ID), nil)
-	stream, err := owner.Do(req)
+	streams := *owner.c
+	streams.Timeout = 0 // the stream stays open for the test's length
+	stream, err := streams.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,9 +11,27 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
+// testServerArg, as the first argument of this test binary, makes it the
+// server instead of the tests: `<test binary> osfoundry-test-server serve …`
+// is `osfoundry serve …` with testServerConfig. Tests start it as a process
+// of its own (startTestReplica) when they need what no flag of the osfoundry
+// binary sets, and a process they can kill.
+const testServerArg = "osfoundry-test-server"
+
+// testServerConfig is the configuration for tests only that a test server
+// runs with: the webhook sender's waits shortened.
+func testServerConfig(c *config) { c.test.fastWebhooks = true }
+
 // TestMain runs the tests, then stops the private cluster and removes the
-// binary they built.
+// binary they built; or it is the server started by startTestReplica.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == testServerArg {
+		if err := run(os.Args[2:], testServerConfig); err != nil {
+			fmt.Fprintln(os.Stderr, "osfoundry:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	storetest.Shutdown()
 	if binDir != "" {

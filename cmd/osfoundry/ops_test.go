@@ -5,8 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -43,11 +41,11 @@ func TestMetricsOfARealServer(t *testing.T) {
 
 	// The owner signs in and opens the session page (the hub starts
 	// tracking the session), then polls with nothing new.
-	jar, _ := cookiejar.New(nil)
-	owner := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	owner := newOwnerBrowser(t, r.URL, w)
+	owner.signIn()
 	get := func(u string) (int, string) {
 		t.Helper()
-		res, err := owner.Get(u)
+		res, err := owner.c.Get(u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,16 +53,6 @@ func TestMetricsOfARealServer(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	_, page := get(r.URL + "/login")
-	m := csrfField.FindStringSubmatch(page)
-	if m == nil {
-		t.Fatal("no CSRF token on /login")
-	}
-	res, err := owner.PostForm(r.URL+"/login", url.Values{"_csrf": {m[1]}, "email": {w.owner.Email}, "password": {"long enough password"}})
-	if err != nil || res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in: %v %v", err, res)
-	}
-	res.Body.Close()
 	if code, _ := get(fmt.Sprintf("%s/sessions/%d", r.URL, w.session.ID)); code != http.StatusOK {
 		t.Fatalf("session page: %d", code)
 	}

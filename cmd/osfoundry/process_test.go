@@ -94,10 +94,29 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// startReplica starts osfoundry against dsn on a free loopback port (or the
-// one given as "--addr", ADDR in extra). baseURL may be empty (then it is the
-// replica's own address).
+// startReplica starts the osfoundry binary against dsn on a free loopback
+// port (or the one given as "--addr", ADDR in extra). baseURL may be empty
+// (then it is the replica's own address).
 func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
+	t.Helper()
+	return startServer(t, binary(t), nil, dsn, baseURL, extra)
+}
+
+// startTestReplica is startReplica with this test binary as the server (see
+// TestMain): `osfoundry serve` with the configuration for tests only. The
+// test binary is built with the race detector and starts slower than the
+// osfoundry binary, so only the tests that need that configuration use it.
+func startTestReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, self, []string{testServerArg}, dsn, baseURL, extra)
+}
+
+// startServer runs program with its first arguments, then serve and the flags.
+func startServer(t *testing.T, program string, first []string, dsn, baseURL string, extra []string) *replica {
 	t.Helper()
 	addr := ""
 	for i := 0; i+1 < len(extra); i++ {
@@ -113,8 +132,8 @@ func startReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
 	if baseURL == "" {
 		baseURL = "http://" + addr
 	}
-	args := append([]string{"serve", "--addr", addr, "--base-url", baseURL, "--data-dir", t.TempDir(), "--log-level", "info"}, extra...)
-	cmd := exec.Command(binary(t), args...)
+	args := append(first, "serve", "--addr", addr, "--base-url", baseURL, "--data-dir", t.TempDir(), "--log-level", "info")
+	cmd := exec.Command(program, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "OSFOUNDRY_SESSION_KEY="+testSessionKey)
 	r := &replica{t: t, cmd: cmd, URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout = r.logs
@@ -164,6 +183,14 @@ func (r *replica) waitLog(text string) {
 	r.t.Helper()
 	if !waitFor(10*time.Second, func() bool { return strings.Contains(r.logs.String(), text) }) {
 		r.t.Fatalf("replica %s never logged %q\n%s", r.URL, text, r.logs.String())
+	}
+}
+
+// awaitCond waits until cond holds (waitFor), failing the test after d.
+func awaitCond(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !waitFor(d, cond) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
 }
 
@@ -357,7 +384,7 @@ func ownCluster(t *testing.T) *cluster {
 	if err := os.Chmod(root, 0o711); err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, opts: pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Ephemeral: true}}
+	c := &cluster{t: t, opts: pgserver.Options{DataDir: filepath.Join(root, "pg"), Database: "app", Test: pgserver.TestOptions{Ephemeral: true}}}
 	c.restart()
 	t.Cleanup(func() {
 		c.Stop()

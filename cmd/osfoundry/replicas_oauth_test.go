@@ -6,46 +6,19 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/PuerkitoBio/goquery"
 )
 
 // TestOAuthFlowAcrossReplicas runs registration, sign-in, consent, code
 // exchange, refresh and tool calls through a proxy that alternates replicas.
 func TestOAuthFlowAcrossReplicas(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 0)
+	rp := startReplicaPair(t, 0, startReplica)
 	rp.proxy(t)
 	base, w := rp.base, rp.w
-
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(u string) (*http.Response, string) {
-		t.Helper()
-		res, err := browser.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return res, string(body)
-	}
-	post := func(u string, form url.Values) (*http.Response, string) {
-		t.Helper()
-		res, err := browser.PostForm(u, form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		body, _ := io.ReadAll(res.Body)
-		return res, string(body)
-	}
 
 	// 1. Dynamic registration.
 	reg, _ := json.Marshal(map[string]any{"client_name": "Replica client", "redirect_uris": []string{"http://127.0.0.1/callback"},
@@ -64,13 +37,8 @@ func TestOAuthFlowAcrossReplicas(t *testing.T) {
 	}
 
 	// 2. The owner signs in (the cookie is signed with the key all replicas share).
-	_, page := get(base + "/login")
-	doc, _ := goquery.NewDocumentFromReader(strings.NewReader(page))
-	csrf, _ := doc.Find(`input[name="_csrf"]`).Attr("value")
-	res, _ = post(base+"/login", url.Values{"_csrf": {csrf}, "email": {w.owner.Email}, "password": {"long enough password"}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %d", res.StatusCode)
-	}
+	owner := newOwnerBrowser(t, base, w)
+	owner.signIn()
 
 	// 3. Authorize and consent, on whichever replicas the proxy picks.
 	verifierBytes := make([]byte, 32)
@@ -80,27 +48,9 @@ func TestOAuthFlowAcrossReplicas(t *testing.T) {
 	q := url.Values{"response_type": {"code"}, "client_id": {client.ClientID}, "redirect_uri": {"http://127.0.0.1:5555/callback"},
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"},
 		"resource": {base + "/mcp"}, "scope": {"osfoundry:read osfoundry:write"}, "state": {"xyz"}}
-	res, page = get(base + "/authorize?" + q.Encode())
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("authorize: %d %s", res.StatusCode, page)
-	}
-	doc, _ = goquery.NewDocumentFromReader(strings.NewReader(page))
-	form := url.Values{}
-	doc.Find(`form[data-testid="consent-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
-		n, _ := s.Attr("name")
-		v, _ := s.Attr("value")
-		form.Add(n, v)
-	})
-	doc.Find(`form[data-testid="consent-form"] input[type="checkbox"]`).Each(func(_ int, s *goquery.Selection) {
-		n, _ := s.Attr("name")
-		v, _ := s.Attr("value")
-		form.Add(n, v)
-	})
-	form.Set("decision", "approve")
-	res, page = post(base+"/authorize", form)
-	loc, err := url.Parse(res.Header.Get("Location"))
-	if res.StatusCode != http.StatusFound && res.StatusCode != http.StatusSeeOther || err != nil || loc.Query().Get("code") == "" {
-		t.Fatalf("consent: %d %q %s", res.StatusCode, res.Header.Get("Location"), page)
+	loc, err := owner.approve(base + "/authorize?" + q.Encode())
+	if err != nil || loc.Query().Get("code") == "" {
+		t.Fatalf("consent: %v %v", err, loc)
 	}
 	if loc.Query().Get("state") != "xyz" || loc.Query().Get("iss") != base {
 		t.Fatalf("redirect %s: state and iss must come back", loc)

@@ -4,15 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
-
-var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // TestNotePostedOnOneReplicaReachesPollOnAnother: an agent posts through
 // replica A; the owner's poll, served by replica B, returns the row within one
@@ -20,18 +15,18 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // unchanged-poll fast path answers 204 on both before and after.
 func TestNotePostedOnOneReplicaReachesPollOnAnother(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 1) // no proxy: the test calls each replica itself
+	rp := startReplicaPair(t, 1, startReplica) // no proxy: the test calls each replica itself
 	a, b, w := rp.a, rp.b, rp.w
 
-	jar, _ := cookiejar.New(nil)
-	owner := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	owner := newOwnerBrowser(t, b.URL, w)
+	owner.signIn()
 	get := func(u string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
 		if strings.Contains(u, "/mail/poll") {
 			req.Header.Set("HX-Request", "true") // as htmx sends it: the rows alone
 		}
-		res, err := owner.Do(req)
+		res, err := owner.c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,16 +34,6 @@ func TestNotePostedOnOneReplicaReachesPollOnAnother(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(body)
 	}
-	_, page := get(b.URL + "/login")
-	m := csrfField.FindStringSubmatch(page)
-	if m == nil {
-		t.Fatal("no CSRF token on /login")
-	}
-	res, err := owner.PostForm(b.URL+"/login", url.Values{"_csrf": {m[1]}, "email": {w.owner.Email}, "password": {"long enough password"}})
-	if err != nil || res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in on B: %v %v", err, res)
-	}
-	res.Body.Close()
 	if code, _ := get(fmt.Sprintf("%s/sessions/%d", b.URL, w.session.ID)); code != http.StatusOK {
 		t.Fatalf("session page on B: %d", code)
 	}

@@ -22,9 +22,12 @@ import (
 // the server and an outage of PostgreSQL, two replicas deliver each note
 // once, and the SSRF guard refuses a loopback URL without the operator's flag.
 
-// webhookFlags run a replica that may post to loopback receivers, with the
-// sender's waits shortened.
-var webhookFlags = []string{"--allow-private-targets", "--" + testFastWebhooks}
+// startWebhookReplica starts a test server that may post to loopback
+// receivers, with the sender's waits shortened (testServerConfig).
+func startWebhookReplica(t *testing.T, dsn, baseURL string, extra ...string) *replica {
+	t.Helper()
+	return startTestReplica(t, dsn, baseURL, append([]string{"--allow-private-targets"}, extra...)...)
+}
 
 // hookSink is a loopback receiver that records each delivery's webhook-id
 // and note subject, in arrival order.
@@ -84,18 +87,6 @@ func (s *hookSink) subjects() []string {
 	return out
 }
 
-// awaitCond checks cond every 20 ms for at most d, failing the test after.
-func awaitCond(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // hookEndpoint adds a json endpoint of the world's project.
 func (w *world) hookEndpoint(t *testing.T, url string) *store.WebhookEndpoint {
 	t.Helper()
@@ -142,8 +133,7 @@ func TestWebhooksSurviveKill9MidDelivery(t *testing.T) {
 	dsn := storetest.NewDatabase(t)
 	addr := freePort(t)
 	base := "http://" + addr
-	flags := append([]string{"--addr", addr}, webhookFlags...)
-	r := startReplica(t, dsn, base, flags...)
+	r := startWebhookReplica(t, dsn, base, "--addr", addr)
 	r.waitReady()
 	w := newWorld(t, dsn, base, 1)
 	sink := newHookSink(t)
@@ -174,7 +164,7 @@ func TestWebhooksSurviveKill9MidDelivery(t *testing.T) {
 	}
 
 	restarted := time.Now()
-	r = startReplica(t, dsn, base, flags...)
+	r = startWebhookReplica(t, dsn, base, "--addr", addr)
 	r.waitReady()
 	awaitCond(t, 30*time.Second, "every note after the restart", func() bool { return len(sink.subjects()) == 10 })
 	took := time.Since(restarted)
@@ -201,7 +191,7 @@ func TestWebhooksAcrossDatabaseOutage(t *testing.T) {
 	pg := ownCluster(t)
 	addr := freePort(t)
 	base := "http://" + addr
-	r := startReplica(t, pg.DSN, base, append([]string{"--addr", addr}, webhookFlags...)...)
+	r := startWebhookReplica(t, pg.DSN, base, "--addr", addr)
 	r.waitReady()
 	w := newWorld(t, pg.DSN, base, 1)
 	sink := newHookSink(t)
@@ -234,7 +224,7 @@ func TestWebhooksAcrossDatabaseOutage(t *testing.T) {
 // every note exactly once, in order.
 func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
 	t.Parallel()
-	rp := startReplicaPair(t, 1, webhookFlags...)
+	rp := startReplicaPair(t, 1, startWebhookReplica)
 	a, b, w := rp.a, rp.b, rp.w
 	proxy := rp.proxy(t)
 	sinks := []*hookSink{newHookSink(t), newHookSink(t), newHookSink(t)}
@@ -258,7 +248,7 @@ func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
 func TestWebhooksRefuseLoopbackWithoutTheFlag(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.NewDatabase(t)
-	r := startReplica(t, dsn, "", "--"+testFastWebhooks)
+	r := startTestReplica(t, dsn, "")
 	r.waitReady()
 	w := newWorld(t, dsn, r.URL, 1)
 	sink := newHookSink(t)

@@ -75,7 +75,7 @@ func newEnv(t *testing.T) *env {
 		Store:  st,
 		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true},
 		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
-		Now:    ck.Now,
+		Test:   handlers.TestDeps{Now: ck.Now},
 	})
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
 	srv.Start()

@@ -33,8 +33,8 @@ const (
 	RefreshTokenTTL = 90 * 24 * time.Hour
 	// maxRegistrationBytes caps a registration request or metadata document.
 	maxRegistrationBytes = 64 << 10
-	// defaultRegistrationsPerHour limits dynamic registrations per address.
-	defaultRegistrationsPerHour = 30
+	// registrationsPerHour limits dynamic registrations per address.
+	registrationsPerHour = 30
 	// metadataDocumentTTL is how long a fetched client ID metadata document is trusted.
 	metadataDocumentTTL = time.Hour
 )
@@ -45,14 +45,20 @@ type Options struct {
 	// BaseURL is the public origin, like http://localhost:8080.
 	BaseURL string
 	Logger  *slog.Logger
-	// Now is the clock (time.Now when nil); tests move it instead of sleeping.
-	Now func() time.Time
 	// AllowPrivateTargets lets client ID metadata documents be fetched from
 	// addresses that are not public (loopback, private networks …), and over
 	// plain http from loopback: the operator's --allow-private-targets.
 	AllowPrivateTargets bool
-	// RegistrationsPerHour limits dynamic registrations per address (default 30).
-	RegistrationsPerHour int
+
+	// Test holds settings for tests only.
+	Test TestOptions
+}
+
+// TestOptions are the authorization server's settings for tests only.
+type TestOptions struct {
+	// Now is the clock (time.Now when nil): tests move it instead of
+	// sleeping. For tests only.
+	Now func() time.Time
 }
 
 // Server is the authorization server. Build it with New.
@@ -64,7 +70,6 @@ type Server struct {
 	now          func() time.Time
 	fetch        *http.Client
 	allowPrivate bool
-	regsPerHour  int
 	secretMu     sync.Mutex
 	derivationSK []byte
 }
@@ -75,18 +80,14 @@ func New(o Options) *Server {
 		store:        o.Store,
 		base:         strings.TrimRight(o.BaseURL, "/"),
 		log:          o.Logger,
-		now:          o.Now,
+		now:          o.Test.Now,
 		allowPrivate: o.AllowPrivateTargets,
-		regsPerHour:  o.RegistrationsPerHour,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if s.regsPerHour <= 0 {
-		s.regsPerHour = defaultRegistrationsPerHour
 	}
 	s.issuer = s.base
 	if u, err := url.Parse(s.base); err == nil && u.Host != "" {
@@ -95,10 +96,6 @@ func New(o Options) *Server {
 	s.fetch = newDocumentClient(outbound.Options{AllowPrivate: s.allowPrivate})
 	return s
 }
-
-// Issuer is the authorization server's identifier: the origin, with no path
-// and no trailing slash, as both metadata documents state it.
-func (s *Server) Issuer() string { return s.issuer }
 
 // Resource is the protected resource tokens are bound to: <base>/mcp.
 func (s *Server) Resource() string { return s.base + "/mcp" }

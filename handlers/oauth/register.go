@@ -134,7 +134,7 @@ func (s *Server) Register(c echo.Context) error {
 	if err != nil {
 		return s.serverError(c, err)
 	}
-	if n >= s.regsPerHour {
+	if n >= registrationsPerHour {
 		c.Response().Header().Set("Retry-After", "3600")
 		return writeError(c, oauthError(http.StatusTooManyRequests, "invalid_client_metadata", "too many client registrations from this address; try again later"))
 	}

@@ -30,10 +30,17 @@ type Options struct {
 	DataDir string
 	// Database is created when missing; defaults to "osfoundry".
 	Database string
-	// Ephemeral trades durability for speed (fsync off); for tests only.
-	Ephemeral bool
 	// Logger receives progress lines; defaults to slog.Default().
 	Logger *slog.Logger
+
+	// Test holds settings for tests only.
+	Test TestOptions
+}
+
+// TestOptions are a cluster's settings for tests only.
+type TestOptions struct {
+	// Ephemeral trades durability for speed (fsync off). For tests only.
+	Ephemeral bool
 }
 
 // Server is a running private cluster.
@@ -161,7 +168,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		start := time.Now()
 		cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
 			"-D", dir, "-U", superuser, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-instructions")
-		if opt.Ephemeral {
+		if opt.Test.Ephemeral {
 			cmd.Args = append(cmd.Args, "--no-sync")
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -181,7 +188,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 
 	args := []string{"-D", dir, "-k", dir, "-c", "listen_addresses=", "-c", "unix_socket_permissions=0700",
 		"-c", "max_connections=200", "-c", "shared_buffers=128MB"}
-	if opt.Ephemeral {
+	if opt.Test.Ephemeral {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
 	logPath := dir + ".log"
@@ -312,15 +319,6 @@ func (s *Server) Stop() {
 		<-s.exited
 		s.log.Warn("private PostgreSQL did not stop in 30s and was killed", "dir", s.DataDir)
 	}
-}
-
-// Kill stops postgres immediately (used by tests that simulate an outage).
-func (s *Server) Kill() {
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
-	<-s.exited
 }
 
 // firstUntraversable returns the first folder from / down to dir (which may not

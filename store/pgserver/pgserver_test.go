@@ -45,14 +45,14 @@ func TestStartStopRestartAndAttach(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := filepath.Join(root, "pg")
 
-	first, err := Start(ctx, Options{DataDir: dir, Database: "app", Ephemeral: true, Logger: log})
+	first, err := Start(ctx, Options{DataDir: dir, Database: "app", Test: TestOptions{Ephemeral: true}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	execSQL(t, first.DSN, `CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)`)
 
 	// A second process on the same folder attaches to the running cluster.
-	second, err := Start(ctx, Options{DataDir: dir, Database: "app", Ephemeral: true, Logger: log})
+	second, err := Start(ctx, Options{DataDir: dir, Database: "app", Test: TestOptions{Ephemeral: true}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestStartStopRestartAndAttach(t *testing.T) {
 		t.Fatalf("postmaster.pid still there after Stop: %v", err)
 	}
 	// Restart reuses the cluster: the data is still there.
-	third, err := Start(ctx, Options{DataDir: dir, Database: "app", Ephemeral: true, Logger: log})
+	third, err := Start(ctx, Options{DataDir: dir, Database: "app", Test: TestOptions{Ephemeral: true}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

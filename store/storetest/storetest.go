@@ -86,7 +86,7 @@ func setup() {
 			return
 		}
 		quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: filepath.Join(dir, "pg"), Database: "postgres", Ephemeral: true, Logger: quiet})
+		srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: filepath.Join(dir, "pg"), Database: "postgres", Test: pgserver.TestOptions{Ephemeral: true}, Logger: quiet})
 		if err != nil {
 			setupErr = err
 			return
@@ -182,13 +182,6 @@ func New(t testing.TB, tune ...func(*pgxpool.Config)) *store.Store {
 		pool.Close()
 	})
 	return st
-}
-
-// Server returns the private cluster this process started, or nil when
-// DATABASE_URL is used (tests that stop PostgreSQL skip then).
-func Server() *pgserver.Server {
-	once.Do(setup)
-	return server
 }
 
 func quote(v string) string {

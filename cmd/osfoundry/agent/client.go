@@ -302,7 +302,7 @@ func (r *toolResult) decode(v any) error {
 }
 
 // unreadHint is what every tool result of a connection with unread mail
-// carries in its structured content (SPEC §9).
+// carries in its structured content (docs/mcp.md, "Mail for an agent").
 type unreadHint struct {
 	Total    int             `json:"total"`
 	Sessions []unreadSession `json:"sessions"`

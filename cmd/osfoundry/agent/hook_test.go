@@ -13,9 +13,10 @@ import (
 	"time"
 )
 
-// mailServer stands in for /mcp with the unread hint of SPEC §9, to pin how
-// the hook pages through read_session_mail and what it keeps. The real
-// server is exercised by the tests in cmd/osfoundry.
+// mailServer stands in for /mcp with the unread hint every tool result
+// carries while mail waits for the connection, to pin how the hook pages
+// through read_session_mail and what it keeps. The real server is exercised
+// by the tests in cmd/osfoundry.
 type mailServer struct {
 	mu    sync.Mutex
 	calls []string // "tool {arguments}"

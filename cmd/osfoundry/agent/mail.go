@@ -37,7 +37,7 @@ const (
 )
 
 // addressedTo says whether a note counts as unread mail for the connection
-// whose sender slug is slug (SPEC §9): a reply to its slug, or an owner's
+// whose sender slug is slug: a reply to its slug, or an owner's
 // note to the whole session; never its own note. With the slug unknown, an
 // agent's reply is taken as addressed to it.
 func addressedTo(n mailNote, slug string) bool {

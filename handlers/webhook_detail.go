@@ -9,24 +9,15 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookParams reads the project and endpoint of a webhook route.
-func webhookParams(c echo.Context) (projectID, endpointID int64, err error) {
-	if projectID, err = paramID(c, "id"); err != nil {
-		return 0, 0, err
-	}
-	endpointID, err = paramID(c, "hook")
-	return projectID, endpointID, err
-}
-
 // webhookPath is the page of an endpoint.
 func webhookPath(projectID, hook int64) string {
 	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, hook)
 }
 
-// webhookPage is GET /projects/:id/webhooks/:hook: the endpoint, its
+// webhookDetail is GET /projects/:id/webhooks/:hook: the endpoint, its
 // actions and its delivery log; right after the endpoint was added, its
 // signing secret, once.
-func (s *Server) webhookPage(c echo.Context) error {
+func (s *Server) webhookDetail(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
@@ -35,26 +26,12 @@ func (s *Server) webhookPage(c echo.Context) error {
 	if _, err := s.takeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
 		return err
 	}
-	return s.renderWebhook(c, http.StatusOK, projectID, hook, secret, nil)
+	return s.renderWebhookDetail(c, http.StatusOK, projectID, hook, secret, nil)
 }
 
-// webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log
-// alone, which the page polls while deliveries are waiting.
-func (s *Server) webhookLog(c echo.Context) error {
-	projectID, hook, err := webhookParams(c)
-	if err != nil {
-		return err
-	}
-	v, err := s.webhookView(c, projectID, hook)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
-}
-
-// renderWebhook shows an endpoint's page; secret is shown when not empty
+// renderWebhookDetail shows an endpoint's page; secret is shown when not empty
 // (right after the endpoint was added), errs above the actions.
-func (s *Server) renderWebhook(c echo.Context, status int, projectID, hook int64, secret string, errs views.FormErrors) error {
+func (s *Server) renderWebhookDetail(c echo.Context, status int, projectID, hook int64, secret string, errs views.FormErrors) error {
 	v, err := s.webhookView(c, projectID, hook)
 	if err != nil {
 		return err

@@ -3,11 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -20,9 +16,7 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-const sitePassword = "correct horse battery"
-
-// site is the real router on a test server, with a signed-in owner's browser.
+// site is the app with a signed-in owner whose requests return parsed pages.
 type site struct {
 	t       *testing.T
 	srv     *httptest.Server
@@ -33,38 +27,9 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	st := storetest.New(t)
-	key := make([]byte, 96)
-	for i := range key {
-		key[i] = byte(i + 7)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(Deps{
-		Store:  st,
-		Config: Config{BaseURL: "http://" + ln.Addr().String(), SessionHashKey: key[:64], SessionBlockKey: key[64:]},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	o, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: sitePassword, WorkspaceName: "Home"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	s := &site{t: t, srv: srv, st: st, owner: o, browser: &http.Client{
-		Jar: jar, Timeout: 30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-	_, d := s.get("/login")
-	resp := s.post("/login", url.Values{"_csrf": {csrf(d)}, "email": {o.Email}, "password": {sitePassword}, "next": {"/"}})
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in: %d", resp.StatusCode)
-	}
-	return s
+	a := newTestApp(t)
+	o := a.owner("owner@example.com", "Home")
+	return &site{t: t, srv: a.srv, st: a.store, owner: o.owner, browser: o.http}
 }
 
 func (s *site) get(path string) (*http.Response, *goquery.Document) {
@@ -179,7 +144,7 @@ func TestConnectionsPage(t *testing.T) {
 		}
 	})
 	t.Run("another workspace's connection is not found", func(t *testing.T) {
-		other, err := s.st.CreateOwner(ctx, store.NewOwner{Email: "eve@example.com", DisplayName: "Eve", Password: sitePassword, WorkspaceName: "Elsewhere"})
+		other, err := s.st.CreateOwner(ctx, store.NewOwner{Email: "eve@example.com", DisplayName: "Eve", Password: testPassword, WorkspaceName: "Elsewhere"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,69 +245,6 @@ func TestStaticTokenForm(t *testing.T) {
 		_, d = s.get("/connections")
 		if d.Find(`[data-testid="new-token"]`).Length() != 0 || strings.Contains(d.Text(), tok) {
 			t.Fatal("token shown again")
-		}
-	})
-}
-
-func TestConsentPage(t *testing.T) {
-	t.Parallel()
-	s := newSite(t)
-	ctx := context.Background()
-	if _, err := s.st.CreateProject(ctx, s.owner.WorkspaceID, "Alpha"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.st.CreateOAuthClient(ctx, &store.OAuthClient{ClientID: "c1", ClientName: "Cursor <script>", RedirectURIs: []string{"cursor://anysphere.cursor-retrieval/oauth/cb"}, TokenEndpointAuthMethod: "none"}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	q := url.Values{
-		"client_id": {"c1"}, "redirect_uri": {"cursor://anysphere.cursor-retrieval/oauth/cb"}, "response_type": {"code"},
-		"state": {"s1"}, "code_challenge": {strings.Repeat("a", 43)}, "code_challenge_method": {"S256"},
-		"resource": {s.srv.URL + "/mcp"}, "scope": {"osfoundry:read osfoundry:write"},
-	}
-	resp, d := s.get("/authorize?" + q.Encode())
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-	if h := d.Find("h1").First().Text(); h != "Connect osFoundry" {
-		t.Errorf("heading %q", h)
-	}
-	if got := d.Find(`[data-testid="consent-client-name"]`).Text(); got != "Cursor <script>" {
-		t.Errorf("client name %q", got)
-	}
-	if d.Find(`[data-testid="consent-unverified"]`).Length() != 1 {
-		t.Error("client not marked unverified")
-	}
-	if got := d.Find(`[data-testid="consent-redirect-host"]`).Text(); got != "cursor://anysphere.cursor-retrieval" {
-		t.Errorf("redirect host %q", got)
-	}
-	if d.Find(`[data-testid="consent-scope-Read"]`).Length() != 1 || d.Find(`[data-testid="consent-scope-Write"] input[type=checkbox]`).Length() != 1 {
-		t.Error("scopes not shown in words, or write cannot be unticked")
-	}
-	if d.Find(`[data-testid="consent-project"]`).Length() != 1 {
-		t.Error("projects not offered")
-	}
-	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "cursor:") {
-		t.Errorf("CSP does not let the form go to the client's scheme: %q", csp)
-	}
-	t.Run("CSRF refused", func(t *testing.T) {
-		f := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead}}
-		for k, v := range q {
-			f[k] = v
-		}
-		resp := s.post("/authorize", f)
-		if resp.StatusCode != http.StatusForbidden {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-	})
-	t.Run("approve redirects to the custom scheme", func(t *testing.T) {
-		f := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead, store.ScopeWrite}, "_csrf": {csrf(d)}}
-		for k, v := range q {
-			f[k] = v
-		}
-		resp := s.post("/authorize", f)
-		loc, _ := url.Parse(resp.Header.Get("Location"))
-		if resp.StatusCode != http.StatusSeeOther || loc.Scheme != "cursor" || loc.Query().Get("code") == "" || loc.Query().Get("state") != "s1" || loc.Query().Get("iss") != s.srv.URL {
-			t.Fatalf("%d %s", resp.StatusCode, loc)
 		}
 	})
 }

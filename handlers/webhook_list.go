@@ -8,14 +8,14 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhooksPage is GET /projects/:id/webhooks: the project's endpoints and
+// webhookList is GET /projects/:id/webhooks: the project's endpoints and
 // the form that adds one.
-func (s *Server) webhooksPage(c echo.Context) error {
-	return s.renderWebhooks(c, http.StatusOK, views.Form{})
+func (s *Server) webhookList(c echo.Context) error {
+	return s.renderWebhookList(c, http.StatusOK, views.Form{})
 }
 
-// renderWebhooks shows the Webhooks page with add's values and errors.
-func (s *Server) renderWebhooks(c echo.Context, status int, add views.Form) error {
+// renderWebhookList shows the Webhooks page with add's values and errors.
+func (s *Server) renderWebhookList(c echo.Context, status int, add views.Form) error {
 	p, err := s.projectParam(c)
 	if err != nil {
 		return err

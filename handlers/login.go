@@ -20,43 +20,8 @@ const (
 	loginWindow      = 15 * time.Minute
 )
 
-func (s *Server) setupForm(c echo.Context) error {
-	has, err := s.store.HasOwner(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	if has {
-		return c.Redirect(http.StatusSeeOther, "/login")
-	}
-	return s.render(c, http.StatusOK, "Create the first owner account", views.SetupPage(views.SetupForm{}))
-}
-
-func (s *Server) setupSubmit(c echo.Context) error {
-	f := views.SetupForm{
-		Email:       c.FormValue("email"),
-		DisplayName: c.FormValue("display_name"),
-		Workspace:   c.FormValue("workspace"),
-	}
-	o, err := s.store.CreateFirstOwner(c.Request().Context(), store.NewOwner{
-		Email: f.Email, DisplayName: f.DisplayName, Password: c.FormValue("password"), WorkspaceName: f.Workspace,
-	})
-	var fe *store.FieldError
-	switch {
-	case errors.As(err, &fe):
-		f.Errors = views.FormErrors{fe.Field: fe.Message}
-		return s.render(c, http.StatusUnprocessableEntity, "Create the first owner account", views.SetupPage(f))
-	case errors.Is(err, store.ErrConflict):
-		return c.Redirect(http.StatusSeeOther, "/login")
-	case err != nil:
-		return err
-	}
-	s.log.Info("first owner created", "owner_id", o.ID, "workspace_id", o.WorkspaceID)
-	if err := s.signIn(c, o); err != nil {
-		return err
-	}
-	return c.Redirect(http.StatusSeeOther, "/")
-}
-
+// loginForm is GET /login: the sign-in form (the setup form while no owner
+// exists; where next points when already signed in).
 func (s *Server) loginForm(c echo.Context) error {
 	has, err := s.store.HasOwner(c.Request().Context())
 	if err != nil {
@@ -72,6 +37,8 @@ func (s *Server) loginForm(c echo.Context) error {
 	return s.render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
 }
 
+// loginSubmit is POST /login: signs the owner in and goes where next points;
+// failures are counted and throttled.
 func (s *Server) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := views.LoginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}
@@ -102,13 +69,6 @@ func (s *Server) loginSubmit(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, f.Next)
-}
-
-func (s *Server) logout(c echo.Context) error {
-	if err := s.signOut(c); err != nil {
-		return err
-	}
-	return redirect(c, "/login")
 }
 
 // safeNext returns next when it is a local path, else "/": no open redirects.

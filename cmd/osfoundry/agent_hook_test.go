@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+func TestAgentHookReportsStatusAndBringsMail(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	conn := s.connectAgent(t, m, "widgets-bot")
+	ctx := context.Background()
+
+	t.Run("SessionStart sets repo and branch", func(t *testing.T) {
+		r := m.hookEvent(s.URL, "SessionStart", nil)
+		if r.code != 0 || r.stdout != "" {
+			t.Fatalf("no mail yet: want no output, got exit %d %q", r.code, r.stdout)
+		}
+		repo, branch, _ := s.status(t, conn)
+		if repo != "acme/widgets" || branch != "fix/rounding" {
+			t.Fatalf("status after SessionStart: repo %q branch %q", repo, branch)
+		}
+	})
+
+	t.Run("SessionEnd clears the task", func(t *testing.T) {
+		m.agentCall(s.URL, "set_status", map[string]any{"task": "Fixing the rounding of totals"})
+		if _, _, task := s.status(t, conn); task != "Fixing the rounding of totals" {
+			t.Fatalf("task %q", task)
+		}
+		quiet(t, "SessionEnd", m.hookEvent(s.URL, "SessionEnd", nil))
+		repo, branch, task := s.status(t, conn)
+		if task != "<null>" || repo != "acme/widgets" || branch != "fix/rounding" {
+			t.Fatalf("after SessionEnd: repo %q branch %q task %q", repo, branch, task)
+		}
+	})
+
+	t.Run("events the hook does not act on, and subagents", func(t *testing.T) {
+		before := s.mcpRequests()
+		quiet(t, "Stop", m.hookEvent(s.URL, "Stop", nil))
+		m.resetThrottle()
+		quiet(t, "PostToolUse in a subagent", m.hookEvent(s.URL, "PostToolUse", func(in map[string]any) { in["agent_id"] = "agent-1"; in["agent_type"] = "Explore" }))
+		if n := s.mcpRequests() - before; n != 0 {
+			t.Fatalf("%d MCP requests for events the hook ignores", n)
+		}
+	})
+
+	// Mail: the agent posts a note, the owner replies to its slug and writes
+	// to the whole session.
+	posted := m.agentCall(s.URL, "post_session_note", map[string]any{"session_type": s.w.session.Type, "session_id": s.w.session.PublicID,
+		"subject": "Started on the rounding bug", "body": "Looking at totals.", "idempotency_key": "start-1"})
+	noteID := int64(posted.data["id"].(float64))
+	reply, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+		Type: store.MessageReply, ReplyTo: noteID, Subject: "Use banker's rounding", Body: "Round half to even,\nas the ledger does."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broadcast, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+		Type: store.MessageNote, Subject: "Release on Friday", Body: "Everything merged by Thursday."})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The mail subtests rest on the unread hint: every tool result
+	// of a connection with unread mail carries "unread".
+	if m.agentCall(s.URL, "list_sessions", nil).data["unread"] == nil {
+		t.Fatal("list_sessions carries no \"unread\" although two notes wait for the agent")
+	}
+
+	t.Run("UserPromptSubmit brings the replies as context, and they count as read", func(t *testing.T) {
+		m.resetThrottle()
+		text := hookAnswer(t, "UserPromptSubmit", m.hookEvent(s.URL, "UserPromptSubmit", nil))
+		for _, want := range []string{"2 unread notes", fmt.Sprintf("note %d", reply.ID), "Use banker's rounding", "Round half to even,\nas the ledger does.",
+			fmt.Sprintf("note %d", broadcast.ID), "Release on Friday", "to this agent (ext-widgets-bot)", "to the whole session", s.w.session.PublicID} {
+			if !strings.Contains(text, want) {
+				t.Errorf("context lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "Started on the rounding bug") {
+			t.Errorf("the agent's own note came back as mail:\n%s", text)
+		}
+		if r := m.agentCall(s.URL, "list_sessions", nil); r.data["unread"] != nil {
+			t.Errorf("still unread after the hook read them: %v", r.data["unread"])
+		}
+	})
+
+	t.Run("UserPromptSubmit and PostToolUse check mail at most every 30 s", func(t *testing.T) {
+		m.resetThrottle()
+		m.hookEvent(s.URL, "UserPromptSubmit", nil)
+		later, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+			Type: store.MessageReply, ReplyTo: noteID, Subject: "One more thing", Body: "Add a test."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := s.mcpRequests()
+		quiet(t, "PostToolUse right after a check", m.hookEvent(s.URL, "PostToolUse", nil))
+		quiet(t, "UserPromptSubmit right after a check", m.hookEvent(s.URL, "UserPromptSubmit", nil))
+		if n := s.mcpRequests() - before; n != 0 {
+			t.Fatalf("%d MCP requests within the 30 s window", n)
+		}
+		m.resetThrottle() // 30 s later
+		r := m.hookEvent(s.URL, "PostToolUse", nil)
+		if n := s.mcpRequests() - before; n == 0 {
+			t.Fatal("no mail check once the 30 s had passed")
+		}
+		text := hookAnswer(t, "PostToolUse", r)
+		if !strings.Contains(text, fmt.Sprintf("note %d", later.ID)) || !strings.Contains(text, "1 unread note") || strings.Contains(text, "Use banker's rounding") {
+			t.Errorf("PostToolUse context:\n%s", text)
+		}
+	})
+
+	t.Run("SessionStart adds unread mail", func(t *testing.T) {
+		n, _, err := s.w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: s.w.owner.WorkspaceID, SessionID: s.w.session.ID, OwnerID: s.w.owner.ID,
+			Type: store.MessageReply, ReplyTo: noteID, Subject: "While you were away", Body: "CI is green again."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := hookAnswer(t, "SessionStart", m.hookEvent(s.URL, "SessionStart", func(in map[string]any) { in["source"] = "resume" }))
+		if !strings.Contains(text, fmt.Sprintf("note %d", n.ID)) || !strings.Contains(text, "CI is green again.") {
+			t.Errorf("SessionStart context:\n%s", text)
+		}
+	})
+
+	t.Run("median run time", func(t *testing.T) {
+		var took []time.Duration
+		for range 20 {
+			m.resetThrottle()
+			r := m.hookEvent(s.URL, "UserPromptSubmit", nil)
+			quiet(t, "UserPromptSubmit without mail", r)
+			took = append(took, r.took)
+		}
+		slices.Sort(took)
+		t.Logf("osfoundry agent hook, UserPromptSubmit with a mail check (one list_sessions call): median %v, max %v over %d runs",
+			took[len(took)/2].Round(100*time.Microsecond), took[len(took)-1].Round(100*time.Microsecond), len(took))
+	})
+
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log has lines although nothing failed:\n%s", log)
+	}
+}
+
+func TestAgentHookFailsQuietly(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	check := func(t *testing.T, m *agentMachine, r hookRun, logWants string) {
+		t.Helper()
+		quiet(t, "hook", r)
+		if r.stderr != "" {
+			t.Errorf("stderr %q", r.stderr)
+		}
+		if r.took > hookLimitPlusStart {
+			t.Errorf("took %v", r.took)
+		}
+		if log := m.hookLog(); !strings.Contains(log, logWants) {
+			t.Errorf("hook log lacks %q:\n%s", logWants, log)
+		}
+	}
+
+	t.Run("malformed input", func(t *testing.T) {
+		m := newAgentMachine(t)
+		check(t, m, m.hook(s.URL, strings.NewReader(`{"hook_event_name": "SessionStart", `)), "read the hook event")
+	})
+
+	t.Run("input that never ends", func(t *testing.T) {
+		m := newAgentMachine(t)
+		// An *os.File is handed to the process as is, so the run does not
+		// wait for the test to close it.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		defer pw.Close()
+		pw.Write([]byte(`{"hook_event_name": "SessionStart"`)) // and then nothing, stdin stays open
+		check(t, m, m.hook(s.URL, pr), "gave up at the 2s limit")
+	})
+
+	t.Run("no credentials", func(t *testing.T) {
+		m := newAgentMachine(t)
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "is not connected to "+s.URL)
+	})
+
+	t.Run("revoked connection", func(t *testing.T) {
+		m := newAgentMachine(t)
+		conn := s.connectAgent(t, m, "revoked-bot")
+		if err := s.w.st.RevokeConnection(context.Background(), s.w.owner.WorkspaceID, conn); err != nil {
+			t.Fatal(err)
+		}
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "this checkout's connection to "+s.URL+" was revoked; run `osfoundry agent login --server "+s.URL+"` again")
+		if _, stderr, code := m.run("", "agent", "status"); code != 1 || !strings.Contains(stderr, "was revoked; run `osfoundry agent login") {
+			t.Errorf("status of a revoked connection: exit %d %q", code, stderr)
+		}
+	})
+
+	t.Run("server that never answers", func(t *testing.T) {
+		m := newAgentMachine(t)
+		s.connectAgent(t, m, "patient-bot")
+		s.silent.Store(true)
+		defer s.silent.Store(false)
+		check(t, m, m.hookEvent(s.URL, "UserPromptSubmit", nil), "context deadline exceeded")
+	})
+
+	t.Run("token endpoint that never answers", func(t *testing.T) {
+		m := newAgentMachine(t)
+		s.connectAgent(t, m, "refreshing-bot")
+		m.expireAccessToken() // the hook must refresh first
+		s.silent.Store(true)
+		defer s.silent.Store(false)
+		check(t, m, m.hookEvent(s.URL, "SessionEnd", nil), "context deadline exceeded")
+	})
+
+	// Last: the server goes away for good.
+	t.Run("server down", func(t *testing.T) {
+		m := newAgentMachine(t)
+		s.connectAgent(t, m, "lonely-bot")
+		s.gate.Close()
+		check(t, m, m.hookEvent(s.URL, "SessionStart", nil), "cannot reach the osFoundry server at "+s.URL)
+		if _, stderr, code := m.run("", "agent", "status"); code != 1 || !strings.Contains(stderr, "cannot reach the osFoundry server at "+s.URL) {
+			t.Errorf("status with the server down: exit %d %q", code, stderr)
+		}
+	})
+}
+
+// hookLimitPlusStart is the hook's 2 s limit plus room for starting a
+// process on a busy machine.
+const hookLimitPlusStart = 2500 * time.Millisecond
+
+func TestAgentHookRefreshesOnceForConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	conn := s.connectAgent(t, m, "busy-bot")
+	before := m.credentials()
+	m.expireAccessToken()
+	tokens := strings.Count(s.replica.logs.String(), "path=/token")
+
+	// Parallel tool calls end in parallel PostToolUse hooks, all finding the
+	// access token expired at once; SessionEnd runs beside them.
+	var wg sync.WaitGroup
+	runs := make([]hookRun, 6)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			event := "SessionEnd"
+			if i%2 == 0 {
+				event = "PostToolUse"
+			}
+			runs[i] = m.hookEvent(s.URL, event, nil)
+		}()
+	}
+	wg.Wait()
+	for i, r := range runs {
+		if r.code != 0 || r.stdout != "" && !strings.HasPrefix(r.stdout, `{"hookSpecificOutput"`) {
+			t.Errorf("run %d: exit %d %q", i, r.code, r.stdout)
+		}
+	}
+	if n := strings.Count(s.replica.logs.String(), "path=/token") - tokens; n != 1 {
+		t.Errorf("%d refreshes for concurrent runs, want exactly 1 (they share the rotated pair)", n)
+	}
+	after := m.credentials()
+	if after.RefreshToken == before.RefreshToken || after.AccessToken == before.AccessToken || !after.ExpiresAt.After(time.Now().Add(30*time.Minute)) {
+		t.Errorf("credentials not rotated: %+v", after)
+	}
+	if _, _, task := s.status(t, conn); task != "<null>" {
+		t.Errorf("SessionEnd did not clear the task: %q", task)
+	}
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log:\n%s", log)
+	}
+}
+
+func TestAgentHookAsksAnUnclaimedConnectionToClaim(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	m.login(s.URL, s.owner(t)) // no --handle: the model has to claim
+	text := hookAnswer(t, "SessionStart", m.hookEvent(s.URL, "SessionStart", nil))
+	if !strings.Contains(text, "no agent profile yet") || !strings.Contains(text, "claim_connected_profile") {
+		t.Fatalf("SessionStart context:\n%s", text)
+	}
+	if log := m.hookLog(); log != "" {
+		t.Errorf("hook log:\n%s", log)
+	}
+	// Once the model has claimed, SessionStart reports the status.
+	m.agentCall(s.URL, "claim_connected_profile", map[string]any{"handle": "late-claimer", "display_name": "Late"})
+	quiet(t, "SessionStart after the claim", m.hookEvent(s.URL, "SessionStart", nil))
+	if repo, branch, _ := s.status(t, s.newestConnection(t)); repo != "acme/widgets" || branch != "fix/rounding" {
+		t.Errorf("status: %q %q", repo, branch)
+	}
+}

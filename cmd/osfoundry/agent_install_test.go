@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAgentInstallCommand(t *testing.T) {
+	t.Parallel()
+	m := newAgentMachine(t)
+	server := "http://127.0.0.1:9" // not contacted
+	stdout, stderr, code := m.run("", "agent", "install", "claude-code", "--server", server, "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "+ hooks.SessionStart: ") || !strings.Contains(stdout, "Dry run: nothing was written.") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(m.checkout, ".mcp.json")); !os.IsNotExist(err) {
+		t.Fatalf("dry run wrote .mcp.json: %v", err)
+	}
+	stdout, stderr, code = m.run("", "agent", "install", "claude-code", "--server", server)
+	if code != 0 || !strings.Contains(stdout, "Not connected yet") {
+		t.Fatalf("install: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string } `json:"hooks"`
+		} `json:"hooks"`
+	}
+	b, _ := os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
+	json.Unmarshal(b, &settings)
+	want := binary(t) + " agent hook --server " + server
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"} {
+		if len(settings.Hooks[ev]) != 1 || settings.Hooks[ev][0].Hooks[0].Command != want {
+			t.Errorf("%s hooks: %+v", ev, settings.Hooks[ev])
+		}
+	}
+	// The hook command as written runs (here: not connected, so quietly).
+	cmd := exec.Command("sh", "-c", want)
+	cmd.Dir, cmd.Env, cmd.Stdin = m.checkout, m.env(), bytes.NewReader(m.fixture("SessionStart", nil))
+	if out, err := cmd.Output(); err != nil || len(out) != 0 {
+		t.Errorf("installed hook command: %v %q", err, out)
+	}
+	if out, _, _ := m.run("", "agent", "install", "claude-code", "--server", server); !strings.Contains(out, "already installed") {
+		t.Errorf("second install:\n%s", out)
+	}
+	if ignored := exec.Command("git", "-C", m.checkout, "check-ignore", "-q", ".claude/settings.local.json"); ignored.Run() != nil {
+		t.Error("settings.local.json is not ignored by git after install")
+	}
+	stdout, _, code = m.run("", "agent", "uninstall", "claude-code", "--server", server)
+	if code != 0 || !strings.Contains(stdout, "- hooks.PostToolUse") {
+		t.Errorf("uninstall:\n%s", stdout)
+	}
+	for _, f := range []string{".mcp.json", ".claude/settings.local.json"} {
+		if _, err := os.Stat(filepath.Join(m.checkout, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left after uninstall: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// config is the server's configuration, from flags with env fallbacks.
+type config struct {
+	addr        string
+	baseURL     string
+	dataDir     string
+	databaseURL string
+	sessionKey  string
+	logLevel    string
+	shutdown    time.Duration
+	opsAddr     string
+	// deprecated lists the deprecated flags and variables given, to warn of.
+	deprecated    []string
+	trustProxy    bool
+	allowPrivate  bool
+	headerTimeout time.Duration
+
+	// test holds settings for tests only, which no flag or variable sets.
+	test testConfig
+}
+
+// testConfig is for tests only: what tests of the whole server change about
+// it, set through run's tune functions (main_test.go starts the test binary
+// as the server for that).
+type testConfig struct {
+	// fastWebhooks shortens the webhook sender's retries, leases and sweeps
+	// (webhooks.FastOptions), so that tests need not wait for production
+	// backoffs and leases. For tests only.
+	fastWebhooks bool
+}
+
+// hiddenFlags are registered but not listed by --help.
+var hiddenFlags = map[string]bool{"pprof-addr": true}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func (c *config) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", envOr("OSFOUNDRY_ADDR", "localhost:8080"), "listen address (OSFOUNDRY_ADDR)")
+	fs.StringVar(&c.baseURL, "base-url", envOr("OSFOUNDRY_BASE_URL", ""), "public origin agents and browsers use, e.g. https://foundry.example.com (OSFOUNDRY_BASE_URL; default http://<addr> for serve, the base URL the server last started with for token create)")
+	fs.StringVar(&c.dataDir, "data-dir", envOr("OSFOUNDRY_DATA_DIR", ".osfoundry"), "folder for the private PostgreSQL cluster (pg/) and the cookie key (OSFOUNDRY_DATA_DIR)")
+	fs.StringVar(&c.databaseURL, "database-url", envOr("DATABASE_URL", ""), "PostgreSQL server to use instead of the private one (DATABASE_URL)")
+	fs.StringVar(&c.sessionKey, "session-key", envOr("OSFOUNDRY_SESSION_KEY", ""), "hex cookie key of at least 64 bytes, shared by all replicas; generated into the data folder when empty (OSFOUNDRY_SESSION_KEY)")
+	fs.StringVar(&c.logLevel, "log-level", envOr("OSFOUNDRY_LOG_LEVEL", "info"), "debug, info, warn or error (OSFOUNDRY_LOG_LEVEL)")
+	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
+	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
+	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
+	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
+	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
+	// The operations listener was first the profiles listener: its old flag
+	// and variable still work, with a warning.
+	if v := os.Getenv("OSFOUNDRY_PPROF_ADDR"); v != "" && c.opsAddr == "" {
+		c.opsAddr = v
+		c.deprecated = append(c.deprecated, "OSFOUNDRY_PPROF_ADDR")
+	}
+	fs.Func("pprof-addr", "deprecated: use --ops-addr", func(v string) error {
+		c.opsAddr = v
+		c.deprecated = append(c.deprecated, "--pprof-addr")
+		return nil
+	})
+}
+
+// printFlags lists the flags of fs as PrintDefaults does, hidden ones left out.
+func printFlags(fs *flag.FlagSet) {
+	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	visible.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if !hiddenFlags[f.Name] {
+			visible.Var(f.Value, f.Name, f.Usage)
+			visible.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	visible.PrintDefaults()
+}
+
+// finish checks the flags. A --base-url that was given is normalised here;
+// one that was not stays empty: serve derives it from --addr, token create
+// reads the one the server recorded.
+func (c *config) finish() error {
+	c.baseURL = strings.TrimRight(c.baseURL, "/")
+	if c.baseURL != "" && !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
+		return fmt.Errorf("--base-url %q: must start with http:// or https://", c.baseURL)
+	}
+	return nil
+}
+
+// listenBaseURL is serve's base URL when --base-url is not given:
+// http://<addr>, with localhost for a wildcard host.
+func (c *config) listenBaseURL() (string, error) {
+	host, port, err := net.SplitHostPort(c.addr)
+	if err != nil {
+		return "", fmt.Errorf("--addr %q: %w", c.addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port), nil
+}
+
+// log prints the configuration at start, secrets masked.
+func (c *config) log(l *slog.Logger) {
+	db := "private PostgreSQL in " + filepath.Join(c.dataDir, "pg")
+	if c.databaseURL != "" {
+		db = maskURL(c.databaseURL)
+	}
+	key := "generated (data folder)"
+	if c.sessionKey != "" {
+		key = "configured (masked)"
+	}
+	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
+		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate, "ops_addr", c.opsAddr)
+	for _, d := range c.deprecated {
+		l.Warn(d + " is deprecated: use --ops-addr (OSFOUNDRY_OPS_ADDR)")
+	}
+}
+
+// maskURL hides the password of a database URL or keyword DSN.
+func maskURL(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if j := strings.LastIndex(s, "@"); j > i {
+			if k := strings.Index(s[i+3:j], ":"); k >= 0 {
+				return s[:i+3+k+1] + "****" + s[j:]
+			}
+		}
+	}
+	if strings.Contains(s, "password=") {
+		return "(keyword DSN, password masked)"
+	}
+	return s
+}
+
+// newLogger is the text logger on stderr at --log-level.
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}

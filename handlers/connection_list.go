@@ -1,0 +1,47 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// connectionList is GET /connections: the workspace's connections, and right
+// after a static token was minted, that token, once.
+func (s *Server) connectionList(c echo.Context) error {
+	form := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
+	var tok views.NewStaticToken
+	shown, err := s.takeReveal(c, "/connections", &tok)
+	if err != nil {
+		return err
+	}
+	if !shown {
+		return s.renderConnectionList(c, http.StatusOK, form, nil)
+	}
+	return s.renderConnectionList(c, http.StatusOK, form, &tok)
+}
+
+// renderConnectionList shows the Connections page with the static token form
+// (values and errors) and a token just minted, if any.
+func (s *Server) renderConnectionList(c echo.Context, status int, form views.StaticTokenForm, tok *views.NewStaticToken) error {
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	conns, err := s.store.ListConnections(ctx, o.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	projects, err := s.store.ListProjects(ctx, o.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	if form.Projects == nil {
+		form.Projects = map[int64]bool{}
+	}
+	s.page(c).Nav = "connections"
+	return s.render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
+		Connections: conns, Projects: projects, Form: form, NewToken: tok,
+	}))
+}

@@ -1,0 +1,31 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// inviteCreate is POST /sessions/:id/invitations: invites a connection of the
+// workspace to the session as contributor or runner.
+func (s *Server) inviteCreate(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	f := formOf(c, "connection_id", "role")
+	err = s.store.Invite(c.Request().Context(), session.WorkspaceID, session.ID, int64Param(f.Value("connection_id")), f.Value("role"))
+	if errors.Is(err, store.ErrNotFound) {
+		err = &store.FieldError{Field: "connection_id", Message: "choose a live connection of this workspace"}
+	}
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderParticipantList(c, http.StatusUnprocessableEntity, f)
+	}
+	return redirect(c, participantsURL(session.ID))
+}

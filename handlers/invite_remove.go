@@ -1,0 +1,18 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+)
+
+// inviteRemove is POST /sessions/:id/invitations/:conn/remove: the connection
+// leaves the session.
+func (s *Server) inviteRemove(c echo.Context) error {
+	session, conn, err := s.invitationOf(c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.RemoveInvitation(c.Request().Context(), session.WorkspaceID, session.ID, conn); err != nil {
+		return err
+	}
+	return redirect(c, participantsURL(session.ID))
+}

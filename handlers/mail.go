@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/a-h/templ"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// mailRows marks which notes are unread for the owner: newer than what they
+// had seen, and not their own.
+func mailRows(o *store.Owner, notes []store.Note, lastRead int64) []views.MailRow {
+	rows := make([]views.MailRow, len(notes))
+	for i, n := range notes {
+		own := n.SenderOwnerID != nil && *n.SenderOwnerID == o.ID
+		rows[i] = views.MailRow{Note: n, Unread: n.ID > lastRead && !own}
+	}
+	return rows
+}
+
+// withReceipts adds the read receipts of the owners' notes among rows.
+func (s *Server) withReceipts(ctx context.Context, o *store.Owner, sessionID int64, rows []views.MailRow) ([]views.MailRow, error) {
+	var ids []int64
+	for _, r := range rows {
+		if r.Note.SenderKind == "owner" {
+			ids = append(ids, r.Note.ID)
+		}
+	}
+	receipts, err := s.store.NoteReceipts(ctx, o.WorkspaceID, sessionID, ids)
+	if err != nil || len(receipts) == 0 {
+		return rows, err
+	}
+	byNote := map[int64][]store.Receipt{}
+	for _, rc := range receipts {
+		byNote[rc.NoteID] = append(byNote[rc.NoteID], rc)
+	}
+	for i := range rows {
+		rows[i].Receipts = byNote[rows[i].Note.ID]
+	}
+	return rows, nil
+}
+
+// receiptsLine loads the receipts line of one owner's note (nil while nobody
+// read it): what the live stream's receipt event shows.
+func (s *Server) receiptsLine(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error) {
+	receipts, err := s.store.NoteReceipts(ctx, workspaceID, sessionID, []int64{noteID})
+	return views.ReadBy(receipts), err
+}
+
+// rowsAfter loads the notes newer than after, marks them unread or not, and
+// records them as seen: they are on the owner's screen now.
+func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after int64) ([]views.MailRow, error) {
+	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
+	if err != nil || len(notes) == 0 {
+		return nil, err
+	}
+	lastRead, err := s.store.MarkMailRead(ctx, o.ID, sessionID, notes[0].ID)
+	if err != nil {
+		return nil, err
+	}
+	return mailRows(o, notes, lastRead), nil
+}

@@ -1,0 +1,27 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// noteCompose opens the reply composer for an agent's note: inline for htmx,
+// as a page of its own otherwise.
+func (s *Server) noteCompose(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	n, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
+	if err != nil {
+		return err
+	}
+	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
+	if isHTMX(c) {
+		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
+	}
+	return s.render(c, http.StatusOK, "Reply to "+n.SenderSlug, views.ComposePage(comp))
+}

@@ -1,0 +1,38 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// participantList is GET /sessions/:id/participants: who is invited, in which
+// role, and the form that invites another connection.
+func (s *Server) participantList(c echo.Context) error {
+	return s.renderParticipantList(c, http.StatusOK, views.Form{})
+}
+
+// renderParticipantList shows the participants page with invite's values and
+// errors.
+func (s *Server) renderParticipantList(c echo.Context, status int, invite views.Form) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	v := views.ParticipantsView{Session: *session, Project: *p, Invite: invite}
+	if v.Participants, err = s.store.ListParticipants(ctx, session.WorkspaceID, session.ID); err != nil {
+		return err
+	}
+	if v.Invitable, err = s.store.ListInvitableConnections(ctx, session.WorkspaceID, session.ID); err != nil {
+		return err
+	}
+	s.page(c).Nav = "projects"
+	return s.render(c, status, "Participants · "+session.Title, views.ParticipantsPage(v))
+}
+
+// participantsURL is the participants page of a session.
+func participantsURL(id int64) string { return fmt.Sprintf("/sessions/%d/participants", id) }

@@ -1,0 +1,26 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// presencePoll returns the sidebar, or 204 when it would look the same as
+// the version the page shows (?v=).
+func (s *Server) presencePoll(c echo.Context) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.presenceView(c, session, p)
+	if err != nil {
+		return err
+	}
+	if c.QueryParam("v") == v.Version {
+		return noContent(c)
+	}
+	return s.render(c, http.StatusOK, "", views.PresenceSidebar(v))
+}

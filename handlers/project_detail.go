@@ -1,0 +1,38 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// projectDetail is GET /projects/:id: the project's sessions and seated agents,
+// with the forms that rename it, seat an agent and start a session.
+func (s *Server) projectDetail(c echo.Context) error {
+	return s.renderProjectDetail(c, http.StatusOK, views.ProjectView{})
+}
+
+// renderProjectDetail shows the project page with v's forms (values and errors).
+func (s *Server) renderProjectDetail(c echo.Context, status int, v views.ProjectView) error {
+	p, err := s.projectParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	v.Project = *p
+	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, p.ID); err != nil {
+		return err
+	}
+	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
+		return err
+	}
+	page := s.page(c)
+	page.Nav = "projects"
+	for _, summary := range v.Sessions {
+		page.Unread += summary.Unread
+	}
+	return s.render(c, status, p.Name, views.ProjectPage(v))
+}

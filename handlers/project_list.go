@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// projectList is GET /: the workspace's projects with their unread counts, and
+// the form that adds one.
+func (s *Server) projectList(c echo.Context) error {
+	return s.renderProjectList(c, http.StatusOK, views.Form{})
+}
+
+// renderProjectList shows the projects page with create's values and errors.
+func (s *Server) renderProjectList(c echo.Context, status int, create views.Form) error {
+	o := currentOwner(c)
+	projects, err := s.store.ListProjectSummaries(c.Request().Context(), o.WorkspaceID, o.ID)
+	if err != nil {
+		return err
+	}
+	p := s.page(c)
+	p.Nav = "projects"
+	for _, pr := range projects {
+		p.Unread += pr.Unread
+	}
+	return s.render(c, status, "Projects", views.ProjectsPage(projects, create))
+}

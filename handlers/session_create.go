@@ -1,0 +1,32 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// sessionCreate is POST /projects/:id/sessions: a session of the project, then
+// its page.
+func (s *Server) sessionCreate(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	f := formOf(c, "session_type", "title")
+	session, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
+		WorkspaceID: o.WorkspaceID, ProjectID: id, Type: f.Value("session_type"), Title: f.Value("title"), CreatedBy: o.ID,
+	})
+	if err != nil {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderProjectDetail(c, http.StatusUnprocessableEntity, views.ProjectView{Create: f})
+	}
+	return redirect(c, "/sessions/"+strconv.FormatInt(session.ID, 10))
+}

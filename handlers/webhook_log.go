@@ -1,0 +1,23 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log
+// alone, which the page polls while deliveries are waiting.
+func (s *Server) webhookLog(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	v, err := s.webhookView(c, projectID, hook)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
+}
