@@ -411,7 +411,7 @@ func (l *liveStreams) sendSessionNotes(sessionID int64) {
 			t.last = n.ID
 			for st := range t.streams {
 				ev := other
-				if n.SenderOwnerID != nil && *n.SenderOwnerID == st.ownerID {
+				if n.SentBy(st.ownerID) {
 					ev = own
 				}
 				l.send(st, streamEvent{noteID: n.ID, data: ev})
