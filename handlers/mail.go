@@ -14,8 +14,7 @@ import (
 func mailRows(o *store.Owner, notes []store.Note, lastRead int64) []views.MailRow {
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
-		own := n.SenderOwnerID != nil && *n.SenderOwnerID == o.ID
-		rows[i] = views.MailRow{Note: n, Unread: n.ID > lastRead && !own}
+		rows[i] = views.MailRow{Note: n, Unread: n.ID > lastRead && !n.SentBy(o.ID)}
 	}
 	return rows
 }
@@ -24,7 +23,7 @@ func mailRows(o *store.Owner, notes []store.Note, lastRead int64) []views.MailRo
 func (s *Server) withReceipts(ctx context.Context, o *store.Owner, sessionID int64, rows []views.MailRow) ([]views.MailRow, error) {
 	var ids []int64
 	for _, r := range rows {
-		if r.Note.SenderKind == "owner" {
+		if r.Note.SenderKind == store.SenderOwner {
 			ids = append(ids, r.Note.ID)
 		}
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,16 +11,14 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// replyTarget loads the agent note a reply answers (404 otherwise).
+// replyTarget loads the agent note a reply answers (store.ReplyTarget); a
+// note that cannot be answered is a page that does not exist (404).
 func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, error) {
-	n, err := s.store.GetSessionNote(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
-	if err != nil {
-		return nil, err
-	}
-	if n.SenderKind != "agent" {
+	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
+	if errors.Is(err, store.ErrNotAnswerable) {
 		return nil, echo.NewHTTPError(http.StatusNotFound, "Only an agent's note can be answered")
 	}
-	return n, nil
+	return n, err
 }
 
 // notePost posts an owner's reply, note to the whole session, or analysis

@@ -88,7 +88,7 @@ func TestReply(t *testing.T) {
 	}
 	reply := notes[0]
 	if reply.MessageType != store.MessageReply || reply.RecipientSlug == nil || *reply.RecipientSlug != f.ag.slug ||
-		reply.SenderKind != "owner" || reply.Body != "Use main.\n"+xss {
+		reply.SenderKind != store.SenderOwner || reply.Body != "Use main.\n"+xss {
 		t.Fatalf("stored reply %+v", reply)
 	}
 

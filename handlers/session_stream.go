@@ -100,8 +100,7 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 	}
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
-		own := n.SenderOwnerID != nil && *n.SenderOwnerID == o.ID
-		rows[i] = views.MailRow{Note: n, Unread: !own}
+		rows[i] = views.MailRow{Note: n, Unread: !n.SentBy(o.ID)}
 	}
 	// A missed owner's note may have been read meanwhile.
 	if rows, err = s.withReceipts(ctx, o, sessionID, rows); err != nil {

@@ -78,7 +78,7 @@ func (b *Broker) sendSessionNotes(sessionID int64) {
 			t.last = n.ID
 			for st := range t.streams {
 				ev := other
-				if n.SenderOwnerID != nil && *n.SenderOwnerID == st.ownerID {
+				if n.SentBy(st.ownerID) {
 					ev = own
 				}
 				b.send(st, Event{NoteID: n.ID, Data: ev})

@@ -50,7 +50,7 @@ const MaxEventPage = 100
 // ErrForbidden: not invited.
 func (s *Store) PollEvents(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, afterSeq int64, limit int) ([]ResourceEvent, int64, error) {
 	if limit < 1 || limit > MaxEventPage {
-		return nil, 0, &FieldError{"limit", "use 1 to 100"}
+		return nil, 0, &FieldError{"limit", fmt.Sprintf("use 1 to %d", MaxEventPage)}
 	}
 	if afterSeq < 0 {
 		return nil, 0, &FieldError{"after_sequence", "use 0 or more"}

@@ -87,11 +87,41 @@ func collectNotes(rows pgx.Rows, op string) ([]Note, error) {
 
 // GetSessionNote returns one note of a session of the workspace.
 func (s *Store) GetSessionNote(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
-	n, err := scanNote(s.pool.QueryRow(ctx, `
-		SELECT `+noteColumns+` FROM notes n WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id = $3`,
-		workspaceID, sessionID, noteID))
+	n, err := sessionNote(ctx, s.pool, workspaceID, sessionID, noteID)
 	if err != nil {
 		return nil, wrap("get note", err)
+	}
+	return n, nil
+}
+
+func sessionNote(ctx context.Context, q queryRower, workspaceID, sessionID, noteID int64) (*Note, error) {
+	return scanNote(q.QueryRow(ctx, `
+		SELECT `+noteColumns+` FROM notes n WHERE n.workspace_id = $1 AND n.session_id = $2 AND n.id = $3`,
+		workspaceID, sessionID, noteID))
+}
+
+// ErrNotAnswerable means an owner's reply names a note it cannot answer: one
+// that is not an agent's note of the session.
+var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
+
+// ReplyTarget returns the note of the session an owner's reply answers: an
+// agent's note (FromAgent), whose sender slug the reply goes to; any other
+// note, or none, gives ErrNotAnswerable. PostOwnerNote checks a reply with it.
+func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
+	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID)
+	if err != nil && err != ErrNotAnswerable {
+		return nil, fmt.Errorf("store: reply target: %w", err)
+	}
+	return n, err
+}
+
+func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID int64) (*Note, error) {
+	n, err := sessionNote(ctx, q, workspaceID, sessionID, noteID)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || (err == nil && !n.FromAgent()):
+		return nil, ErrNotAnswerable
+	case err != nil:
+		return nil, err
 	}
 	return n, nil
 }
@@ -287,19 +317,14 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 			in.WorkspaceID, in.SessionID, in.OwnerID).Scan(&ownerName); err != nil {
 			return err
 		}
-		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, SenderKind: "owner", SenderOwnerID: &in.OwnerID,
+		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, SenderKind: SenderOwner, SenderOwnerID: &in.OwnerID,
 			SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, MessageType: in.Type, Subject: in.Subject, Body: in.Body}
 		if in.Type == MessageReply {
-			var kind, slug string
-			err := tx.QueryRow(ctx, `SELECT sender_kind, sender_slug FROM notes WHERE workspace_id = $1 AND session_id = $2 AND id = $3`,
-				in.WorkspaceID, in.SessionID, in.ReplyTo).Scan(&kind, &slug)
-			if errors.Is(err, pgx.ErrNoRows) || (err == nil && kind != "agent") {
-				return &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
-			}
+			target, err := replyTarget(ctx, tx, in.WorkspaceID, in.SessionID, in.ReplyTo)
 			if err != nil {
 				return err
 			}
-			n.RecipientSlug = &slug
+			n.RecipientSlug = &target.SenderSlug
 		}
 		first, err := scanNote(tx.QueryRow(ctx, `
 			SELECT `+noteColumns+` FROM notes n

@@ -2,10 +2,8 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,86 +96,6 @@ func planOf(t *testing.T, rows pgx.Rows) string {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "\n")
-}
-
-func TestPostOwnerNote(t *testing.T) {
-	t.Parallel()
-	f := newMailFixture(t)
-	ctx := context.Background()
-	agentNote := f.agentNote(t, "question")
-	base := store.OwnerNote{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, OwnerID: f.owner.ID}
-
-	for _, tc := range []struct {
-		name  string
-		edit  func(*store.OwnerNote)
-		field string
-	}{
-		{"unknown type", func(n *store.OwnerNote) { n.Type = "memo"; n.Body = "b" }, "type"},
-		{"subject too long", func(n *store.OwnerNote) { n.Type = "note"; n.Subject = strings.Repeat("é", 201); n.Body = "b" }, "subject"},
-		{"empty body", func(n *store.OwnerNote) { n.Type = "note"; n.Body = " \n " }, "body"},
-		{"body too long", func(n *store.OwnerNote) { n.Type = "note"; n.Body = strings.Repeat("x", 10001) }, "body"},
-		{"reply without note", func(n *store.OwnerNote) { n.Type = "reply"; n.Body = "b" }, "reply_to"},
-		{"reply to a missing note", func(n *store.OwnerNote) { n.Type = "reply"; n.ReplyTo = agentNote + 100; n.Body = "b" }, "reply_to"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := base
-			tc.edit(&in)
-			_, _, err := f.st.PostOwnerNote(ctx, in)
-			var fe *store.FieldError
-			if !errors.As(err, &fe) || fe.Field != tc.field {
-				t.Fatalf("err %v, want a FieldError on %s", err, tc.field)
-			}
-		})
-	}
-
-	// A reply goes to the agent's sender slug; 10,000 characters is fine.
-	in := base
-	in.Type, in.ReplyTo, in.Subject, in.Body = store.MessageReply, agentNote, "Re: question", strings.Repeat("y", 10000)
-	n, dup, err := f.st.PostOwnerNote(ctx, in)
-	if err != nil || dup {
-		t.Fatal(err, dup)
-	}
-	if n.RecipientSlug == nil || *n.RecipientSlug != "ext-ada" || n.SenderSlug != store.OwnerSlug(f.owner.ID) || n.SenderName != "Olive" {
-		t.Fatalf("reply %+v", n)
-	}
-	// Replying to an owner's note is refused.
-	in.ReplyTo = n.ID
-	if _, _, err := f.st.PostOwnerNote(ctx, in); err == nil {
-		t.Fatal("reply to an owner note accepted")
-	}
-	// The same form submitted again, even concurrently, posts once.
-	in = base
-	in.Type, in.Body = store.MessageAnalysis, "owners only"
-	var wg sync.WaitGroup
-	ids := make([]int64, 4)
-	for i := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, _, err := f.st.PostOwnerNote(ctx, in)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			ids[i] = n.ID
-		}()
-	}
-	wg.Wait()
-	for _, id := range ids[1:] {
-		if id != ids[0] {
-			t.Fatalf("double submit wrote several notes: %v", ids)
-		}
-	}
-	// Analysis notes get no resource event; replies do.
-	var events int
-	if err := storetest.SQL(t, f.st).QueryRow(`SELECT count(*) FROM resource_events WHERE note_id = $1`, ids[0]).Scan(&events); err != nil || events != 0 {
-		t.Fatalf("analysis note has %d events (%v)", events, err)
-	}
-	// Another workspace's session is not found.
-	in.WorkspaceID = f.owner.WorkspaceID + 1
-	if _, _, err := f.st.PostOwnerNote(ctx, in); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("other workspace: %v", err)
-	}
 }
 
 func TestMailListsAndReadMarks(t *testing.T) {

@@ -17,21 +17,35 @@ const (
 	MessageAnalysis = "analysis"
 )
 
+// SenderKind is who wrote a note: an owner in the web app, or a connection's
+// agent through the MCP tools. Its values are those the notes.sender_kind
+// check of the schema allows.
+type SenderKind string
+
+// The two kinds of sender.
+const (
+	SenderOwner SenderKind = "owner"
+	SenderAgent SenderKind = "agent"
+)
+
 // AgentLabel is how an agent's note is labelled wherever people read it.
 const AgentLabel = "outside assistant"
 
-// Limits of a note, the same for agents and owners.
+// Limits of a note, the same for agents and owners, in characters.
 const (
 	MaxSubjectLen = 200
 	MaxBodyLen    = 10000
 )
+
+// MaxIdempotencyKeyLen bounds an agent's idempotency key, in characters.
+const MaxIdempotencyKeyLen = 200
 
 // Note is one entry of a session's Team mail.
 type Note struct {
 	ID                 int64
 	WorkspaceID        int64
 	SessionID          int64
-	SenderKind         string // "owner" or "agent"
+	SenderKind         SenderKind
 	SenderOwnerID      *int64
 	SenderConnectionID *int64
 	SenderSlug         string
@@ -47,6 +61,17 @@ type Note struct {
 
 const noteColumns = `n.id, n.workspace_id, n.session_id, n.sender_kind, n.sender_owner_id, n.sender_connection_id,
 	n.sender_slug, n.sender_name, n.recipient_slug, n.message_type, n.subject, n.body, n.idempotency_key, n.created_at`
+
+// FromAgent reports whether an agent wrote the note: it carries AgentLabel
+// wherever people read it, and it is the only kind an owner's reply can
+// answer (its sender slug is where the reply goes).
+func (n *Note) FromAgent() bool { return n.SenderKind == SenderAgent }
+
+// SentBy reports whether the owner wrote the note: their own note, which is
+// never unread for them.
+func (n *Note) SentBy(ownerID int64) bool {
+	return n.SenderOwnerID != nil && *n.SenderOwnerID == ownerID
+}
 
 // scanNote scans noteColumns, then extra.
 func scanNote(row pgx.Row, extra ...any) (*Note, error) {
@@ -228,18 +253,15 @@ func (a AgentNote) messageType() string {
 	return MessageNote
 }
 
-// MaxIdempotencyKeyLen bounds an agent's idempotency key.
-const MaxIdempotencyKeyLen = 200
-
 // Validate checks the lengths of an agent note.
 func (a AgentNote) Validate() error {
 	switch {
 	case utf8.RuneCountInString(a.Subject) > MaxSubjectLen:
-		return &FieldError{"subject", "use at most 200 characters"}
+		return &FieldError{"subject", fmt.Sprintf("use at most %d characters", MaxSubjectLen)}
 	case utf8.RuneCountInString(a.Body) > MaxBodyLen:
-		return &FieldError{"body", "use at most 10000 characters"}
+		return &FieldError{"body", fmt.Sprintf("use at most %d characters", MaxBodyLen)}
 	case a.IdempotencyKey == "" || utf8.RuneCountInString(a.IdempotencyKey) > MaxIdempotencyKeyLen:
-		return &FieldError{"idempotency_key", "use 1 to 200 characters"}
+		return &FieldError{"idempotency_key", fmt.Sprintf("use 1 to %d characters", MaxIdempotencyKeyLen)}
 	}
 	return nil
 }
@@ -329,146 +351,4 @@ func sameRecipient(recipient *string, to string) bool {
 		return to == ""
 	}
 	return *recipient == to
-}
-
-// MaxMailPage is the largest page read_session_mail returns.
-const MaxMailPage = 20
-
-// readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
-// the connection, $3 and $4 the session's type and public id, $5 the page's
-// upper bound (pageBefore), $6 the page size, $7 ReceiptsChannel.
-//
-// One round trip on the hottest read. target: the session and the caller's
-// invitation (no row means no such session, a NULL role means not invited).
-// page: the notes, one more than asked; shown: those returned. fresh: the
-// shown notes that get a receipt now. The session row is locked before
-// receipts take their ids, as insertNote does for notes, so that a
-// session's receipts become visible in id order and the owners' pages can
-// poll with "receipt id > last seen". mark: read_through moves up to the
-// newest note shown.
-var readAgentMailSQL = `
-	WITH target AS (
-		SELECT s.id, i.role, c.sender_slug
-		FROM sessions s
-		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
-		LEFT JOIN connections c ON c.id = i.connection_id
-		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
-	), page AS (
-		SELECT n.* FROM target CROSS JOIN LATERAL (
-			SELECT * FROM notes n
-			WHERE target.role IS NOT NULL AND ` + inSession("target.id") + ` AND ` + readableBy("$2", "target.sender_slug") + `
-				AND n.id < $5
-			-- Ordered as notes_session_idx (session_id, id DESC) is: see inSession.
-			ORDER BY n.session_id, n.id DESC
-			LIMIT $6 + 1
-		) n
-	), shown AS (
-		SELECT * FROM page ORDER BY id DESC LIMIT $6
-	), fresh AS (
-		SELECT n.id, n.session_id, n.sender_kind FROM shown n
-		WHERE ` + receiptFor("$2") + `
-			AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
-	), locked AS (
-		SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
-	), receipts AS (
-		INSERT INTO note_receipts (note_id, connection_id)
-		SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
-		ON CONFLICT (note_id, connection_id) DO NOTHING
-		RETURNING note_id
-	), notified AS (
-		-- ReceiptTopic's payload, inline: only a receipt recorded for the
-		-- first time notifies (the rule is in notify.go).
-		SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
-		FROM receipts r JOIN fresh f ON f.id = r.note_id
-		WHERE f.sender_kind = 'owner'
-	), mark AS (
-		-- Only a mark that moves is written: an upsert that finds the mark
-		-- already there would lock its row even when it changes nothing, and a
-		-- row lock makes the read a write that waits for a WAL flush.
-		INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
-		SELECT target.id, $2, top.id FROM target, (SELECT max(id) AS id FROM shown) top
-		WHERE top.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM agent_mail_reads r
-			WHERE r.session_id = target.id AND r.connection_id = $2 AND r.read_through >= top.id)
-		ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
-		WHERE m.read_through < EXCLUDED.read_through
-	)
-	SELECT target.role, (SELECT notified.n FROM notified), u.*, ` + noteColumns + `
-	FROM target
-	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
-	LEFT JOIN page n ON true
-	ORDER BY n.id DESC`
-
-// ReadAgentMail returns a page of the Team mail the connection may read in a
-// session it is invited to (readableBy): notes to its sender slug, notes to
-// the whole session, and the notes it posted; never analysis notes. Newest
-// first; with beforeID > 0 only notes with a smaller id. It returns limit+1
-// rows at most so that the caller can tell whether an older page exists.
-//
-// The same statement records what it returns: a read receipt for each
-// returned note the connection did not write, once per (note, connection)
-// however many reads race on however many replicas, announced on
-// ReceiptsChannel when the note is an owner's; and the newest note returned,
-// above which its unread mail in the session starts (agent_mail_reads). It
-// answers the connection's unread mail as it stands after this read: a
-// session read from the top is no longer counted, one read below its newest
-// notes (before_id) counts the notes above the page.
-func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]Note, Unread, error) {
-	if limit < 1 || limit > MaxMailPage {
-		return nil, Unread{}, &FieldError{"limit", "use 1 to 20"}
-	}
-	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, pageBefore(beforeID), limit, ReceiptsChannel)
-	if err != nil {
-		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
-	}
-	defer rows.Close()
-	found := false
-	var out []Note
-	var u unreadTargets
-	for rows.Next() {
-		found = true
-		var role *string
-		var notified int64
-		var n nullableNote
-		if err := rows.Scan(append(append([]any{&role, &notified}, u.targets()...), n.targets()...)...); err != nil {
-			return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
-		}
-		if role == nil {
-			return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrForbidden)
-		}
-		if n.ID != nil {
-			out = append(out, n.note())
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
-	}
-	if !found {
-		return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrNotFound)
-	}
-	return out, u.unread(), nil
-}
-
-// nullableNote scans the note columns of an outer join, where a row may
-// carry no note.
-type nullableNote struct {
-	ID, WorkspaceID, SessionID        *int64
-	SenderKind                        *string
-	SenderOwnerID, SenderConnectionID *int64
-	SenderSlug, SenderName            *string
-	RecipientSlug                     *string
-	MessageType, Subject, Body        *string
-	IdempotencyKey                    *string
-	CreatedAt                         *time.Time
-}
-
-func (n *nullableNote) targets() []any {
-	return []any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
-		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}
-}
-
-func (n *nullableNote) note() Note {
-	return Note{ID: *n.ID, WorkspaceID: *n.WorkspaceID, SessionID: *n.SessionID, SenderKind: *n.SenderKind,
-		SenderOwnerID: n.SenderOwnerID, SenderConnectionID: n.SenderConnectionID, SenderSlug: *n.SenderSlug,
-		SenderName: *n.SenderName, RecipientSlug: n.RecipientSlug, MessageType: *n.MessageType, Subject: *n.Subject,
-		Body: *n.Body, IdempotencyKey: n.IdempotencyKey, CreatedAt: *n.CreatedAt}
 }

@@ -68,6 +68,6 @@ func BenchmarkPostAgentNote(b *testing.B) {
 
 // benchNote is an agent's note to the fixture's session.
 func (f *mailFixture) benchNote() *store.Note {
-	return &store.Note{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, SenderKind: "agent", SenderConnectionID: &f.connID,
+	return &store.Note{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, SenderKind: store.SenderAgent, SenderConnectionID: &f.connID,
 		SenderSlug: "bench", SenderName: "Bench", MessageType: store.MessageNote, Subject: "Bench", Body: "A note"}
 }

@@ -45,6 +45,13 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 // NormalizeEmail lower-cases and trims an email address.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
+// Limits of a new owner: the display name in characters, the password in
+// bytes.
+const (
+	MaxOwnerNameLen  = 80
+	MaxPasswordBytes = 1024
+)
+
 // Validate checks the fields of a new owner and normalises them in place.
 func (n *NewOwner) Validate() error {
 	n.Email = NormalizeEmail(n.Email)
@@ -52,14 +59,14 @@ func (n *NewOwner) Validate() error {
 	if a, err := mail.ParseAddress(n.Email); err != nil || a.Address != n.Email || len(n.Email) > 254 {
 		return &FieldError{"email", "enter a valid email address, like name@example.com"}
 	}
-	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > 80 {
-		return &FieldError{"display_name", "enter a name of 1 to 80 characters"}
+	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > MaxOwnerNameLen {
+		return &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)}
 	}
 	if utf8.RuneCountInString(n.Password) < MinPasswordLength {
 		return &FieldError{"password", fmt.Sprintf("use at least %d characters", MinPasswordLength)}
 	}
-	if len(n.Password) > 1024 {
-		return &FieldError{"password", "use at most 1024 bytes"}
+	if len(n.Password) > MaxPasswordBytes {
+		return &FieldError{"password", fmt.Sprintf("use at most %d bytes", MaxPasswordBytes)}
 	}
 	return nil
 }

@@ -16,11 +16,18 @@ import (
 // status and notes hang off the profile.
 var ErrNoProfile = errors.New("no profile claimed")
 
-// HandlePattern is the rule for an agent handle, the same in the tool schema
-// and the database.
-var HandlePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,30}$`)
+// Lengths of an agent handle, in characters.
+const (
+	MinHandleLen = 2
+	MaxHandleLen = 31
+)
 
-// MaxDisplayNameLen bounds an agent's display name.
+// HandlePattern is the rule for an agent handle, the same in the tool schema
+// and the database: MinHandleLen to MaxHandleLen lowercase letters, digits
+// and '-', starting with a letter or digit.
+var HandlePattern = regexp.MustCompile(fmt.Sprintf(`^[a-z0-9][a-z0-9-]{%d,%d}$`, MinHandleLen-1, MaxHandleLen-1))
+
+// MaxDisplayNameLen bounds an agent's display name, in characters.
 const MaxDisplayNameLen = 80
 
 // Profile is the agent identity a connection claims: a handle unique in the
@@ -41,10 +48,10 @@ type Profile struct {
 func ValidateProfile(handle, displayName string) (string, string, error) {
 	displayName = strings.TrimSpace(displayName)
 	if !HandlePattern.MatchString(handle) {
-		return "", "", &FieldError{"handle", "use 2 to 31 characters: lowercase letters, digits and '-', starting with a letter or digit"}
+		return "", "", &FieldError{"handle", fmt.Sprintf("use %d to %d characters: lowercase letters, digits and '-', starting with a letter or digit", MinHandleLen, MaxHandleLen)}
 	}
 	if displayName == "" || utf8.RuneCountInString(displayName) > MaxDisplayNameLen {
-		return "", "", &FieldError{"display_name", "use 1 to 80 characters"}
+		return "", "", &FieldError{"display_name", fmt.Sprintf("use 1 to %d characters", MaxDisplayNameLen)}
 	}
 	return handle, displayName, nil
 }

@@ -19,11 +19,14 @@ type Project struct {
 	CreatedAt   time.Time
 }
 
+// MaxProjectNameLen bounds a project's name, in characters.
+const MaxProjectNameLen = 100
+
 // ValidateProjectName trims and checks a project name.
 func ValidateProjectName(name string) (string, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || utf8.RuneCountInString(name) > 100 {
-		return "", &FieldError{"name", "enter a project name of 1 to 100 characters"}
+	if name == "" || utf8.RuneCountInString(name) > MaxProjectNameLen {
+		return "", &FieldError{"name", fmt.Sprintf("enter a project name of 1 to %d characters", MaxProjectNameLen)}
 	}
 	return name, nil
 }

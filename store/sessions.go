@@ -49,14 +49,17 @@ type NewSession struct {
 	CreatedBy int64
 }
 
+// MaxTitleLen bounds a session's title, in characters.
+const MaxTitleLen = 200
+
 // Validate trims and checks the fields of a new session.
 func (n *NewSession) Validate() error {
 	n.Title = strings.TrimSpace(n.Title)
 	if !slices.Contains(SessionTypes, n.Type) {
 		return &FieldError{"session_type", "choose " + orList(SessionTypes)}
 	}
-	if n.Title == "" || utf8.RuneCountInString(n.Title) > 200 {
-		return &FieldError{"title", "enter a title of 1 to 200 characters"}
+	if n.Title == "" || utf8.RuneCountInString(n.Title) > MaxTitleLen {
+		return &FieldError{"title", fmt.Sprintf("enter a title of 1 to %d characters", MaxTitleLen)}
 	}
 	return nil
 }

@@ -3,11 +3,11 @@ package store
 import "strconv"
 
 // What a connection's agent reads, what counts as mail addressed to it, and
-// how much of that it has not read yet (docs/mcp.md, "Mail for an agent").
-// Each rule is one SQL condition on notes n, written once here and used by
-// every statement that needs it: the token check of every tool call (the
-// unread hint), and read_session_mail (the page, its receipts and the hint it
-// returns).
+// how much of that it has not read yet. Each rule is one SQL
+// condition on notes n, written once here and used by every statement that
+// needs it: the token check of every tool call (the unread hint), and
+// read_session_mail (the page, its receipts, which of its notes are
+// addressed to the reader, and the hint it returns).
 
 // readableBy is what read_session_mail shows a connection in a session it is
 // invited to: notes to the whole session, replies to its sender slug, and

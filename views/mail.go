@@ -51,7 +51,7 @@ func ReplySubject(subject string) string {
 // hasReceipts reports whether a note shows read receipts: an owner's note
 // agents read (not an analysis note, which they never see).
 func hasReceipts(n store.Note) bool {
-	return n.SenderKind == "owner" && n.MessageType != store.MessageAnalysis
+	return n.SenderKind == store.SenderOwner && n.MessageType != store.MessageAnalysis
 }
 
 // ReadBy is the ReceiptsLine of a note's receipts, or nil while nobody has

@@ -35,10 +35,10 @@ func parsed(s string) string {
 // fuzzNote builds the note a row renders from fuzzed fields; mode picks the
 // sender kind, the message type and whether a recipient is set.
 func fuzzNote(mode byte, subject, body, name, slug, recipient string) store.Note {
-	n := store.Note{ID: 42, SessionID: 7, SenderKind: "owner", SenderSlug: slug, SenderName: name,
+	n := store.Note{ID: 42, SessionID: 7, SenderKind: store.SenderOwner, SenderSlug: slug, SenderName: name,
 		MessageType: store.MessageNote, Subject: subject, Body: body, CreatedAt: time.Unix(1_700_000_000, 0)}
 	if mode&1 != 0 {
-		n.SenderKind = "agent"
+		n.SenderKind = store.SenderAgent
 	}
 	switch mode >> 1 % 3 {
 	case 1:
@@ -141,7 +141,7 @@ func FuzzMailRow(f *testing.F) {
 		if got := bodySel.Text(); got != parsed(body) && strings.TrimPrefix(got, "\n") != strings.TrimPrefix(parsed(body), "\n") {
 			t.Fatalf("body reads back %q, want %q:\n%s", got, body, out)
 		}
-		if n.SenderKind == "agent" {
+		if n.FromAgent() {
 			label := doc.Find(`[data-testid="reply-button"]`).AttrOr("aria-label", "")
 			if want := parsed("Reply to " + slug + ": " + subject); label != want {
 				t.Fatalf("reply label %q, want %q", label, want)

@@ -66,7 +66,7 @@ func mailRow(sessionID int64, r MailRow) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		n := r.Note
-		agent := n.SenderKind == "agent"
+		agent := n.FromAgent()
 		{
 			templ_7745c5c3_ElementWriter := templ_7745c5c3_Buffer
 			templ_7745c5c3_Buffer := templ.GetBuffer()

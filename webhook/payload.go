@@ -91,9 +91,9 @@ func event(d *store.DueWebhook, baseURL string) Event {
 	n := d.Note
 	ev.Type, ev.Timestamp = EventNotePosted, n.CreatedAt.UTC()
 	ev.Note = &EventNote{ID: n.ID, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body,
-		Sender:    EventSender{Kind: n.SenderKind, Slug: n.SenderSlug, Name: n.SenderName},
+		Sender:    EventSender{Kind: string(n.SenderKind), Slug: n.SenderSlug, Name: n.SenderName},
 		Recipient: n.RecipientSlug, CreatedAt: n.CreatedAt.UTC()}
-	if n.SenderKind == "agent" {
+	if n.FromAgent() {
 		ev.Note.Sender.Label = store.AgentLabel
 	}
 	ev.Session = &EventSession{ID: d.Session.ID, SessionType: d.Session.Type, SessionID: d.Session.PublicID, Title: d.Session.Title}

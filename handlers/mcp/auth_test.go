@@ -28,9 +28,11 @@ type refusalBody struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// TestRefusals asserts the double refusal of SPEC §3 for each way a call
-// can lack a valid token: status, every WWW-Authenticate field, and the
-// JSON-RPC isError result carrying the same header.
+// TestRefusals asserts the double refusal (an HTTP 401 with its
+// WWW-Authenticate header, and an isError result for clients that never
+// read headers) for each way a call can lack a valid token: status, every
+// WWW-Authenticate field, and the JSON-RPC isError result carrying the same
+// header.
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

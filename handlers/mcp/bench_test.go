@@ -10,8 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The in-process cost of a tool call through the real handler (auth
-// wrapper, SDK, tool, PostgreSQL; no network): time, bytes and allocations
+// The in-process cost of a tool call through the real handler (the front,
+// the SDK or the plain-call answer, tool, PostgreSQL; no network): time, bytes and allocations
 // per call, for before/after figures of a change:
 //
 //	go test -run '^$' -bench 'ToolCall|ToolsList' -benchmem ./handlers/mcp/

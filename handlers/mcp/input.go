@@ -3,13 +3,13 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -46,6 +46,30 @@ func jsonTooDeep(body []byte, limit int) bool {
 	return false
 }
 
+// checkArguments refuses a verified request whose tool arguments hold text
+// that is not valid UTF-8 or holds a NUL character, which the store could
+// not keep: each call gets an isError result naming the argument (HTTP 200),
+// a problem the agent can fix. Only a body with invalid UTF-8 or an escaped
+// NUL can hold one; the usual body skips the per-argument decoding.
+func (h *Handler) checkArguments(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := requestFrom(r.Context())
+		if req == nil || req.scope == "" || (utf8.Valid(req.body) && !bytes.Contains(req.body, []byte(`\u0000`))) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		for _, m := range req.messages {
+			if field := badArgument(m.Params.Arguments); field != "" {
+				text := fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field)
+				writeRPC(w, http.StatusOK, req.batch, resultForEach(req.messages, isErrorResult(text, nil))...)
+				h.observeAnswered(req, metrics.IsError)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // badArgument returns the name of the first tool argument whose text holds
 // invalid UTF-8 or a NUL character ("" when all are clean). Nested values are
 // named with dots.
@@ -80,19 +104,4 @@ func badArgument(args json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-// writeToolError answers each call of the body with an isError tool result
-// carrying text (HTTP 200): a problem the agent can fix.
-func writeToolError(w http.ResponseWriter, text string, calls []call, batch bool) {
-	writeResults(w, http.StatusOK, &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}}, calls, batch)
-}
-
-// writeRPCError answers with a JSON-RPC error object and an HTTP status, for
-// requests that are not well-formed enough to reach a tool.
-func writeRPCError(w http.ResponseWriter, status int, code int64, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": message}})
-	w.Write(b)
 }

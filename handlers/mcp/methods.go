@@ -22,8 +22,7 @@ var capabilities = &mcpsdk.ServerCapabilities{
 
 // implemented reports whether the server answers a request method. Only
 // tools/call needs a token; the others answer anyone. Every other method
-// gets JSON-RPC -32601, whoever asks, so that a client probing for
-// resources or prompts never starts a sign-in.
+// gets JSON-RPC -32601, whoever asks (answerUnimplemented).
 func implemented(method string) bool {
 	switch method {
 	case "initialize", "server/discover", "ping", "tools/list", "tools/call":
@@ -44,57 +43,61 @@ var handledNotifications = map[string]bool{
 	"notifications/roots/list_changed": true,
 }
 
-// isNotification reports whether a message is a notification (no id).
-func (c call) isNotification() bool { return len(c.ID) == 0 || string(c.ID) == "null" }
-
 // unanswered reports whether the server does not act on a message: a
 // request for a method it does not implement, or a notification the SDK
 // does not handle. JSON-RPC responses (no method) go to the SDK.
-func unanswered(c call) bool {
+func unanswered(m *message) bool {
 	switch {
-	case c.Method == "":
+	case m.Method == "":
 		return false
-	case c.isNotification():
-		return !handledNotifications[c.Method]
+	case m.isNotification():
+		return !handledNotifications[m.Method]
 	}
-	return !implemented(c.Method)
+	return !implemented(m.Method)
 }
 
 func methodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
 }
 
-// writeUnanswered answers a single message the server does not act on: a
-// notification with 202 Accepted and no body, a request with JSON-RPC -32601
-// (HTTP 404 for protocol 2026-07-28 and later, as that revision requires).
-func writeUnanswered(w http.ResponseWriter, c call) {
-	if c.isNotification() {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	id, err := decodeID(c.ID)
-	if err != nil {
-		writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request id")
-		return
-	}
-	msg, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: methodNotFound(c.Method)})
-	if err != nil {
-		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
-		return
-	}
-	status := http.StatusOK
-	if newProtocol(c) {
-		status = http.StatusNotFound
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(msg)
+// answerUnimplemented answers a lone message the server does not act on,
+// whoever sends it, so that a client probing for resources or prompts never
+// starts a sign-in: a notification with 202 Accepted and no body, a request
+// with JSON-RPC -32601 (HTTP 404 for protocol 2026-07-28 and later, as that
+// revision requires). In a batch, onlyImplemented answers them.
+func answerUnimplemented(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := requestFrom(r.Context())
+		if req == nil || req.batch || len(req.messages) != 1 || !unanswered(&req.messages[0]) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		m := &req.messages[0]
+		if m.isNotification() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if m.idErr != nil {
+			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest, "invalid request id"))
+			return
+		}
+		msg, err := rpcResponse(m.id, nil, methodNotFound(m.Method))
+		if err != nil {
+			writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+			return
+		}
+		status := http.StatusOK
+		if m.newProtocol() {
+			status = http.StatusNotFound
+		}
+		writeRPC(w, status, false, msg)
+	})
 }
 
 // onlyImplemented refuses, inside the SDK, the methods the SDK knows but this
-// server does not implement (resources, prompts, completion). ServeHTTP
-// answers a single such request before the SDK sees it; this covers the
-// messages of a JSON-RPC batch.
+// server does not implement (resources, prompts, completion).
+// answerUnimplemented answers a lone such request before the SDK sees it;
+// this covers the messages of a JSON-RPC batch.
 func onlyImplemented(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		if !implemented(method) && !handledNotifications[method] {

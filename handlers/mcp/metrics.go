@@ -21,9 +21,28 @@ func observedTools(m *metrics.Metrics, registry map[string]*tool) *metrics.Tools
 	return m.Tools(names...)
 }
 
+// outcomeOf is how a tool call ended, as the metrics count it: a JSON-RPC
+// error (the tool failed; toolError chose it), an isError result (the agent
+// can fix it), or a result. The calls the front answers before any tool
+// runs are counted by observeAnswered.
+func outcomeOf(res *mcpsdk.CallToolResult, err error) metrics.Outcome {
+	switch {
+	case err != nil:
+		return metrics.Failed
+	case res != nil && res.IsError:
+		return metrics.IsError
+	}
+	return metrics.OK
+}
+
+// observe counts one tool call by its outcome, timed from start: the call
+// as answered directly (answerPlainCall) or by the SDK (observeTools).
+func (h *Handler) observe(tool string, start time.Time, res *mcpsdk.CallToolResult, err error) {
+	h.tools.Observe(tool, outcomeOf(res, err), time.Since(start))
+}
+
 // observeTools times each tools/call that reaches the SDK, from its dispatch
-// to its result, and counts it by outcome: a result, an isError result, or a
-// JSON-RPC error.
+// to its result, and counts it (observe).
 func (h *Handler) observeTools(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		if method != "tools/call" {
@@ -31,28 +50,24 @@ func (h *Handler) observeTools(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 		}
 		start := time.Now()
 		res, err := next(ctx, method, req)
-		outcome := metrics.OK
-		if err != nil {
-			outcome = metrics.Failed
-		} else if r, ok := res.(*mcpsdk.CallToolResult); ok && r.IsError {
-			outcome = metrics.IsError
-		}
 		name := ""
 		if p, ok := req.GetParams().(*mcpsdk.CallToolParamsRaw); ok {
 			name = p.Name
 		}
-		h.tools.Observe(name, outcome, time.Since(start))
+		r, _ := res.(*mcpsdk.CallToolResult)
+		h.observe(name, start, r, err)
 		return res, err
 	}
 }
 
-// observeAnswered counts the tool calls among calls that ServeHTTP answered
-// itself, before any tool ran (a refusal, an early error), timed from start.
-func (h *Handler) observeAnswered(calls []call, outcome metrics.Outcome, start time.Time) {
-	d := time.Since(start)
-	for _, c := range calls {
-		if c.Method == "tools/call" {
-			h.tools.Observe(c.Params.Name, outcome, d)
+// observeAnswered counts the tool calls of a request the front answered
+// itself, before any tool ran (a refusal, an early error), timed from when
+// it began reading the request.
+func (h *Handler) observeAnswered(req *rpcRequest, outcome metrics.Outcome) {
+	d := time.Since(req.start)
+	for i := range req.messages {
+		if m := &req.messages[i]; m.Method == "tools/call" {
+			h.tools.Observe(m.Params.Name, outcome, d)
 		}
 	}
 }

@@ -8,15 +8,9 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The schema SPEC §3 fixes; the 1–200 length of idempotency_key is checked
-// by the store.
-var postSessionNoteSchema = object{
-	properties: append(sessionProps("session_type", "session_id"),
-		property{"subject", textMax(store.MaxSubjectLen)},
-		property{"body", textMax(store.MaxBodyLen)},
-		property{"idempotency_key", text()}),
-	required: []string{"session_type", "session_id", "subject", "body", "idempotency_key"},
-}
+// post_session_note's five fields are fixed by the product: no recipient
+// (reply_to_sender is the reply).
+var postSessionNoteSchema = noteSchema()
 
 type postNoteArgs struct {
 	SessionType    string `json:"session_type"`
@@ -43,9 +37,15 @@ func (h *Handler) addPostSessionNote() {
 }
 
 func (h *Handler) postSessionNote(ctx context.Context, c *caller, in postNoteArgs) (any, error) {
+	return h.postNote(ctx, c, in, "")
+}
+
+// postNote posts the note as the caller, to the whole session (to "") or to
+// one sender, and answers what both writing tools return.
+func (h *Handler) postNote(ctx context.Context, c *caller, in postNoteArgs, to string) (any, error) {
 	n, dup, err := h.store.PostAgentNote(ctx, store.AgentNote{
 		WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
-		SessionType: in.SessionType, SessionID: in.SessionID,
+		SessionType: in.SessionType, SessionID: in.SessionID, To: to,
 		Subject: in.Subject, Body: in.Body, IdempotencyKey: in.IdempotencyKey,
 	})
 	if err != nil {

@@ -30,12 +30,16 @@ type noteOut struct {
 	ID          int64     `json:"id"`
 	From        string    `json:"from"`
 	FromName    string    `json:"from_name"`
-	FromKind    string    `json:"from_kind"` // "owner" or "outside assistant"
+	FromKind    string    `json:"from_kind"` // "owner" or store.AgentLabel
 	To          *string   `json:"to"`        // null: the whole session
 	MessageType string    `json:"message_type"`
 	Subject     string    `json:"subject"`
 	Body        string    `json:"body"`
 	CreatedAt   time.Time `json:"created_at"`
+	// ForYou marks a note addressed to the caller (a reply to its slug, or an
+	// owner's note to the whole session): what the unread hint counts. The
+	// others (its own, other agents' notes to all) leave it out.
+	ForYou bool `json:"for_you,omitempty"`
 }
 
 type mailOut struct {
@@ -75,11 +79,11 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 	return out, nil
 }
 
-func toNoteOut(n store.Note) noteOut {
-	kind := "owner"
-	if n.SenderKind == "agent" {
+func toNoteOut(n store.AgentMailNote) noteOut {
+	kind := string(store.SenderOwner)
+	if n.FromAgent() {
 		kind = store.AgentLabel
 	}
 	return noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: kind, To: n.RecipientSlug,
-		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt}
+		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, ForYou: n.Addressed}
 }

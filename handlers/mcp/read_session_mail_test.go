@@ -252,3 +252,49 @@ func TestReadSessionMailPaging(t *testing.T) {
 		t.Fatalf("last page: %d notes, next %v", len(last.Notes), last.NextBeforeID)
 	}
 }
+
+// TestReadSessionMailSaysWhatIsForYou: each note of a page addressed to the
+// reader, the notes its unread hint counts (replies to its slug from an
+// owner or an agent, owners' notes to the whole session), carries
+// "for_you": true; its own notes and other agents' notes to the whole
+// session leave it out.
+func TestReadSessionMailSaysWhatIsForYou(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	p := e.project(ws, "P")
+	a, b := e.agent(ws, owner, store.AllScopes, p), e.agent(ws, owner, store.AllScopes, p)
+	slugA, slugB := a.claim("alice"), b.claim("bob")
+	s := e.session(ws, p, "team_session")
+	a.invite(s, store.RoleContributor)
+	b.invite(s, store.RoleContributor)
+
+	note := func(subject string) map[string]any {
+		return with(ref(s), "subject", subject, "body", "b", "idempotency_key", subject)
+	}
+	a.ok("post_session_note", note("alice to all"), nil)
+	a.ok("reply_to_sender", with(note("alice to bob"), "to", slugB), nil)
+	b.ok("post_session_note", note("bob to all"), nil)
+	b.ok("reply_to_sender", with(note("bob to alice"), "to", slugA), nil)
+	e.ownerNote(s, owner, nil, "note", "owner to all")
+	e.ownerNote(s, owner, &slugA, "reply", "owner to alice")
+	e.ownerNote(s, owner, &slugB, "reply", "owner to bob")
+
+	var got struct {
+		Notes []struct {
+			Subject string `json:"subject"`
+			ForYou  *bool  `json:"for_you"`
+		} `json:"notes"`
+	}
+	a.ok("read_session_mail", with(ref(s), "limit", 20), &got)
+	want := map[string]bool{"alice to all": false, "alice to bob": false, "bob to all": false,
+		"bob to alice": true, "owner to all": true, "owner to alice": true}
+	if len(got.Notes) != len(want) {
+		t.Fatalf("alice reads %s", mustJSON(got))
+	}
+	for _, n := range got.Notes {
+		if forYou := n.ForYou != nil; forYou != want[n.Subject] || (forYou && !*n.ForYou) {
+			t.Errorf("%q: for_you %v, want %v", n.Subject, mustJSON(n.ForYou), want[n.Subject])
+		}
+	}
+}

@@ -9,16 +9,8 @@ import (
 )
 
 // reply_to_sender is post_session_note addressed to one sender: the same
-// fields and the same idempotency, plus to. As there, the 1–200 length of
-// idempotency_key is checked by the store.
-var replyToSenderSchema = object{
-	properties: append(sessionProps("session_type", "session_id"),
-		property{"to", text()},
-		property{"subject", textMax(store.MaxSubjectLen)},
-		property{"body", textMax(store.MaxBodyLen)},
-		property{"idempotency_key", text()}),
-	required: []string{"session_type", "session_id", "to", "subject", "body", "idempotency_key"},
-}
+// fields and the same idempotency, plus to.
+var replyToSenderSchema = noteSchema(property{"to", text()})
 
 type replyArgs struct {
 	postNoteArgs
@@ -36,13 +28,5 @@ func (h *Handler) addReplyToSender() {
 }
 
 func (h *Handler) replyToSender(ctx context.Context, c *caller, in replyArgs) (any, error) {
-	n, dup, err := h.store.PostAgentNote(ctx, store.AgentNote{
-		WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
-		SessionType: in.SessionType, SessionID: in.SessionID, To: in.To,
-		Subject: in.Subject, Body: in.Body, IdempotencyKey: in.IdempotencyKey,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return postNoteOut{ID: n.ID, SenderSlug: n.SenderSlug, Duplicate: dup}, nil
+	return h.postNote(ctx, c, in.postNoteArgs, in.To)
 }

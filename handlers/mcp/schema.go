@@ -106,5 +106,29 @@ func sessionProps(typeName, idName string) []property {
 	return []property{{typeName, sessionType()}, {idName, text()}}
 }
 
+// noteProps are the fields of a note an agent writes, the same wherever it
+// writes one (post_session_note, reply_to_sender): the store's subject and
+// body limits, and its idempotency key, whose 1 to
+// store.MaxIdempotencyKeyLen characters the store checks.
+func noteProps() []property {
+	return []property{
+		{"subject", textMax(store.MaxSubjectLen)},
+		{"body", textMax(store.MaxBodyLen)},
+		{"idempotency_key", text()},
+	}
+}
+
+// noteSchema is the input of a tool that writes a note in a session: the
+// session, then extra (reply_to_sender's recipient), then the note's
+// fields, all required.
+func noteSchema(extra ...property) object {
+	props := append(append(sessionProps("session_type", "session_id"), extra...), noteProps()...)
+	o := object{properties: props}
+	for _, p := range props {
+		o.required = append(o.required, p.name)
+	}
+	return o
+}
+
 // noArgs is the schema of a tool without arguments.
 var noArgs = object{}

@@ -42,14 +42,15 @@ type Handler struct {
 	metadataURL string // <origin>/.well-known/oauth-protected-resource/mcp
 	publicHost  string // Host of BaseURL, with port when it has one
 	server      *mcpsdk.Server
+	front       http.Handler // the chain every request passes (front.go)
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
 	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
 	// registry holds every tool by name, as both ways of answering a
-	// tools/call run it (the SDK's handler and answerDirectly).
+	// tools/call run it (the SDK's handler and answerPlainCall).
 	registry map[string]*tool
 	tools    *metrics.Tools
 	// sdkOnly makes every request go to the SDK (tests: the reference the
-	// direct answers are compared with).
+	// answers to plain calls are compared with).
 	sdkOnly bool
 }
 
@@ -97,12 +98,14 @@ func New(opt Options) *Handler {
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       log,
-		// The Host/Origin allow-list in ServeHTTP replaces the SDK's
-		// loopback-only guard, which would refuse the configured public host.
+		// The Host/Origin allow-list of the front (checkHostAndOrigin)
+		// replaces the SDK's loopback-only guard, which would refuse the
+		// configured public host.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        maxBodyBytes,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
+	h.front = h.newFront()
 	return h
 }
 
@@ -133,7 +136,7 @@ type tool struct {
 // agent can act on them (refusal, store validation and access errors) and an
 // opaque JSON-RPC internal error otherwise. Both kinds of result end with the
 // caller's unread hint (withUnread). The SDK's handler of the tool verifies
-// the caller again and calls run; answerDirectly calls the same run.
+// the caller again and calls run; answerPlainCall calls the same run.
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
@@ -192,7 +195,7 @@ type caller struct {
 	store.TokenInfo
 }
 
-// callerFrom returns the token info the auth wrapper verified (a copy, which
+// callerFrom returns the token info the front verified (a copy, which
 // the tool may update), re-checking the tool's scope.
 func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
@@ -253,54 +256,4 @@ func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	}
 	h.log.ErrorContext(ctx, "mcp tool failed", "tool", tool, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgInternalErr}
-}
-
-// listToolsResult is the SDK's tools/list result with each tool as
-// listedTool.
-type listToolsResult struct {
-	*mcpsdk.ListToolsResult
-	Tools []listedTool `json:"tools"`
-}
-
-// listedTool is a tool as tools/list shows it: with the top-level
-// securitySchemes mcp.Tool has no field for, and with only the annotations
-// that mean something.
-type listedTool struct {
-	*mcpsdk.Tool
-	Annotations     annotations      `json:"annotations"`
-	SecuritySchemes []securityScheme `json:"securitySchemes"`
-}
-
-// annotations are a tool's hints. destructiveHint and idempotentHint mean
-// something only for a tool that is not read-only (MCP), so a read-only tool
-// leaves them out, where the SDK would always send idempotentHint.
-type annotations struct {
-	ReadOnlyHint    bool  `json:"readOnlyHint"`
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
-}
-
-func listedAnnotations(a *mcpsdk.ToolAnnotations) annotations {
-	if a.ReadOnlyHint {
-		return annotations{ReadOnlyHint: true, OpenWorldHint: a.OpenWorldHint}
-	}
-	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: ptr(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
-}
-
-// listToolsMiddleware shows each tool of tools/list as listedTool.
-func (h *Handler) listToolsMiddleware(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
-	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
-		res, err := next(ctx, method, req)
-		lr, ok := res.(*mcpsdk.ListToolsResult)
-		if method != "tools/list" || err != nil || !ok {
-			return res, err
-		}
-		out := &listToolsResult{ListToolsResult: lr, Tools: make([]listedTool, 0, len(lr.Tools))}
-		for _, t := range lr.Tools {
-			out.Tools = append(out.Tools, listedTool{Tool: t, Annotations: listedAnnotations(t.Annotations),
-				SecuritySchemes: schemesFor(h.registry[t.Name].scope)})
-		}
-		return out, nil
-	}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The schema SPEC §3 fixes.
+// set_status's three fields are fixed by the product: each a string or null
+// (null clears it), none required.
 var setStatusSchema = object{properties: []property{
 	{"repo", nullableTextMax(store.MaxRepoLen)},
 	{"branch", nullableTextMax(store.MaxBranchLen)},

@@ -10,7 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The unread hint (SPEC §9): every result a tool produces for a connection
+// The unread hint: every result a tool produces for a connection
 // with unread mail — mail addressed to it that read_session_mail has not
 // returned to it yet (store.Unread) — says so twice: as data, an "unread"
 // member of its structured content, and in words, a last text line. The
@@ -20,7 +20,8 @@ import (
 // arguments) carry no hint: they are not tool results.
 
 // unreadOut is the "unread" member of a result's structured content. Its
-// field names are fixed by SPEC §9; `osfoundry agent hook` reads them.
+// field names are part of the published tool contract, and `osfoundry agent
+// hook` reads them: renaming one breaks clients.
 type unreadOut struct {
 	// Total counts the unread notes of every session.
 	Total int `json:"total"`

@@ -52,31 +52,6 @@ func TestReadEvents(t *testing.T) {
 
 func strp(s string) *string { return &s }
 
-func TestAddressedTo(t *testing.T) {
-	owner := mailNote{FromKind: "owner", From: "alice"}
-	ownerToMe := mailNote{FromKind: "owner", From: "alice", To: strp("ext-me")}
-	mine := mailNote{FromKind: "outside assistant", From: "ext-me"}
-	myReply := mailNote{FromKind: "outside assistant", From: "ext-me", To: strp("ext-other")}
-	otherToMe := mailNote{FromKind: "outside assistant", From: "ext-other", To: strp("ext-me")}
-	otherToAll := mailNote{FromKind: "outside assistant", From: "ext-other"}
-	for _, c := range []struct {
-		n    mailNote
-		slug string
-		want bool
-	}{
-		{owner, "ext-me", true}, {ownerToMe, "ext-me", true}, {mine, "ext-me", false}, {myReply, "ext-me", false},
-		{otherToMe, "ext-me", true}, {otherToAll, "ext-me", false},
-		{owner, "", true}, {mine, "", false}, {otherToMe, "", true}, {otherToAll, "", false},
-	} {
-		if got := addressedTo(c.n, c.slug); got != c.want {
-			t.Errorf("addressedTo(%+v, %q) = %v", c.n, c.slug, got)
-		}
-	}
-	if got := learnSlug([]mailNote{mine, owner, ownerToMe}); got != "ext-me" {
-		t.Errorf("learnSlug = %q", got)
-	}
-}
-
 func TestFormatMailStaysUnderTheContextCap(t *testing.T) {
 	at := time.Date(2026, 11, 30, 14, 2, 0, 0, time.UTC)
 	var notes []mailNote

@@ -198,13 +198,6 @@ func (c *client) resource() string {
 	return c.creds.Resource
 }
 
-// senderSlug is the connection's slug in Team mail, "" while unknown.
-func (c *client) senderSlug() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.creds.SenderSlug
-}
-
 func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, version string, body []byte) (*reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -302,7 +295,8 @@ func (r *toolResult) decode(v any) error {
 }
 
 // unreadHint is what every tool result of a connection with unread mail
-// carries in its structured content (docs/mcp.md, "Mail for an agent").
+// carries in its structured content: the total, and the sessions with the
+// newest unread note first.
 type unreadHint struct {
 	Total    int             `json:"total"`
 	Sessions []unreadSession `json:"sessions"`

@@ -14,9 +14,8 @@ import (
 )
 
 // mailServer stands in for /mcp with the unread hint every tool result
-// carries while mail waits for the connection, to pin how the hook pages
-// through read_session_mail and what it keeps. The real server is exercised
-// by the tests in cmd/osfoundry.
+// carries, to pin how the hook pages through read_session_mail and what it
+// keeps. The real server is exercised by the tests in cmd/osfoundry.
 type mailServer struct {
 	mu    sync.Mutex
 	calls []string // "tool {arguments}"
@@ -64,9 +63,11 @@ func (f *mailServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": string(sc)}}, "structuredContent": json.RawMessage(sc)}})
 }
 
-func note(id int64, from, kind string, to *string, subject string) mailNote {
+// note is a note of a page; forYou is what the server says of it (a reply
+// to this connection, or an owner's note to the whole session).
+func note(id int64, from, kind string, to *string, forYou bool, subject string) mailNote {
 	return mailNote{ID: id, From: from, FromName: from, FromKind: kind, To: to, MessageType: "reply", Subject: subject, Body: subject + " body",
-		CreatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+		CreatedAt: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), ForYou: forYou}
 }
 
 // hookSetup is a checkout (not a git work tree) with fresh credentials for
@@ -102,12 +103,12 @@ func TestHookReadsTheNotesTheHintCounts(t *testing.T) {
 			// s1: the agent's own notes sit between the unread ones and push
 			// the second onto the next page.
 			"s1": {
-				{note(90, me, "outside assistant", nil, "mine 1"), note(89, "alice", "owner", &me, "reply one"), note(88, me, "outside assistant", &other, "my reply"),
-					note(87, me, "outside assistant", nil, "mine 2"), note(86, me, "outside assistant", nil, "mine 3"), note(85, me, "outside assistant", nil, "mine 4"),
-					note(84, me, "outside assistant", nil, "mine 5")},
-				{note(83, "bob", "owner", nil, "to everyone"), note(82, "alice", "owner", &me, "old, read")},
+				{note(90, me, "outside assistant", nil, false, "mine 1"), note(89, "alice", "owner", &me, true, "reply one"), note(88, me, "outside assistant", &other, false, "my reply"),
+					note(87, me, "outside assistant", nil, false, "mine 2"), note(86, me, "outside assistant", nil, false, "mine 3"), note(85, me, "outside assistant", nil, false, "mine 4"),
+					note(84, me, "outside assistant", nil, false, "mine 5")},
+				{note(83, "bob", "owner", nil, true, "to everyone"), note(82, "alice", "owner", &me, true, "old, read")},
 			},
-			"s2": {{note(95, other, "outside assistant", &me, "agent reply"), note(94, other, "outside assistant", nil, "agent to all")}},
+			"s2": {{note(95, other, "outside assistant", &me, true, "agent reply"), note(94, other, "outside assistant", nil, false, "agent to all")}},
 		},
 	}
 	dirs, server, work := hookSetup(t, f)

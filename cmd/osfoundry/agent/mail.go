@@ -19,6 +19,9 @@ type mailNote struct {
 	Subject     string    `json:"subject"`
 	Body        string    `json:"body"`
 	CreatedAt   time.Time `json:"created_at"`
+	// ForYou is the server's word that the note is addressed to this
+	// connection: one of the notes its unread hint counts.
+	ForYou bool `json:"for_you"`
 }
 
 // sessionMail is the unread mail of one session.
@@ -36,33 +39,8 @@ const (
 	maxContextChars = 9000 // whole context
 )
 
-// addressedTo says whether a note counts as unread mail for the connection
-// whose sender slug is slug: a reply to its slug, or an owner's
-// note to the whole session; never its own note. With the slug unknown, an
-// agent's reply is taken as addressed to it.
-func addressedTo(n mailNote, slug string) bool {
-	if slug != "" && n.From == slug {
-		return false
-	}
-	if n.FromKind == "owner" {
-		return true
-	}
-	return n.To != nil && (slug == "" || *n.To == slug)
-}
-
-// learnSlug finds the connection's own slug in a page of its mail: an
-// owner's note with a recipient can only be addressed to it.
-func learnSlug(notes []mailNote) string {
-	for _, n := range notes {
-		if n.FromKind == "owner" && n.To != nil {
-			return *n.To
-		}
-	}
-	return ""
-}
-
 // readUnread reads the unread notes the hint counts, newest first, with
-// read_session_mail (which records them as read). Sessions are read in
+// read_session_mail (which records them as read and marks them for_you). Sessions are read in
 // parallel; a session that fails is left out and the first error returned.
 func (c *client) readUnread(ctx context.Context, hint *unreadHint) ([]sessionMail, error) {
 	sessions := hint.Sessions
@@ -99,7 +77,6 @@ func (c *client) readUnread(ctx context.Context, hint *unreadHint) ([]sessionMai
 func (c *client) readSessionUnread(ctx context.Context, s unreadSession) (sessionMail, error) {
 	m := sessionMail{unreadSession: s}
 	want := min(s.Count, 20)
-	slug := c.senderSlug()
 	var before int64
 	for range maxMailPages {
 		args := map[string]any{"session_type": s.SessionType, "session_id": s.SessionID, "limit": min(20, want+5)}
@@ -120,11 +97,8 @@ func (c *client) readSessionUnread(ctx context.Context, s unreadSession) (sessio
 		if err := res.decode(&page); err != nil {
 			return m, fmt.Errorf("read_session_mail: %w", err)
 		}
-		if slug == "" {
-			slug = learnSlug(page.Notes)
-		}
 		for _, n := range page.Notes {
-			if len(m.Notes) < want && addressedTo(n, slug) {
+			if len(m.Notes) < want && n.ForYou {
 				m.Notes = append(m.Notes, n)
 			}
 		}

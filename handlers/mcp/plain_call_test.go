@@ -71,7 +71,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // diffRequest is one row: a raw body, its token (a role of diffWorld, or
 // the literal token), its headers, and whether the SDK answers it (else the
-// wrapper does: directly, or with a refusal before any tool runs).
+// front does: a plain call directly, or a refusal before any tool runs).
 type diffRequest struct {
 	name   string
 	token  string
@@ -195,6 +195,8 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 		{name: "extra member", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","extra":1,"params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 		{name: "key in another case", token: "alice", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 		{name: "duplicate key", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
+		{name: "escaped key", token: "alice", body: `{"jsonrpc":"2.0","id":7,"\u006dethod":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
+		{name: "escaped tool name", token: "alice", body: call("list_sessi\\u006fns", `{}`), sdk: true},
 		{name: "arguments not an object", token: "alice", body: call("list_sessions", `[]`), sdk: true},
 		{name: "arguments null", token: "alice", body: call("list_sessions", `null`), sdk: true},
 		{name: "trailing data", token: "alice", body: call("list_sessions", `{}`) + ` {}`, sdk: true},
@@ -220,6 +222,8 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 		diffRequest{name: "Accept in two headers", token: "alice", body: call("list_sessions", `{}`),
 			header: []string{"Accept", "<none>", "Accept", "application/json;q=0.9", "Accept", "text/event-stream"}},
 		diffRequest{name: "charset", token: "alice", body: call("list_sessions", `{}`), header: []string{"Content-Type", "<none>", "Content-Type", "application/json; charset=utf-8"}},
+		diffRequest{name: "spaces between members", token: "alice",
+			body: " {\n \"jsonrpc\" : \"2.0\" , \"id\" : 7 , \"method\" : \"tools/call\" , \"params\" : { \"name\" : \"list_sessions\" , \"arguments\" : { } } }\n"},
 		diffRequest{name: "Mcp-Session-Id sent", token: "alice", body: call("list_sessions", `{}`), header: []string{"Mcp-Session-Id", "abc"}},
 		diffRequest{name: "HTML in a result", token: "alice", body: call("set_status", `{"task":"<b>&amp;</b> \u2028"}`)},
 		diffRequest{name: "owner replies, then a read", token: "alice", body: call("read_session_mail", `{`+s1+`}`)},

@@ -1,0 +1,323 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// rpcRequest is a POST to /mcp as parse decoded it, once, for every later
+// link of the front: its messages, and the scope they need.
+type rpcRequest struct {
+	body     []byte
+	messages []message // none when the body is not JSON-RPC the front can read; the SDK answers it
+	batch    bool
+	// scope is what the messages need of a token: "" when they may be
+	// answered anonymously (no tools/call among them), store.ScopeWrite when
+	// any call needs it.
+	scope string
+	start time.Time // when the front began reading the request
+}
+
+// message is one JSON-RPC message of a body: what the front needs of it.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
+	} `json:"params"`
+
+	// id is ID decoded; idErr says why it cannot be (it is absent, or of a
+	// type JSON-RPC does not allow).
+	id    jsonrpc.ID
+	idErr error
+	// exact: the body is this one message and its members are those of a
+	// plain tools/call, each once, with no other (readExact); version is
+	// then its jsonrpc member as sent.
+	exact   bool
+	version []byte
+}
+
+// requestKey carries the *rpcRequest parse decoded.
+type requestKey struct{}
+
+// requestFrom returns the request parse decoded, or nil (not a POST).
+func requestFrom(ctx context.Context) *rpcRequest {
+	req, _ := ctx.Value(requestKey{}).(*rpcRequest)
+	return req
+}
+
+// parse reads the body of a POST once (413 when it exceeds maxBodyBytes),
+// refuses JSON nested deeper than maxJSONDepth, and decodes its messages
+// into the request's context for the links after it. Requests of other
+// methods pass as they are, to the SDK.
+func (h *Handler) parse(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		req := &rpcRequest{start: time.Now()}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "cannot read request body", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if jsonTooDeep(body, maxJSONDepth) {
+			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request JSON is nested deeper than %d levels", maxJSONDepth)))
+			return
+		}
+		req.body = body
+		req.messages, req.batch = decodeMessages(body)
+		req.scope = h.scopeOf(req.messages)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
+	})
+}
+
+// decodeMessages decodes a body: one message or a batch array. A lone
+// message with the members of a plain tools/call only is read in one pass
+// (readExact); any other body is decoded by encoding/json, whose lenient
+// rules (keys in any case, the last of duplicate keys, unknown members
+// ignored) are the SDK's. A body that is not valid JSON, or whose members
+// have the wrong types, yields no messages: the SDK answers it.
+func decodeMessages(body []byte) (msgs []message, batch bool) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	batch = len(trimmed) > 0 && trimmed[0] == '['
+	if !json.Valid(body) {
+		return nil, batch
+	}
+	if batch {
+		if json.Unmarshal(body, &msgs) != nil {
+			return nil, true
+		}
+	} else if m, ok := readExact(trimmed); ok {
+		msgs = []message{m}
+	} else {
+		msgs = make([]message, 1)
+		if json.Unmarshal(body, &msgs[0]) != nil {
+			return nil, false
+		}
+	}
+	for i := range msgs {
+		msgs[i].id, msgs[i].idErr = decodeID(msgs[i].ID)
+	}
+	return msgs, batch
+}
+
+// scopeOf returns the scope the messages need: only tools/call needs a
+// token, with the tool's scope (osfoundry:read for an unknown tool, which
+// the SDK then refuses); write when any call needs write.
+func (h *Handler) scopeOf(msgs []message) string {
+	scope := ""
+	for _, m := range msgs {
+		if m.Method != "tools/call" {
+			continue
+		}
+		s := store.ScopeRead
+		if t, ok := h.registry[m.Params.Name]; ok {
+			s = t.scope
+		}
+		if scope == "" || s == store.ScopeWrite {
+			scope = s
+		}
+	}
+	return scope
+}
+
+// isNotification reports whether a message is a notification (no id).
+func (m *message) isNotification() bool { return len(m.ID) == 0 || string(m.ID) == "null" }
+
+// newProtocol reports whether a message speaks protocol 2026-07-28 or
+// later, whose results carry resultType.
+func (m *message) newProtocol() bool {
+	v, _ := m.Params.Meta[mcpsdk.MetaKeyProtocolVersion].(string)
+	return v >= "2026-07-28"
+}
+
+func decodeID(raw json.RawMessage) (jsonrpc.ID, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return jsonrpc.ID{}, err
+	}
+	return jsonrpc.MakeID(v)
+}
+
+// readExact reads doc, valid JSON starting with its first value, as one
+// message whose members are among jsonrpc, id, method and params, each once,
+// and whose params are among name and arguments, each once; keys, method and
+// name are written without escapes or characters beyond printable ASCII.
+// Such a message decodes the same whichever decoder reads it; ok is false
+// for any other, which decodeMessages leaves to encoding/json. The values
+// are slices of doc.
+func readExact(doc []byte) (m message, ok bool) {
+	var seen, params uint8
+	s := scanner{b: doc}
+	ok = s.object(func(key, val []byte) bool {
+		bit, keep := uint8(0), true
+		switch string(key) {
+		case `"jsonrpc"`:
+			bit, m.version = 1, val
+		case `"id"`:
+			bit, m.ID = 2, val
+		case `"method"`:
+			bit = 4
+			m.Method, keep = plainString(val)
+		case `"params"`:
+			bit = 8
+			p := scanner{b: val}
+			keep = p.object(func(key, val []byte) bool {
+				var pbit uint8
+				keep := true
+				switch string(key) {
+				case `"name"`:
+					pbit = 1
+					m.Params.Name, keep = plainString(val)
+				case `"arguments"`:
+					pbit, m.Params.Arguments = 2, val
+				default:
+					return false
+				}
+				if params&pbit != 0 {
+					return false
+				}
+				params |= pbit
+				return keep
+			}) && p.end()
+		default:
+			return false
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return keep
+	}) && s.end()
+	m.exact = ok
+	return m, ok
+}
+
+// plainString returns the text of a JSON string written without escapes
+// and in printable ASCII, whose raw bytes are its text.
+func plainString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return "", false
+	}
+	inner := val[1 : len(val)-1]
+	for _, c := range inner {
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			return "", false
+		}
+	}
+	return string(inner), true
+}
+
+// scanner walks JSON already known to be valid.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+// end reports whether only whitespace is left.
+func (s *scanner) end() bool {
+	s.space()
+	return s.i == len(s.b)
+}
+
+// object calls fn with each member of the object at the scanner, its key and
+// value raw (the key with its quotes), and reports whether the value there
+// is an object and fn accepted every member.
+func (s *scanner) object(fn func(key, val []byte) bool) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	s.i++
+	for {
+		s.space()
+		switch s.b[s.i] {
+		case '}':
+			s.i++
+			return true
+		case ',':
+			s.i++
+			s.space()
+		}
+		key := s.value()
+		s.space()
+		s.i++ // the colon
+		s.space()
+		if !fn(key, s.value()) {
+			return false
+		}
+	}
+}
+
+// value returns the value at the scanner and moves past it.
+func (s *scanner) value() []byte {
+	start := s.i
+	switch s.b[s.i] {
+	case '"':
+		s.skipString()
+	case '{', '[':
+		depth := 0
+		for {
+			switch s.b[s.i] {
+			case '"':
+				s.skipString()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.i++
+			if depth == 0 {
+				break
+			}
+		}
+	default: // a number, true, false or null
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return s.b[start:s.i]
+			}
+			s.i++
+		}
+	}
+	return s.b[start:s.i]
+}
+
+// skipString moves past the string at the scanner.
+func (s *scanner) skipString() {
+	for s.i++; s.b[s.i] != '"'; s.i++ {
+		if s.b[s.i] == '\\' {
+			s.i++
+		}
+	}
+	s.i++
+}

@@ -1,0 +1,142 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// The usual request of an agent, a plain call (one tools/call of a
+// registered tool in one POST), is answered here rather than by the SDK,
+// whose stateless handler sets up a session per request and decodes the
+// body several times with a 32 KB buffer each (about 0.3 MB per call,
+// BenchmarkSDKTrivialTool). The answer is the SDK's, byte for byte: the
+// same tool runs (tool.run) on the message parse decoded, its result is
+// encoded as the SDK's JSON-RPC encoder does (rpcResponse), and the headers
+// are those the SDK sets; a differential test (TestDirectAnswersAsTheSDK)
+// runs both over every tool, every refusal and every error. Anything else,
+// or anything unusual about the request (a batch, a notification, another
+// method, an unknown tool, a protocol version that is not plainly one of the
+// older ones, _meta or any other extra member, an odd id or header), goes to
+// the SDK.
+
+// plainVersions are the protocol versions a request may name in its
+// Mcp-Protocol-Version header (or none) to be answered directly: those the
+// SDK accepts that predate 2026-07-28, whose results carry no resultType and
+// no server _meta.
+var plainVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+
+// plainCall is a tools/call the front answers itself.
+type plainCall struct {
+	tool *tool
+	name string
+	id   jsonrpc.ID
+	args json.RawMessage // nil when absent
+}
+
+// plainCallOf returns the request as a plainCall when the SDK would handle
+// it as a plain call of a registered tool by a token still valid now (the
+// SDK's bearer check refuses one that expired since verifyToken), or false:
+// the SDK answers it.
+func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, bool) {
+	req := requestFrom(r.Context())
+	if h.sdkOnly || req == nil || req.batch || len(req.messages) != 1 || !time.Now().Before(ti.ExpiresAt) {
+		return plainCall{}, false
+	}
+	hd := r.Header
+	if ct, _, err := mime.ParseMediaType(hd.Get("Content-Type")); err != nil || ct != "application/json" {
+		return plainCall{}, false
+	}
+	if json, stream := accepts(hd.Values("Accept")); !json || !stream {
+		return plainCall{}, false
+	}
+	if len(hd.Values("Last-Event-ID")) > 0 || len(hd.Values("Mcp-Protocol-Version")) > 1 || !plainVersions[hd.Get("Mcp-Protocol-Version")] {
+		return plainCall{}, false
+	}
+	m := &req.messages[0]
+	args := m.Params.Arguments
+	if !m.exact || string(m.version) != `"2.0"` || m.Method != "tools/call" || !plainID(m.ID) || m.idErr != nil ||
+		(args != nil && args[0] != '{') {
+		return plainCall{}, false
+	}
+	t, ok := h.registry[m.Params.Name]
+	return plainCall{tool: t, name: m.Params.Name, id: m.id, args: args}, ok
+}
+
+// plainID reports whether a request id is one the SDK keeps as it is: a
+// string, or an integer of at most 15 digits (it holds numbers as float64).
+func plainID(raw json.RawMessage) bool {
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		return true
+	case len(raw) == 0 || len(raw) > 16:
+		return false
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// accepts reads Accept as the SDK does: whether it admits JSON and an event
+// stream (a request must admit both).
+func accepts(values []string) (jsonOK, streamOK bool) {
+	for _, value := range values {
+		for _, raw := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK, streamOK
+}
+
+// answerPlainCall runs the call as the verified caller, counts it (observe)
+// and writes what the SDK would: its JSON-RPC response to the call (a tool
+// result with a Content of [] rather than null, or an error), with the
+// headers of the SDK's JSON response.
+func (h *Handler) answerPlainCall(w http.ResponseWriter, ctx context.Context, ti *store.TokenInfo, pc plainCall) {
+	start := time.Now()
+	res, err := pc.tool.run(ctx, &caller{*ti}, pc.args)
+	h.observe(pc.name, start, res, err)
+	var raw json.RawMessage
+	if err == nil {
+		if res.Content == nil {
+			res.Content = []mcpsdk.Content{}
+		}
+		if raw, err = marshalUnescaped(res); err != nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	msg, err := rpcResponse(pc.id, raw, err)
+	if err != nil {
+		h.log.Error("mcp: encode response", "tool", pc.name, "err", err)
+		writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+		return
+	}
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	writeRPC(w, http.StatusOK, false, msg)
+}

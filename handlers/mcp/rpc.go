@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The answers the front gives itself, rather than the SDK, are all written
+// by writeRPC, their messages encoded by rpcResponse (an answer to a
+// request) or requestError (a request the front cannot answer by id).
+
+// writeRPC writes a JSON-RPC answer: the status, and msgs as one message, or
+// as a batch array when the request was a batch. A lone message that needs
+// no answer (a notification) gets the status alone.
+func writeRPC(w http.ResponseWriter, status int, batch bool, msgs ...json.RawMessage) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	switch {
+	case batch:
+		b, _ := json.Marshal(msgs)
+		w.Write(b)
+	case len(msgs) == 1:
+		w.Write(msgs[0])
+	}
+}
+
+// rpcResponse encodes the response to id as the SDK's JSON-RPC connection
+// does (its encoder, HTML left unescaped): err, or result (compact JSON),
+// whose envelope is written around it without the encoder's second pass
+// over the result, which would only re-validate it (the usual answer of a
+// mail page is tens of kilobytes).
+func rpcResponse(id jsonrpc.ID, result json.RawMessage, err error) (json.RawMessage, error) {
+	if err == nil {
+		if rawID, ierr := marshalUnescaped(id.Raw()); ierr == nil {
+			msg := make([]byte, 0, len(result)+len(rawID)+32)
+			msg = append(append(append(append(msg, `{"jsonrpc":"2.0","id":`...), rawID...), `,"result":`...), result...)
+			return append(msg, '}'), nil
+		}
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result, Error: err})
+}
+
+// requestError encodes a JSON-RPC error answering no request in particular
+// (id null): a request not well-formed enough to reach a tool, or one the
+// server failed on before any tool ran.
+func requestError(code int64, message string) json.RawMessage {
+	type wireError struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		Error   wireError `json:"error"`
+		ID      any       `json:"id"`
+		JSONRPC string    `json:"jsonrpc"`
+	}{wireError{code, message}, nil, "2.0"})
+	return b
+}
+
+// resultForEach answers every request among msgs (notifications get none)
+// with the same tool result: the front's own isError results, a refusal or
+// an argument it cannot take.
+func resultForEach(msgs []message, result *mcpsdk.CallToolResult) []json.RawMessage {
+	var out []json.RawMessage // a batch of notifications only is answered with null
+	for i := range msgs {
+		m := &msgs[i]
+		if m.isNotification() || m.idErr != nil {
+			continue
+		}
+		res := &versionedResult{CallToolResult: *result}
+		if m.newProtocol() {
+			res.ResultType = "complete"
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			continue
+		}
+		msg, err := rpcResponse(m.id, raw, nil)
+		if err != nil {
+			continue
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// isErrorResult is the isError tool result carrying text, and meta when set.
+func isErrorResult(text string, meta mcpsdk.Meta) *mcpsdk.CallToolResult {
+	return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}, Meta: meta}
+}
+
+// versionedResult is a CallToolResult with the resultType newer protocol
+// versions expect on every result.
+type versionedResult struct {
+	mcpsdk.CallToolResult
+	ResultType string
+}
+
+func (r *versionedResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(&r.CallToolResult)
+	if err != nil || r.ResultType == "" {
+		return b, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["resultType"], _ = json.Marshal(r.ResultType)
+	return json.Marshal(m)
+}
+
+// marshalUnescaped is json.Marshal without HTML escaping, as the SDK's
+// JSON-RPC layer marshals a result.
+func marshalUnescaped(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

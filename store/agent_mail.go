@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// What read_session_mail reads: a page of a session's mail as one
+// connection may see it, recorded as read in the same statement.
+
+// MaxMailPage is the largest page read_session_mail returns.
+const MaxMailPage = 20
+
+// AgentMailNote is a note as read_session_mail returns it to a connection.
+type AgentMailNote struct {
+	Note
+	// Addressed is whether the note is addressed to the connection (a reply
+	// to its sender slug, or an owner's note to the whole session): what its
+	// unread hint counts.
+	Addressed bool
+}
+
+// readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
+// the connection, $3 and $4 the session's type and public id, $5 the page's
+// upper bound (pageBefore), $6 the page size, $7 ReceiptsChannel.
+// Each row carries a note of the page and whether it is addressed to the
+// connection (addressedTo).
+//
+// One round trip on the hottest read. target: the session and the caller's
+// invitation (no row means no such session, a NULL role means not invited).
+// page: the notes, one more than asked; shown: those returned. fresh: the
+// shown notes that get a receipt now. The session row is locked before
+// receipts take their ids, as insertNote does for notes, so that a
+// session's receipts become visible in id order and the owners' pages can
+// poll with "receipt id > last seen". mark: read_through moves up to the
+// newest note shown.
+var readAgentMailSQL = `
+	WITH target AS (
+		SELECT s.id, i.role, c.sender_slug
+		FROM sessions s
+		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
+		LEFT JOIN connections c ON c.id = i.connection_id
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
+	), page AS (
+		SELECT n.* FROM target CROSS JOIN LATERAL (
+			SELECT * FROM notes n
+			WHERE target.role IS NOT NULL AND ` + inSession("target.id") + ` AND ` + readableBy("$2", "target.sender_slug") + `
+				AND n.id < $5
+			-- Ordered as notes_session_idx (session_id, id DESC) is: see inSession.
+			ORDER BY n.session_id, n.id DESC
+			LIMIT $6 + 1
+		) n
+	), shown AS (
+		SELECT * FROM page ORDER BY id DESC LIMIT $6
+	), fresh AS (
+		SELECT n.id, n.session_id, n.sender_kind FROM shown n
+		WHERE ` + receiptFor("$2") + `
+			AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $2)
+	), locked AS (
+		SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
+	), receipts AS (
+		INSERT INTO note_receipts (note_id, connection_id)
+		SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
+		ON CONFLICT (note_id, connection_id) DO NOTHING
+		RETURNING note_id
+	), notified AS (
+		SELECT count(pg_notify($7, f.session_id::text || ':' || f.id::text)) AS n
+		FROM receipts r JOIN fresh f ON f.id = r.note_id
+		WHERE f.sender_kind = 'owner'
+	), mark AS (
+		-- Only a mark that moves is written: an upsert that finds the mark
+		-- already there would lock its row even when it changes nothing, and a
+		-- row lock makes the read a write that waits for a WAL flush.
+		INSERT INTO agent_mail_reads AS m (session_id, connection_id, read_through)
+		SELECT target.id, $2, top.id FROM target, (SELECT max(id) AS id FROM shown) top
+		WHERE top.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM agent_mail_reads r
+			WHERE r.session_id = target.id AND r.connection_id = $2 AND r.read_through >= top.id)
+		ON CONFLICT (session_id, connection_id) DO UPDATE SET read_through = greatest(m.read_through, EXCLUDED.read_through)
+		WHERE m.read_through < EXCLUDED.read_through
+	)
+	SELECT target.role, (SELECT notified.n FROM notified), u.*, ` + noteColumns + `,
+		coalesce(` + addressedTo("$2", "target.sender_slug") + `, false)
+	FROM target
+	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
+	LEFT JOIN page n ON true
+	ORDER BY n.id DESC`
+
+// ReadAgentMail returns a page of the Team mail the connection may read in a
+// session it is invited to (readableBy): notes to its sender slug, notes to
+// the whole session, and the notes it posted; never analysis notes. Newest
+// first; with beforeID > 0 only notes with a smaller id. It returns limit+1
+// rows at most so that the caller can tell whether an older page exists.
+//
+// The same statement records what it returns: a read receipt for each
+// returned note the connection did not write, once per (note, connection)
+// however many reads race on however many replicas, announced on
+// ReceiptsChannel when the note is an owner's; and the newest note returned,
+// above which its unread mail in the session starts (agent_mail_reads). It
+// answers the connection's unread mail as it stands after this read: a
+// session read from the top is no longer counted, one read below its newest
+// notes (before_id) counts the notes above the page.
+func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]AgentMailNote, Unread, error) {
+	if limit < 1 || limit > MaxMailPage {
+		return nil, Unread{}, &FieldError{"limit", fmt.Sprintf("use 1 to %d", MaxMailPage)}
+	}
+	rows, err := s.pool.Query(ctx, readAgentMailSQL, workspaceID, connectionID, sessionType, publicID, pageBefore(beforeID), limit, ReceiptsChannel)
+	if err != nil {
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
+	}
+	defer rows.Close()
+	found := false
+	var out []AgentMailNote
+	var u unreadTargets
+	for rows.Next() {
+		found = true
+		var role *string
+		var notified int64
+		var n nullableNote
+		var addressed bool
+		if err := rows.Scan(append(append(append([]any{&role, &notified}, u.targets()...), n.targets()...), &addressed)...); err != nil {
+			return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
+		}
+		if role == nil {
+			return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrForbidden)
+		}
+		if n.ID != nil {
+			out = append(out, AgentMailNote{Note: n.note(), Addressed: addressed})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
+	}
+	if !found {
+		return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrNotFound)
+	}
+	return out, u.unread(), nil
+}
+
+// nullableNote scans the note columns of an outer join, where a row may
+// carry no note.
+type nullableNote struct {
+	ID, WorkspaceID, SessionID        *int64
+	SenderKind                        *SenderKind
+	SenderOwnerID, SenderConnectionID *int64
+	SenderSlug, SenderName            *string
+	RecipientSlug                     *string
+	MessageType, Subject, Body        *string
+	IdempotencyKey                    *string
+	CreatedAt                         *time.Time
+}
+
+func (n *nullableNote) targets() []any {
+	return []any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
+		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}
+}
+
+func (n *nullableNote) note() Note {
+	return Note{ID: *n.ID, WorkspaceID: *n.WorkspaceID, SessionID: *n.SessionID, SenderKind: *n.SenderKind,
+		SenderOwnerID: n.SenderOwnerID, SenderConnectionID: n.SenderConnectionID, SenderSlug: *n.SenderSlug,
+		SenderName: *n.SenderName, RecipientSlug: n.RecipientSlug, MessageType: *n.MessageType, Subject: *n.Subject,
+		Body: *n.Body, IdempotencyKey: n.IdempotencyKey, CreatedAt: *n.CreatedAt}
+}
