@@ -3,8 +3,6 @@ package handlers
 import (
 	"context"
 
-	"github.com/a-h/templ"
-
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -39,13 +37,6 @@ func (s *Server) withReceipts(ctx context.Context, o *store.Owner, sessionID int
 		rows[i].Receipts = byNote[rows[i].Note.ID]
 	}
 	return rows, nil
-}
-
-// receiptsLine loads the receipts line of one owner's note (nil while nobody
-// read it): what the live stream's receipt event shows.
-func (s *Server) receiptsLine(ctx context.Context, workspaceID, sessionID, noteID int64) (templ.Component, error) {
-	receipts, err := s.store.NoteReceipts(ctx, workspaceID, sessionID, []int64{noteID})
-	return views.ReadBy(receipts), err
 }
 
 // rowsAfter loads the notes newer than after, marks them unread or not, and

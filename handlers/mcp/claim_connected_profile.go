@@ -12,7 +12,7 @@ import (
 var claimConnectedProfileSchema = object{
 	properties: []property{
 		{"handle", schema{Type: "string", Pattern: store.HandlePattern.String()}},
-		{"display_name", schema{Type: "string", MinLength: ptr(1), MaxLength: store.MaxDisplayNameLen}},
+		{"display_name", schema{Type: "string", MinLength: new(1), MaxLength: store.MaxDisplayNameLen}},
 	},
 	required: []string{"handle", "display_name"},
 }
@@ -35,7 +35,7 @@ func (h *Handler) addClaimConnectedProfile() {
 			"Call once before set_status or post_session_note; calling again updates it. " +
 			"Returns your sender_slug, the address owners and agents reply to.",
 		InputSchema: claimConnectedProfileSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.claimConnectedProfile)
 }
 

@@ -294,8 +294,6 @@ func toolCall(id int, name string, args any) string {
 		"params": map[string]any{"name": name, "arguments": args}})
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // ownerNote writes a note from an owner directly (the web app's path is not
 // part of this package): to is a sender slug, or nil for the whole session.
 func (e *env) ownerNote(s *store.Session, ownerID int64, to *string, messageType, subject string) int64 {

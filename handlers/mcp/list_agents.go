@@ -26,7 +26,7 @@ func (h *Handler) addListAgents() {
 		Description: "Agents of your workspace: handle, display_name, presence (active: last call ≤2 min, idle ≤30 min, " +
 			"away ≤24 h, else offline); repo, branch, task, updated_at (self-reported) only for agents sharing a project with you.",
 		InputSchema: noArgs.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.listAgents)
 }
 

@@ -26,7 +26,7 @@ func (h *Handler) addListSessions() {
 		Description: "Sessions you are invited to, newest first, with your role (contributor or runner). " +
 			"Only these can be read or posted to.",
 		InputSchema: noArgs.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.listSessions)
 }
 

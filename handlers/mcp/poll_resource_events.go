@@ -41,7 +41,7 @@ func (h *Handler) addPollResourceEvents() {
 		Description: "Events of a session you are invited to after after_sequence, oldest first. Pass next_sequence back " +
 			"as after_sequence; start from 0 or read_session_state's last_sequence.",
 		InputSchema: pollResourceEventsSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.pollResourceEvents)
 }
 

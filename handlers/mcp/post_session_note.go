@@ -32,7 +32,7 @@ func (h *Handler) addPostSessionNote() {
 		Description: "Post what a person must read to a session's owners and participants. " +
 			"Claim a profile first; invited sessions only. Retry with the same key.",
 		InputSchema: postSessionNoteSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.postSessionNote)
 }
 

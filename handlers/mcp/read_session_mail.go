@@ -54,7 +54,7 @@ func (h *Handler) addReadSessionMail() {
 		Description: "Mail to you, to all and from you, newest first; " +
 			"page back with next_before_id until an id you have seen; clears unread.",
 		InputSchema: readSessionMailSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.readSessionMail)
 }
 

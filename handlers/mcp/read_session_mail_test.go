@@ -193,7 +193,7 @@ func TestReadSessionMailPaging(t *testing.T) {
 				for i := range 20 {
 					known = e.ownerNote(s, owner, &slug, "reply", fmt.Sprint("old ", i))
 				}
-				e.ownerNote(s, owner, ptr("ext-someone-else"), "reply", "not for alice")
+				e.ownerNote(s, owner, new("ext-someone-else"), "reply", "not for alice")
 				e.ownerNote(s, owner, nil, "analysis", "owners only")
 				var newIDs []int64
 				for i := range fresh {

@@ -33,7 +33,7 @@ func (h *Handler) addReadSessionState() {
 		Description: "A session you are invited to: title, project, your role, participants with presence, " +
 			"last_sequence (for poll_resource_events).",
 		InputSchema: readSessionStateSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.readSessionState)
 }
 

@@ -23,7 +23,7 @@ func (h *Handler) addReplyToSender() {
 		Description: "Reply to one sender (to: a from of read_session_mail); seen by them and the owners. " +
 			"Claim a profile first; invited sessions only. Retry with the same key.",
 		InputSchema: replyToSenderSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.replyToSender)
 }
 

@@ -90,11 +90,11 @@ func textMax(n int) schema { return schema{Type: "string", MaxLength: n} }
 // nullableTextMax is a string or null: null clears the field.
 func nullableTextMax(n int) schema { return schema{Type: []string{"string", "null"}, MaxLength: n} }
 
-func integerMin(min int) schema { return schema{Type: "integer", Minimum: ptr(min)} }
+func integerMin(min int) schema { return schema{Type: "integer", Minimum: new(min)} }
 
 // pageLimit is the limit argument of a paged tool: 1 to max, def when omitted.
 func pageLimit(max, def int) schema {
-	return schema{Type: "integer", Minimum: ptr(1), Maximum: max, Default: def}
+	return schema{Type: "integer", Minimum: new(1), Maximum: max, Default: def}
 }
 
 // sessionType is the enum of store.SessionTypes.

@@ -37,7 +37,7 @@ func (h *Handler) addSetStatus() {
 			"workspace-wide. Omitted fields keep their value, null clears, {} changes nothing. Claim a profile first. " +
 			"Per-step progress goes here.",
 		InputSchema: setStatusSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.setStatus)
 }
 

@@ -36,7 +36,7 @@ func listedAnnotations(a *mcpsdk.ToolAnnotations) annotations {
 	if a.ReadOnlyHint {
 		return annotations{ReadOnlyHint: true, OpenWorldHint: a.OpenWorldHint}
 	}
-	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: ptr(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
+	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: new(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
 }
 
 // listToolsMiddleware shows each tool of tools/list as listedTool.

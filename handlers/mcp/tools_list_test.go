@@ -91,7 +91,7 @@ func TestToolsListGolden(t *testing.T) {
 
 // TestToolDefinitions checks what every tool must carry: the nine names,
 // Draft 2020-12 object schemas closed with additionalProperties false,
-// annotations with the SPEC's hints, a top-level securitySchemes with the
+// annotations with the documented hints, a top-level securitySchemes with the
 // tool's scope mirrored in _meta, and a short description. It logs the
 // serialized size of each definition and of the whole list.
 func TestToolDefinitions(t *testing.T) {
