@@ -9,10 +9,17 @@ CHROMIUM ?= /usr/bin/chromium
 
 # Lines starting with "#>" are the layout make help prints after the targets.
 #> cmd/osfoundry/      main.go dispatches; one file per subcommand (serve.go, migrate.go,
-#>                     owner_create.go, token_create.go) beside config.go, database.go, keys.go;
-#>                     agent/ is `osfoundry agent`
-#> handlers/           one file per action, named area_action.go (project_list.go,
-#>                     project_rename.go, webhook_detail.go …); every route in routes.go
+#>                     owner_create.go, token_create.go) beside config.go, database.go, keys.go
+#> cmd/osfoundry/agent `osfoundry agent`: login, the stdio bridge, hooks, install
+#> handlers/           HTTP only: one file per action (project_list.go, webhook_detail.go …);
+#>                     every route in routes.go; the SSE endpoints
+#> handlers/mcp/       the MCP endpoint: one file per tool, the front's middlewares (front.go)
+#> handlers/oauth/     the OAuth 2.1 authorization server
+#> live/               the broker of the live streams (fan-out, presence, unread counts)
+#> webhook/            the webhook sender;  outbound/  the SSRF-guarded outgoing client
+#> store/              all SQL, one file per aggregate; listener.go the one LISTEN connection
+#> views/ static/      templ components; htmx, CSS, app.js (embedded)
+#> migrations/ e2e/    numbered SQL; Playwright and real MCP clients
 
 .PHONY: help
 help: ## list the targets, then the layout
