@@ -50,13 +50,13 @@ func pageBefore(beforeID int64) int64 {
 // tell whether an older page exists.
 func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, beforeID int64, limit int) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+noteColumns+` FROM notes n
+		SELECT `+listedColumns+` FROM notes n `+listedJoin+`
 		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id < $3
 		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, pageBefore(beforeID), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("store: list session mail: %w", err)
 	}
-	return collectNotes(rows, "list session mail")
+	return collectListedNotes(rows, "list session mail")
 }
 
 // SessionMailAfter returns the notes of a session newer than afterID, newest
@@ -65,24 +65,13 @@ func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, bef
 // skips a note that commits later.
 func (s *Store) SessionMailAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+noteColumns+` FROM notes n
+		SELECT `+listedColumns+` FROM notes n `+listedJoin+`
 		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id > $3
 		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
 	if err != nil {
 		return nil, fmt.Errorf("store: session mail after: %w", err)
 	}
-	return collectNotes(rows, "session mail after")
-}
-
-func collectNotes(rows pgx.Rows, op string) ([]Note, error) {
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
-		n, err := scanNote(r)
-		return *n, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", op, err)
-	}
-	return out, nil
+	return collectListedNotes(rows, "session mail after")
 }
 
 // GetSessionNote returns one note of a session of the workspace.
@@ -100,13 +89,13 @@ func sessionNote(ctx context.Context, q queryRower, workspaceID, sessionID, note
 		workspaceID, sessionID, noteID))
 }
 
-// ErrNotAnswerable means an owner's reply names a note it cannot answer: one
-// that is not an agent's note of the session.
-var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
+// ErrNotAnswerable means an owner's reply names a note that is not one of
+// the session's.
+var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to a note of this session only"}
 
-// ReplyTarget returns the note of the session an owner's reply answers: an
-// agent's note (FromAgent), whose sender slug the reply goes to; any other
-// note, or none, gives ErrNotAnswerable. PostOwnerNote checks a reply with it.
+// ReplyTarget returns the note of the session an owner's reply answers (any
+// of its notes); none gives ErrNotAnswerable. PostOwnerNote checks a reply
+// with it, and ReplyAddress says where the reply goes.
 func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
 	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID)
 	if err != nil && err != ErrNotAnswerable {
@@ -118,12 +107,30 @@ func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID 
 func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID int64) (*Note, error) {
 	n, err := sessionNote(ctx, q, workspaceID, sessionID, noteID)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows) || (err == nil && !n.FromAgent()):
+	case errors.Is(err, pgx.ErrNoRows):
 		return nil, ErrNotAnswerable
 	case err != nil:
 		return nil, err
 	}
 	return n, nil
+}
+
+// ReplyAddress is the one rule of where an owner's reply to a note goes, and
+// so its message type: a reply to an analysis note is an analysis note
+// (owners only, as what it answers); a reply to one's own note goes on to
+// whom that note went (to the whole session, a note; to one sender, a
+// reply); a reply to anyone else's note goes to its sender. recipient nil
+// is the whole session.
+func ReplyAddress(parent *Note, ownerID int64) (messageType string, recipient *string) {
+	switch {
+	case parent.MessageType == MessageAnalysis:
+		return MessageAnalysis, nil
+	case parent.SentBy(ownerID) && parent.RecipientSlug == nil:
+		return MessageNote, nil
+	case parent.SentBy(ownerID):
+		return MessageReply, parent.RecipientSlug
+	}
+	return MessageReply, &parent.SenderSlug
 }
 
 // MailMarks are the newest note and the newest receipt on an owner's note of
@@ -238,14 +245,15 @@ func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int
 }
 
 // OwnerNote is the input of PostOwnerNote: a note an owner writes in the web
-// app. Type is MessageReply (to the sender of ReplyTo), MessageNote (to the
-// whole session) or MessageAnalysis (owners only).
+// app. Type is MessageReply (an answer to the note ReplyTo, addressed as
+// ReplyAddress says), MessageNote (to the whole session) or MessageAnalysis
+// (owners only).
 type OwnerNote struct {
 	WorkspaceID int64
 	SessionID   int64
 	OwnerID     int64
 	Type        string
-	// ReplyTo is the agent note a reply answers; its sender slug becomes the recipient.
+	// ReplyTo is the note of the session a reply answers.
 	ReplyTo int64
 	Subject string
 	Body    string
@@ -299,8 +307,8 @@ func ParseOwnerSlug(slug string) (int64, bool) {
 const duplicateWindow = "10 seconds"
 
 // PostOwnerNote adds an owner's note to a session of the workspace, with its
-// resource event and change notification, in one transaction. A reply goes
-// to the sender slug of the agent note it answers. The session row is locked
+// resource event and change notification, in one transaction. A reply
+// records the note it answers and goes where ReplyAddress says. The session row is locked
 // first, which serialises the session's writers: an identical note from the
 // same owner within a few seconds (a double submit, possibly on another
 // replica) returns the first one with duplicate true instead of a second row.
@@ -324,14 +332,17 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 			if err != nil {
 				return err
 			}
-			n.RecipientSlug = &target.SenderSlug
+			n.MessageType, n.RecipientSlug = ReplyAddress(target, in.OwnerID)
+			n.InReplyTo = &target.ID
 		}
 		first, err := scanNote(tx.QueryRow(ctx, `
 			SELECT `+noteColumns+` FROM notes n
 			WHERE `+inSession("$1")+` AND n.sender_owner_id = $2 AND n.message_type = $3
 				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
+				AND n.in_reply_to IS NOT DISTINCT FROM $8
 				AND n.created_at > now() - $7::interval
-			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))
+			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
+			duplicateWindow, n.InReplyTo))
 		switch {
 		case err == nil:
 			note, duplicate = first, true
