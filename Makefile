@@ -140,7 +140,8 @@ FUZZ_TARGETS := \
 	./handlers/mcp:FuzzToolArguments \
 	./handlers/oauth:FuzzMatchRedirectURI \
 	./handlers/oauth:FuzzOAuthParameters \
-	./views:FuzzMailRow
+	./views:FuzzMailRow \
+	./views:FuzzMarkdown
 FUZZ_BRIEF ?= 4000x
 FUZZ_LONG ?= 200000x
 

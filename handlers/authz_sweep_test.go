@@ -113,15 +113,15 @@ func (w *sweepWorld) path(r route) string {
 }
 
 // bobPath fills a route's parameters with bob's own project, session and
-// agent, except :conn and :hook, which name A's agent and A's webhook
-// endpoint: ids of two workspaces mixed.
+// agent, except :conn, :hook and :note, which name A's agent, A's webhook
+// endpoint and A's note: ids of two workspaces mixed.
 func (w *sweepWorld) bobPath(r route) string {
 	return w.fill(r, w.bobP, w.bobSession, w.bobAg.connID)
 }
 
 // fill fills a route's :id with p, session or conn (by the route's area),
-// its :conn and :hook with A's agent and A's webhook endpoint, and a
-// wildcard with a static file.
+// its :conn, :hook and :note with A's agent, A's webhook endpoint and A's
+// note, and a wildcard with a static file.
 func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, conn int64) string {
 	path := r.path
 	switch {
@@ -134,6 +134,7 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 	}
 	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
 	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
+	path = strings.Replace(path, ":note", fmt.Sprint(w.note), 1)
 	return strings.Replace(path, "*", "0/app.css", 1)
 }
 
@@ -287,6 +288,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/presence":                  {query: "?v=x"},
 		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
 		"POST /sessions/:id/mail":                     {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
+		"GET /sessions/:id/notes/:note":               {},
 		"GET /sessions/:id/participants":              {},
 		"POST /sessions/:id/invitations":              {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
 		"POST /sessions/:id/invitations/:conn":        {form: url.Values{"role": {store.RoleRunner}}},

@@ -84,6 +84,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, accessOwner},
 		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.noteCompose, accessOwner},
 		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessOwner},
+		{http.MethodGet, "/sessions/:id/notes/:note", "session-thread", s.noteThread, accessOwner},
 		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantList, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.inviteCreate, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessOwner},

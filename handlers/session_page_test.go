@@ -39,7 +39,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 		"note-body":        "Body " + xss + "\nsecond line",
 	}
 	for id, want := range checks {
-		if got := row.Find(`[data-testid="` + id + `"]`).Text(); got != want {
+		if got := strings.TrimSpace(row.Find(`[data-testid="` + id + `"]`).Text()); got != want {
 			t.Errorf("%s = %q, want %q", id, got, want)
 		}
 	}
@@ -51,7 +51,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	}
 	// A long body is collapsed behind "show more", whole inside.
 	body := doc.Find(fmt.Sprintf(`#note-%d [data-testid="note-body"]`, second))
-	if goquery.NodeName(body) != "details" || body.Find(".full").Text() != long {
+	if goquery.NodeName(body) != "details" || strings.TrimSpace(body.Find(".full").Text()) != long {
 		t.Error("long body not collapsed with the full text inside")
 	}
 	// The poller starts from the newest note, and from no receipt.

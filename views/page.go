@@ -26,6 +26,14 @@ type Page struct {
 	Unread int
 }
 
+// OwnerID is the signed-in owner's id, 0 when signed out.
+func (p *Page) OwnerID() int64 {
+	if p.Owner == nil {
+		return 0
+	}
+	return p.Owner.ID
+}
+
 type pageKey struct{}
 
 // WithPage returns ctx carrying p.
