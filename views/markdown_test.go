@@ -165,15 +165,15 @@ func TestMarkdownRefuses(t *testing.T) {
 func TestFirstLine(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{
-		"## Plan\nmore":                 "Plan",
-		"first line\nsecond":            "first line",
-		"\n\n  **bold** and `code`\n":   "bold and code",
-		"- [x] item one\n- item two":    "item one",
-		"```go\nfunc main() {}\n```":    "func main() {}",
+		"## Plan\nmore":                "Plan",
+		"first line\nsecond":           "first line",
+		"\n\n  **bold** and `code`\n":  "bold and code",
+		"- [x] item one\n- item two":   "item one",
+		"```go\nfunc main() {}\n```":   "func main() {}",
 		"&lt;b&gt; \\*not\\* emphasis": "<b> *not* emphasis",
-		"[a link](https://x.example)":   "a link",
-		"":                              "",
-		strings.Repeat("word ", 50):     strings.TrimSpace(strings.Repeat("word ", 24)) + "…",
+		"[a link](https://x.example)":  "a link",
+		"":                             "",
+		strings.Repeat("word ", 50):    strings.TrimSpace(strings.Repeat("word ", 24)) + "…",
 	} {
 		if got := FirstLine(body, 120); got != want {
 			t.Errorf("FirstLine(%q) = %q, want %q", body, got, want)
