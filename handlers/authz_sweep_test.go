@@ -262,6 +262,9 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /":              {other: http.StatusOK},
 		"POST /projects":     {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
 		"GET /connections":   {other: http.StatusOK},
+		"GET /inbox":         {other: http.StatusOK},
+		"POST /inbox/read":   {other: http.StatusSeeOther},
+		"GET /search":        {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
 		"GET /unread/stream": {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
 			other: http.StatusUnprocessableEntity},
@@ -289,6 +292,8 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
 		"POST /sessions/:id/mail":                     {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
 		"GET /sessions/:id/notes/:note":               {},
+		"GET /sessions/:id/export.md":                 {},
+		"GET /sessions/:id/export.json":               {},
 		"GET /sessions/:id/participants":              {},
 		"POST /sessions/:id/invitations":              {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
 		"POST /sessions/:id/invitations/:conn":        {form: url.Values{"role": {store.RoleRunner}}},

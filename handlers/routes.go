@@ -62,6 +62,9 @@ func (s *Server) routes() []route {
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
 		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
+		{http.MethodGet, "/inbox", "inbox", s.inbox, accessOwner},
+		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
+		{http.MethodGet, "/search", "search", s.search, accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
 		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
@@ -85,6 +88,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.noteCompose, accessOwner},
 		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessOwner},
 		{http.MethodGet, "/sessions/:id/notes/:note", "session-thread", s.noteThread, accessOwner},
+		{http.MethodGet, "/sessions/:id/export.md", "session-export-md", s.sessionExportMarkdown, accessOwner},
+		{http.MethodGet, "/sessions/:id/export.json", "session-export-json", s.sessionExportJSON, accessOwner},
 		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantList, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.inviteCreate, accessOwner},
 		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessOwner},

@@ -25,6 +25,8 @@ import (
 //     replaces the one on the page. It carries no id.
 //   - reload: more notes were missed than a reconnect replays; the data is
 //     the URL of the newest page of rows, the id the newest note id.
+//   - unread: the owner's unread counts, as the unread stream sends them
+//     (the navigation's inbox count follows them), first on connect.
 //   - signout: the owner signed out (on any replica); the stream ends.
 //
 // On connect it replays the notes after the newest of the Last-Event-ID
@@ -58,6 +60,10 @@ func (s *Server) sessionStream(c echo.Context) error {
 		return streamsDown(err)
 	}
 	defer s.live.Unsubscribe(st)
+	ev, err := s.live.UnreadEvent(ctx, o.WorkspaceID, o.ID)
+	if err != nil {
+		return err
+	}
 	w, err := openStream(c)
 	if err != nil {
 		return nil
@@ -69,6 +75,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 		}
 		return nil
 	}
+	s.live.FirstUnread(st, ev)
 	s.pump(ctx, w, st, sent)
 	return nil
 }

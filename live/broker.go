@@ -12,8 +12,9 @@
 //     once and sends the sidebar to the streams whose version differs
 //     (presence.go);
 //   - a receipt: the note's receipts line, rendered once (notes.go);
-//   - unread counts: one query per owner with an unread stream open
-//     (unread.go);
+//   - unread counts: one query per owner with a stream open, sent to all
+//     of the owner's streams (the lists' counts, the navigation's inbox
+//     count) (unread.go);
 //   - a sign-out: every stream of that cookie session ends;
 //   - a heartbeat, after re-checking that each stream may stay open (beat.go).
 //
@@ -129,8 +130,9 @@ type Broker struct {
 	mu     sync.Mutex
 	up     bool // the listener is connected
 	closed bool // shut down
-	// sessions are the session streams by session id, owners the unread
-	// streams by owner id, signIns every stream by sign-in id.
+	// sessions are the session streams by session id, owners every stream
+	// by owner id (each hears its owner's unread counts), signIns every
+	// stream by sign-in id.
 	sessions map[int64]*sessionTopic
 	owners   map[int64]*ownerTopic
 	signIns  map[string]map[*Stream]struct{}
@@ -297,13 +299,13 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 		b.signIns[st.signIn] = map[*Stream]struct{}{}
 	}
 	b.signIns[st.signIn][st] = struct{}{}
+	ot := b.owners[st.ownerID]
+	if ot == nil {
+		ot = &ownerTopic{workspaceID: st.workspaceID, streams: map[*Stream]struct{}{}}
+		b.owners[st.ownerID] = ot
+	}
+	ot.streams[st] = struct{}{}
 	if st.sessionID == 0 {
-		t := b.owners[st.ownerID]
-		if t == nil {
-			t = &ownerTopic{workspaceID: st.workspaceID, streams: map[*Stream]struct{}{}}
-			b.owners[st.ownerID] = t
-		}
-		t.streams[st] = struct{}{}
 		return nil
 	}
 	b.sessionWorkspace[st.sessionID] = st.workspaceID
@@ -356,13 +358,13 @@ func (b *Broker) drop(st *Stream, why string) {
 			delete(b.signIns, st.signIn)
 		}
 	}
-	if st.sessionID == 0 {
-		if t := b.owners[st.ownerID]; t != nil {
-			delete(t.streams, st)
-			if len(t.streams) == 0 {
-				delete(b.owners, st.ownerID)
-			}
+	if t := b.owners[st.ownerID]; t != nil {
+		delete(t.streams, st)
+		if len(t.streams) == 0 {
+			delete(b.owners, st.ownerID)
 		}
+	}
+	if st.sessionID == 0 {
 		return
 	}
 	if t := b.sessions[st.sessionID]; t != nil {
@@ -404,7 +406,11 @@ func (b *Broker) Count(sessionID int64) int {
 	if sessionID == 0 {
 		n := 0
 		for _, t := range b.owners {
-			n += len(t.streams)
+			for st := range t.streams {
+				if st.sessionID == 0 {
+					n++
+				}
+			}
 		}
 		return n
 	}

@@ -8,11 +8,15 @@ import (
 )
 
 // unreadCounts is the data of the unread event: the owner's unread notes in
-// all, per project and per session (those with any), ids as keys.
+// all, per project and per session (those with any), ids as keys; and of
+// them, those in the owner's inbox and the newest of those, which the inbox
+// page fetches when it has not got it.
 type unreadCounts struct {
-	Total    int            `json:"total"`
-	Projects map[string]int `json:"projects"`
-	Sessions map[string]int `json:"sessions"`
+	Total       int            `json:"total"`
+	Projects    map[string]int `json:"projects"`
+	Sessions    map[string]int `json:"sessions"`
+	Inbox       int            `json:"inbox"`
+	InboxNewest int64          `json:"inbox_newest"`
 }
 
 // UnreadEvent loads the owner's unread counts as the unread event.
@@ -26,6 +30,8 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 		u.Total += r.Unread
 		u.Projects[strconv.FormatInt(r.ProjectID, 10)] += r.Unread
 		u.Sessions[strconv.FormatInt(r.SessionID, 10)] = r.Unread
+		u.Inbox += r.Inbox
+		u.InboxNewest = max(u.InboxNewest, r.InboxNewest)
 	}
 	data, err := json.Marshal(u)
 	if err != nil {
@@ -64,7 +70,7 @@ func (b *Broker) refreshUnread(owner int64) {
 	}
 }
 
-// FirstUnread queues a new unread stream's first event (UnreadEvent),
+// FirstUnread queues a new stream's first unread event (UnreadEvent),
 // unless a recount since it subscribed already queued it one (as new or
 // newer).
 func (b *Broker) FirstUnread(st *Stream, ev []byte) {

@@ -13,6 +13,9 @@ import (
 var (
 	UseAccessTokenSQL = useAccessTokenSQL
 	ReadAgentMailSQL  = readAgentMailSQL
+	InboxAllSQL       = inboxAll
+	InboxUnreadSQL    = inboxUnread
+	UnreadMailSQL     = unreadMailSQL
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

@@ -168,11 +168,16 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 }
 
 // unreadBy is the one rule of what an owner has not read, as a condition on
-// notes n: newer than the owner's read mark in the note's session, and not
-// written by the owner. owner is the SQL parameter holding the owner id.
-func unreadBy(owner string) string {
-	return `n.sender_owner_id IS DISTINCT FROM ` + owner + ` AND n.id > coalesce((SELECT r.last_read_note_id FROM note_reads r
-		WHERE r.owner_id = ` + owner + ` AND r.session_id = n.session_id), 0)`
+// notes n of the session the SQL expression session names: newer than the
+// owner's read mark there, and not written by the owner. owner is the SQL
+// parameter holding the owner id. The bound is a row comparison on
+// (session_id, id) with the mark looked up once per session, so that a
+// session's unread notes are a range of notes_session_idx: counting them
+// costs what is unread, not the session's whole mail.
+func unreadBy(owner, session string) string {
+	return `n.session_id = ` + session + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
+		AND (n.session_id, n.id) > (` + session + `, coalesce((SELECT r.last_read_note_id FROM note_reads r
+			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
 }
 
 // SessionUnread is how many notes of one session an owner has not read.
@@ -180,22 +185,34 @@ type SessionUnread struct {
 	SessionID int64
 	ProjectID int64
 	Unread    int
+	// Inbox counts those of them in the owner's inbox (forOwners), and
+	// InboxNewest is the newest of those (0 when none).
+	Inbox       int
+	InboxNewest int64
 }
 
+// unreadMailSQL is UnreadMail's statement, $1 the workspace, $2 the owner.
+var unreadMailSQL = `
+	SELECT s.id, s.project_id, u.count, u.inbox, u.inbox_newest
+	FROM sessions s CROSS JOIN LATERAL (
+		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
+			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
+		FROM notes n WHERE ` + unreadBy("$2", "s.id") + `
+	) u
+	WHERE s.workspace_id = $1 AND u.count > 0
+	ORDER BY s.id`
+
 // UnreadMail returns the owner's unread count of every session of the
-// workspace that has unread notes: what the projects and sessions lists show
-// live.
+// workspace that has unread notes: what the projects and sessions lists and
+// the navigation's inbox count show live.
 func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]SessionUnread, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT s.id, s.project_id, count(*) FROM sessions s JOIN notes n ON n.session_id = s.id
-		WHERE s.workspace_id = $1 AND `+unreadBy("$2")+`
-		GROUP BY s.id, s.project_id ORDER BY s.id`, workspaceID, ownerID)
+	rows, err := s.pool.Query(ctx, unreadMailSQL, workspaceID, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("store: unread mail: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionUnread, error) {
 		var u SessionUnread
-		err := r.Scan(&u.SessionID, &u.ProjectID, &u.Unread)
+		err := r.Scan(&u.SessionID, &u.ProjectID, &u.Unread, &u.Inbox, &u.InboxNewest)
 		return u, err
 	})
 	if err != nil {

@@ -976,8 +976,11 @@ func unreadBadge(kind string, id int64, n int) templ.Component {
 }
 
 // UnreadStream connects the page to the owner's live unread counts
-// (/unread/stream, static/app.js): the badges and the tab title follow.
-// scope is what the title counts: "workspace" or "project:<id>".
+// (/unread/stream, static/app.js): the badges, the navigation's inbox count
+// and the tab title follow. scope is what the title counts: "workspace",
+// "project:<id>", "inbox", or "" for nothing. The layout adds one to every
+// page; the first on a page is the one used, and a page with a session
+// stream hears the counts on that stream instead.
 func UnreadStream(scope string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -1002,7 +1005,7 @@ func UnreadStream(scope string) templ.Component {
 		var templ_7745c5c3_Var49 string
 		templ_7745c5c3_Var49, templ_7745c5c3_Err = templruntime.NewAttributeExpression(scope).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/projects.templ`, Line: 207, Col: 74}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/projects.templ`, Line: 210, Col: 74}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var49)
 		if templ_7745c5c3_Err != nil {

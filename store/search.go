@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Full-text search over the notes of a workspace (analysis notes included:
+// only owners search): the text is PostgreSQL's websearch_to_tsquery syntax
+// with the 'simple' configuration ("quoted phrases", or, -not) against the
+// generated column notes.search (migrations/032), and filters narrow it.
+
+// SearchPageSize is how many results a search page shows.
+const SearchPageSize = 20
+
+// MaxSearchLen bounds the text of a search, in characters.
+const MaxSearchLen = 500
+
+// Search is a parsed search: its words and its filters (empty: none).
+type Search struct {
+	// Text is what websearch_to_tsquery reads.
+	Text string
+	// Project is a project's name or id (project:).
+	Project string
+	// From is a sender: a slug, an agent's handle (with or without @), a
+	// display name, or "me" (from:).
+	From string
+	// Type is a message type (type:).
+	Type string
+	// In is a session: its public id, its title or its id (in:).
+	In string
+}
+
+// ParseSearch splits a search box's text into words and filters: project:,
+// from:, type: and in:, each with a value that may be "quoted". An unknown
+// key: stays a word. Only the last value of a repeated filter counts.
+func ParseSearch(q string) Search {
+	var s Search
+	var words []string
+	for _, tok := range searchTokens(q) {
+		key, val, ok := strings.Cut(tok, ":")
+		if ok && val != "" {
+			v := strings.Trim(val, `"`)
+			switch strings.ToLower(key) {
+			case "project":
+				s.Project = v
+				continue
+			case "from":
+				s.From = strings.TrimPrefix(v, "@")
+				continue
+			case "type":
+				s.Type = strings.ToLower(v)
+				continue
+			case "in":
+				s.In = v
+				continue
+			}
+		}
+		words = append(words, tok)
+	}
+	s.Text = strings.Join(words, " ")
+	return s
+}
+
+// searchTokens splits on spaces outside double quotes; quotes stay in the
+// tokens (a "phrase" is one token; so is key:"two words").
+func searchTokens(q string) []string {
+	var out []string
+	var b strings.Builder
+	quoted := false
+	for _, r := range q {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			b.WriteRune(r)
+		case unicode.IsSpace(r) && !quoted:
+			if b.Len() > 0 {
+				out = append(out, b.String())
+				b.Reset()
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// Empty reports whether the search asks for nothing at all.
+func (s Search) Empty() bool {
+	return s == Search{}
+}
+
+// SearchResult is a note found, with where it is and its highlighted
+// subject and snippet: ts_headline's text with each hit between
+// HighlightStart and HighlightStop, which nothing in a note can hold (they
+// are removed from the text first), for views to turn into marks after
+// escaping.
+type SearchResult struct {
+	Note
+	SessionTitle string
+	ProjectID    int64
+	ProjectName  string
+	Subject      string
+	Snippet      string
+}
+
+// The markers of a hit in SearchResult's Subject and Snippet.
+const (
+	HighlightStart = "\x01"
+	HighlightStop  = "\x02"
+)
+
+// searchFilters are a Search's filters on notes n of sessions s in projects
+// p: $1 the workspace, $3 project, $4 from, $5 the owner's slug (for
+// from:me), $6 type, $7 in, $8 the page's upper bound. The workspace is the
+// owner's: nothing else is ever searched.
+const searchFilters = `n.workspace_id = $1 AND n.id < $8
+	AND ($3 = '' OR lower(p.name) = lower($3) OR p.id::text = $3)
+	AND ($4 = '' OR n.sender_slug = $4 OR lower(n.sender_name) = lower($4) OR (lower($4) = 'me' AND n.sender_slug = $5)
+		OR EXISTS (SELECT 1 FROM agent_profiles ap WHERE ap.connection_id = n.sender_connection_id AND ap.handle = lower($4)))
+	AND ($6 = '' OR n.message_type = $6)
+	AND ($7 = '' OR s.public_id = $7 OR lower(s.title) = lower($7) OR s.id::text = $7)`
+
+// searchFrom joins a note n with its session s and project p; searchCut
+// removes the highlight markers from a text.
+const (
+	searchFrom = `FROM notes n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id`
+	searchCut  = `translate(%s, E'\x01\x02', '')`
+)
+
+// searchWordsSQL finds a page of notes by $2's words (notes_search_idx),
+// newest first, $9 the page size, then highlights the page's hits; with no
+// words, searchFiltersSQL lists what the filters keep.
+var (
+	searchWordsSQL = `
+		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
+			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
+			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.body") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
+		FROM (
+			SELECT n.id, s.title, s.project_id, p.name AS project_name ` + searchFrom + `,
+				websearch_to_tsquery('simple', $2) q
+			WHERE n.search @@ q AND ` + searchFilters + `
+			ORDER BY n.id DESC LIMIT $9
+		) f
+		JOIN notes n ON n.id = f.id ` + listedJoin + `, websearch_to_tsquery('simple', $2) q
+		ORDER BY n.id DESC`
+	searchFiltersSQL = `
+		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(n.body, 300)
+		FROM (
+			SELECT n.id, s.title, s.project_id, p.name AS project_name ` + searchFrom + `
+			WHERE $2 = '' AND ` + searchFilters + `
+			ORDER BY n.id DESC LIMIT $9
+		) f
+		JOIN notes n ON n.id = f.id ` + listedJoin + `
+		ORDER BY n.id DESC`
+)
+
+// SearchNotes returns a page of the notes of the workspace that match q,
+// newest first: at most limit+1, so that the caller can tell whether an
+// older page exists; with beforeID > 0 only older notes. ownerID is the one
+// searching (from:me). A search without words lists what the filters keep.
+func (s *Store) SearchNotes(ctx context.Context, workspaceID, ownerID int64, q Search, beforeID int64, limit int) ([]SearchResult, error) {
+	sql := searchWordsSQL
+	if strings.TrimSpace(q.Text) == "" {
+		sql, q.Text = searchFiltersSQL, ""
+	}
+	rows, err := s.pool.Query(ctx, sql, workspaceID, q.Text, q.Project, q.From, OwnerSlug(ownerID), q.Type, q.In,
+		pageBefore(beforeID), limit+1)
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SearchResult, error) {
+		var res SearchResult
+		n, err := scanListedNote(r, &res.SessionTitle, &res.ProjectID, &res.ProjectName, &res.Subject, &res.Snippet)
+		if err == nil {
+			res.Note = *n
+		}
+		return res, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: search: %w", err)
+	}
+	return out, nil
+}
