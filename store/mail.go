@@ -171,11 +171,12 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 // notes n of the session the SQL expression session names: newer than the
 // owner's read mark there, and not written by the owner. owner is the SQL
 // parameter holding the owner id. The bound is a row comparison on
-// (session_id, id) with the mark looked up once per session, so that a
-// session's unread notes are a range of notes_session_idx: counting them
-// costs what is unread, not the session's whole mail.
+// (session_id, id) with the mark looked up once per session, and the
+// session a range (inSession), so that a session's unread notes are a range
+// of notes_session_idx: counting or listing them costs what is unread, not
+// the session's whole mail.
 func unreadBy(owner, session string) string {
-	return `n.session_id = ` + session + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
+	return inSession(session) + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
 		AND (n.session_id, n.id) > (` + session + `, coalesce((SELECT r.last_read_note_id FROM note_reads r
 			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
 }
