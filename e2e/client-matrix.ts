@@ -68,7 +68,7 @@ export class MatrixLine<S extends string = Step> {
     this.running = step;
     try {
       const note = await fn();
-      this.cells.set(step, note instanceof KnownGap ? `✗ known gap "${note.gap.id}" (${note.note.slice(0, 300)})` : `✓${note ? ` (${note})` : ''}`);
+      this.cells.set(step, note instanceof KnownGap ? `✗ known gap "${note.gap.id}" (${note.note.slice(0, 600)})` : `✓${note ? ` (${note})` : ''}`);
       this.times.push(`${step} ${((Date.now() - start) / 1000).toFixed(1)} s`);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);

@@ -36,7 +36,7 @@ export interface AgentCli {
    */
   resultShape: 'text blocks' | 'structured content only';
   /** Signs in (or configures a token); returns the cell's note. */
-  signIn(): Promise<string>;
+  signIn(): Promise<string | KnownGap>;
   /** The client name the connection carries on Connections. */
   connectionName: string;
   /** Starts the CLI's headless run with a prompt; resolves when it ends. */
@@ -104,7 +104,7 @@ function withKey(name: string, text: string, key: string): any {
   return o;
 }
 
-const hintLine = /\d+ unread notes? for you[^"\n]*/;
+const hintLine = /\d+ unread notes? for you: .*?Read (?:it|them) with read_session_mail\./;
 
 /** Where an unread hint sits in what the model read: a text line of its own, only inside JSON, or nowhere. */
 export function hintShape(text: string): 'text block' | 'structured content only' | 'none' {
