@@ -68,8 +68,9 @@ test('agent CLI: Codex with OAuth', async () => {
       return r.out;
     });
     const asked: string[] = [];
-    await approveWhile(done, () => p.newAuthorizationURLs(), browser, (u) => asked.push(u.searchParams.get('client_id') ?? ''));
-    return asked;
+    await approveWhile(done, () => p.newAuthorizationURLs(), browser, (u) => asked.push(`client_id ${u.searchParams.get('client_id')}, asked "${u.searchParams.get('scope')}"`));
+    if (asked.length !== 1 || !asked[0].endsWith('asked "osfoundry:read osfoundry:write"')) throw new Error(`expected one authorization for both scopes: ${asked.join('; ')}`);
+    return asked[0];
   };
 
   const run = (prompt: string) => startCli(home, codex, ['exec', '--skip-git-repo-check', prompt], { env, closeStdin: true }).done;
@@ -95,8 +96,8 @@ test('agent CLI: Codex with OAuth', async () => {
       if (auto instanceof KnownGap) {
         add.kill();
         await add.done;
-        const clients = await login(['mcp', 'login', 'osfoundry', '--oauth-client-registration', 'dcr']);
-        note = `${auto.note}; then \`codex mcp login osfoundry --oauth-client-registration dcr\` signed in (client_id ${clients.join(', ')})`;
+        const asked = await login(['mcp', 'login', 'osfoundry', '--oauth-client-registration', 'dcr']);
+        note = `${auto.note}; then \`codex mcp login osfoundry --oauth-client-registration dcr\` signed in (${asked})`;
       }
       // Open-world tools (post_session_note, reply_to_sender) under `codex exec`.
       const { value } = await model.play(async (c) => ({ text: 'Done.', read: await c.call('post_session_note', {
@@ -112,8 +113,7 @@ test('agent CLI: Codex with OAuth', async () => {
     },
     run,
     signInAgain: async () => {
-      const clients = await login(['mcp', 'login', 'osfoundry', '--oauth-client-registration', 'dcr']);
-      return `\`codex mcp login osfoundry --oauth-client-registration dcr\` (client_id ${clients.join(', ')})`;
+      return `\`codex mcp login osfoundry --oauth-client-registration dcr\` (${await login(['mcp', 'login', 'osfoundry', '--oauth-client-registration', 'dcr'])})`;
     },
   };
   await runCliMatrix(cli, browser, 'cli-codex');

@@ -40,9 +40,10 @@ test('agent CLI: Gemini CLI with OAuth', async () => {
       if (!/Successfully authenticated/.test(r.out)) throw new Error(`/mcp auth osfoundry exited ${r.code ?? r.signal}: ${r.tail}`);
       return r;
     });
-    const clients: string[] = [];
-    const r = await approveWhile(done, () => p.newAuthorizationURLs(), browser, (u) => clients.push(u.searchParams.get('client_id') ?? ''));
-    return `\`/mcp auth osfoundry\` (client_id ${clients.join(', ')}, exit ${r.code})`;
+    const asked: string[] = [];
+    const r = await approveWhile(done, () => p.newAuthorizationURLs(), browser, (u) => asked.push(`client_id ${u.searchParams.get('client_id')}, asked "${u.searchParams.get('scope')}"`));
+    if (asked.length !== 1 || !asked[0].endsWith('asked "osfoundry:read osfoundry:write"')) throw new Error(`expected one authorization for both scopes: ${asked.join('; ')}`);
+    return `\`/mcp auth osfoundry\` (${asked[0]}; exit ${r.code})`;
   };
 
   const cli: AgentCli = {

@@ -103,6 +103,15 @@ export class CookieBrowser {
     return new URL(location);
   }
 
+  /** The client name Connections lists for the newest live connection whose name contains clientName. */
+  async connectionClient(clientName: string): Promise<string> {
+    const page = await (await this.fetch('/connections')).text();
+    const row = page.split('<tr').find((r) => r.includes('data-testid="connection"') && r.includes(clientName));
+    const cell = row?.match(/data-testid="connection-client"[^>]*>([^<]*)/)?.[1].trim();
+    if (!cell) throw new Error(`no connection of ${clientName} listed`);
+    return cell;
+  }
+
   /** The id of the newest live connection of a client, from the Connections page. */
   async connectionId(clientName: string): Promise<string> {
     const page = await (await this.fetch('/connections')).text();

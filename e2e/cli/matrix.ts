@@ -120,7 +120,11 @@ export function hintShape(text: string): 'text block' | 'structured content only
  */
 export async function runCliMatrix(cli: AgentCli, browser: CookieBrowser, handle: string): Promise<MatrixLine<CliStep>> {
   const line = new MatrixLine<CliStep>(cli.label, cliSteps);
-  await line.step('sign-in', () => cli.signIn());
+  await line.step('sign-in', async () => {
+    const note = await cli.signIn();
+    const listed = `listed on Connections as "${await browser.connectionClient(cli.connectionName)}"`;
+    return note instanceof KnownGap ? new KnownGap(note.gap, `${note.note}; ${listed}`) : `${note}; ${listed}`;
+  });
 
   const session = await browser.inviteToNewSession(cli.connectionName);
   if (!session) throw new Error('this build has no project pages to invite the connection');
