@@ -239,5 +239,3 @@ async function everyTool(c: Conversation, browser: CookieBrowser, session: { ses
   if (reply.duplicate !== false) throw new Error(`reply_to_sender answered ${JSON.stringify(reply)}`);
   return { text: 'Reported to osFoundry.' };
 }
-
-export { KnownGap };

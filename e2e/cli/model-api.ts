@@ -73,8 +73,6 @@ export class ScriptedModel {
   private queued: Pending[] = [];
   /** The last action and how many results the conversation had when it was sent, to answer a retry the same. */
   private last: { action: Action; results: number } | null = null;
-  /** Every request's method and path, for a failure message. */
-  readonly log: string[] = [];
 
   private constructor(readonly wire: Wire) {
     this.server = createServer((req, res) => this.handle(req, res));
@@ -187,7 +185,6 @@ export class ScriptedModel {
     req.setEncoding('utf8');
     req.on('data', (d) => (body += d));
     req.on('end', () => {
-      this.log.push(`${req.method} ${req.url}`);
       if (req.method === 'GET') return json(res, { object: 'list', data: [{ id: 'scripted-model', object: 'model', owned_by: 'osfoundry-e2e' }] });
       let j: any = {};
       try { j = JSON.parse(body); } catch { /* answered as a side request */ }
