@@ -130,20 +130,20 @@ export async function runCliMatrix(cli: AgentCli, browser: CookieBrowser, handle
   if (!session) throw new Error('this build has no project pages to invite the connection');
   const seen = new Map<string, string>();
   const play = (c: Conversation) => everyTool(c, browser, session, handle, cli.label, seen);
-  let run: Promise<unknown> = cli.model.play(play, cli.run(
+  const run: Promise<unknown> = cli.model.play(play, cli.run(
     `Report to osFoundry: claim the profile ${handle}, say what you work on, and post to session ${session.session_id}.`));
   run.catch(() => {});
-  let first: string[] = [];
   await line.step('tools', async () => {
-    first = await firstOffered(cli.model, run);
+    const first = await firstOffered(cli.model, run);
     const missing = osfoundryTools.filter((t) => !first.some((n) => n.endsWith(t)));
     if (missing.length) throw new Error(`the model request lacks ${missing.join(', ')} (offered: ${first.join(', ')})`);
     return `${first.length}/9, as ${first.join(', ')}`;
   });
   await line.step('every tool', async () => {
     await run;
-    const called = osfoundryTools.filter((t) => seen.has(t));
-    return `${called.length}/9 through the model`;
+    const missed = osfoundryTools.filter((t) => !seen.has(t));
+    if (missed.length) throw new Error(`the model never got a result of ${missed.join(', ')}`);
+    return '9/9 through the model';
   });
   await line.step('team mail', async () => {
     const html = await browser.teamMail(session.session_id);
@@ -167,10 +167,9 @@ export async function runCliMatrix(cli: AgentCli, browser: CookieBrowser, handle
     return shape === 'text block' ? reads() : dependsOn(unreadHintTextOnly, reads);
   });
 
-  let afterRevoke = { offered: [] as string[], answer: '' };
   await line.step('revoke', async () => {
     await browser.revokeConnection(cli.connectionName);
-    afterRevoke = await oneCall(cli, 'list_sessions');
+    const afterRevoke = await oneCall(cli, 'list_sessions');
     if (afterRevoke.offered.length && afterRevoke.answer.includes('"sessions"')) throw new Error(`the revoked connection still answered: ${afterRevoke.answer.slice(0, 300)}`);
     const shows = afterRevoke.answer.replace(/\s+/g, ' ').slice(0, 240);
     return dependsOn(revokedTokenAnswered, () => {
