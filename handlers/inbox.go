@@ -24,10 +24,10 @@ func inboxFilter(c echo.Context) store.InboxFilter {
 	}
 }
 
-// inbox is the owner's inbox page. An htmx request with ?after= is the
-// page's live fetch: the rows newer than it has (204 when none), which it
-// sends only when the unread stream says an inbox note is newer than its
-// newest.
+// inbox is the owner's inbox page. An htmx request with ?live=1 is the
+// page's live fetch: the rows newer than ?after= (its newest; 204 when
+// none), which it sends only when the unread stream names an inbox note
+// newer than any it has heard of.
 func (s *Server) inbox(c echo.Context) error {
 	o := currentOwner(c)
 	ctx := c.Request().Context()
@@ -40,7 +40,7 @@ func (s *Server) inbox(c echo.Context) error {
 	if more {
 		rows = rows[:store.InboxPageSize]
 	}
-	if isHTMX(c) && f.After > 0 {
+	if isHTMX(c) && c.QueryParam("live") != "" {
 		if len(rows) == 0 {
 			return noContent(c)
 		}

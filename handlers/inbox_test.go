@@ -82,11 +82,11 @@ func TestInboxPage(t *testing.T) {
 	}
 
 	// The live fetch: newer rows only, 204 when there are none.
-	if res := f.alice.htmx(fmt.Sprintf("/inbox?after=%d", second)); res.StatusCode != http.StatusNoContent {
+	if res := f.alice.htmx(fmt.Sprintf("/inbox?live=1&after=%d", second)); res.StatusCode != http.StatusNoContent {
 		t.Fatalf("fetch with nothing new: %d", res.StatusCode)
 	}
 	third := f.app.agentNote(f.ag, f.session.ID, "Done", "PR is up.")
-	fetched := f.alice.doc(f.alice.htmx(fmt.Sprintf("/inbox?after=%d", second)), http.StatusOK)
+	fetched := f.alice.doc(f.alice.htmx(fmt.Sprintf("/inbox?live=1&after=%d", second)), http.StatusOK)
 	if got := rowIDs(fetched, "inbox-note"); len(got) != 1 || got[0] != third || fetched.Find("main, h1").Length() != 0 {
 		t.Fatalf("fetch %v, want the new row alone", got)
 	}

@@ -71,7 +71,12 @@ func TestHostileMarkdownLive(t *testing.T) {
 		}
 		noLiveMarkup(t, fmt.Sprintf("stream, body %d", i), m.data)
 	}
-	page, _ := f.alice.doc(f.alice.get(f.url), 200).Html()
+	res := f.alice.get(f.url)
+	// Should anything get through, the browser loads no image from elsewhere.
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src 'self';") || !strings.Contains(csp, "default-src 'self';") {
+		t.Fatalf("CSP %q lets images come from elsewhere", csp)
+	}
+	page, _ := f.alice.doc(res, 200).Html()
 	noLiveMarkup(t, "page", page)
 	poll := f.alice.htmx(f.url + "/mail/poll?after=0")
 	html, _ := f.alice.doc(poll, 200).Html()

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
-
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -51,7 +49,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	}
 	// A long body is collapsed behind "show more", whole inside.
 	body := doc.Find(fmt.Sprintf(`#note-%d [data-testid="note-body"]`, second))
-	if goquery.NodeName(body) != "details" || strings.TrimSpace(body.Find(".full").Text()) != long {
+	if body.Find("details .full").Length() != 1 || body.Find(".preview").Length() != 1 || strings.TrimSpace(body.Find(".full").Text()) != long {
 		t.Error("long body not collapsed with the full text inside")
 	}
 	// The poller starts from the newest note, and from no receipt.

@@ -59,6 +59,20 @@ func (noteNodes) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindImage, renderImage)
 	reg.Register(ast.KindRawHTML, renderRawHTML)
 	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
+	reg.Register(extast.KindTaskCheckBox, renderTaskCheckBox)
+}
+
+// renderTaskCheckBox writes a task list's box, read-only, named for screen
+// readers.
+func renderTaskCheckBox(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		if node.(*extast.TaskCheckBox).IsChecked {
+			_, _ = w.WriteString(`<input type="checkbox" checked disabled aria-label="done"> `)
+		} else {
+			_, _ = w.WriteString(`<input type="checkbox" disabled aria-label="to do"> `)
+		}
+	}
+	return ast.WalkContinue, nil
 }
 
 // safeURL is the URL a link may carry, and false for any other: absolute
@@ -229,6 +243,7 @@ var sanitizer = func() *bluemonday.Policy {
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|center|right)$`)).OnElements("th", "td")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
+	p.AllowAttrs("aria-label").Matching(regexp.MustCompile(`^(done|to do)$`)).OnElements("input")
 	return p
 }()
 

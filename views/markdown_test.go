@@ -21,18 +21,19 @@ var (
 		"a": true, "input": true,
 	}
 	safeAttrs = map[string]*regexp.Regexp{
-		"a.href":         regexp.MustCompile(`^(https?://|mailto:)`),
-		"a.rel":          regexp.MustCompile(`^nofollow noopener noreferrer$`),
-		"a.target":       regexp.MustCompile(`^_blank$`),
-		"a.class":        regexp.MustCompile(`^md-image$`),
-		"code.class":     regexp.MustCompile(`^language-[\w+#.-]+$`),
-		"p.class":        regexp.MustCompile(`^md-raw$`),
-		"ol.start":       regexp.MustCompile(`^\d+$`),
-		"th.align":       regexp.MustCompile(`^(left|center|right)$`),
-		"td.align":       regexp.MustCompile(`^(left|center|right)$`),
-		"input.type":     regexp.MustCompile(`^checkbox$`),
-		"input.checked":  regexp.MustCompile(`^$`),
-		"input.disabled": regexp.MustCompile(`^$`),
+		"a.href":           regexp.MustCompile(`^(https?://|mailto:)`),
+		"a.rel":            regexp.MustCompile(`^nofollow noopener noreferrer$`),
+		"a.target":         regexp.MustCompile(`^_blank$`),
+		"a.class":          regexp.MustCompile(`^md-image$`),
+		"code.class":       regexp.MustCompile(`^language-[\w+#.-]+$`),
+		"p.class":          regexp.MustCompile(`^md-raw$`),
+		"ol.start":         regexp.MustCompile(`^\d+$`),
+		"th.align":         regexp.MustCompile(`^(left|center|right)$`),
+		"td.align":         regexp.MustCompile(`^(left|center|right)$`),
+		"input.type":       regexp.MustCompile(`^checkbox$`),
+		"input.checked":    regexp.MustCompile(`^$`),
+		"input.disabled":   regexp.MustCompile(`^$`),
+		"input.aria-label": regexp.MustCompile(`^(done|to do)$`),
 	}
 )
 
@@ -80,7 +81,7 @@ func TestMarkdownRenders(t *testing.T) {
 	}{
 		{"heading and emphasis", "## Plan\n**bold** _it_ ~~gone~~", []string{"<h2>Plan</h2>", "<strong>bold</strong>", "<em>it</em>", "<del>gone</del>"}},
 		{"line breaks kept", "one\ntwo", []string{"one<br>\ntwo"}},
-		{"task list", "- [x] done\n- [ ] todo", []string{`<input checked="" disabled="" type="checkbox"> done`, `<input disabled="" type="checkbox"> todo`}},
+		{"task list", "- [x] done\n- [ ] todo", []string{`<input type="checkbox" checked="" disabled="" aria-label="done"> done`, `<input type="checkbox" disabled="" aria-label="to do"> todo`}},
 		{"table", "| a | b |\n|:--|--:|\n| 1 | 2 |", []string{"<table>", `<th align="left">a</th>`, `<td align="right">2</td>`}},
 		{"fenced code keeps its language", "```go\nfunc main() {}\n```", []string{`<pre><code class="language-go">func main() {}`}},
 		{"autolink", "see https://example.com/a?b=1&c=2 or www.example.org", []string{
