@@ -64,7 +64,7 @@ func (s *Server) sessionExportJSON(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w := startExport(c, session, "json", echo.MIMEApplicationJSONCharsetUTF8)
+	w := startExport(c, session, "json", echo.MIMEApplicationJSON)
 	fmt.Fprintf(w, `{"session":%s,"exported_at":%q,"notes":[`, head, time.Now().UTC().Format(time.RFC3339))
 	first := true
 	err = s.store.ExportSessionMail(c.Request().Context(), currentOwner(c).WorkspaceID, session.ID, func(n *store.Note) error {

@@ -16,6 +16,7 @@ var (
 	InboxAllSQL       = inboxAll
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
+	SearchWindow      = searchWindow
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

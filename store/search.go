@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -130,24 +131,76 @@ const searchFilters = `n.workspace_id = $1 AND n.id < $8
 
 // searchFrom joins a note n with its session s and project p; searchCut
 // removes the highlight markers from a text.
+//
+// searchFiltersSQL, for a search without words, lists what the filters keep.
 const (
 	searchFrom = `FROM notes n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id`
 	searchCut  = `translate(%s, E'\x01\x02', '')`
 )
 
-// searchWordsSQL finds a page of notes by $2's words (notes_search_idx),
-// newest first, $9 the page size, then highlights the page's hits; with no
-// words, searchFiltersSQL lists what the filters keep.
+// searchWindow is how many of the newest notes a search reads first;
+// searchFewHits is how many hits in them make the words common enough to
+// walk on for the rest of the page; searchWalk bounds that walk.
+const (
+	searchWindow  = 10000
+	searchFewHits = 5
+	searchWalk    = 200000
+)
+
+// searchWordsSQL finds a page of notes by $2's words, newest first, $9 the
+// page size, then highlights the page's hits. No single plan is right for
+// every word: walking the notes newest first costs the notes read before a
+// page of hits, reading the GIN index (notes_search_idx) costs the notes
+// that hold the words, and PostgreSQL's estimate of how many that is is
+// rough (it misjudges rare words most, and words that go together). So the
+// statement measures instead: recent walks the newest searchWindow notes
+// (any workspace's), which fills a page for a word in one note of 500. When
+// it does not, what it found says how rare the words are: with
+// searchFewHits or more, walk reads on (at most searchWalk notes, and a
+// page of hits is expected within a few windows); with fewer, indexed reads
+// the GIN index for the notes below the window. Each part is gated by a row
+// it joins, so a part not needed is never started (a gate in a scan's own
+// filter would still start parallel workers).
 var (
 	searchWordsSQL = `
+		WITH recent AS MATERIALIZED (
+			SELECT n.id, s.title, s.project_id, p.name AS project_name
+			FROM (
+				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
+				FROM notes n WHERE n.id < $8 ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `
+			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
+			ORDER BY n.id DESC LIMIT $9
+		), edge AS MATERIALIZED (
+			-- The oldest note of the window (0 when it holds every note), and
+			-- how many hits it held.
+			SELECT CASE WHEN count(*) = ` + strconv.Itoa(searchWindow) + ` THEN min(w.id) ELSE 0 END AS low,
+				(SELECT count(*) FROM recent) AS hits
+			FROM (SELECT n.id FROM notes n WHERE n.id < $8 ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `) w
+		), walk AS MATERIALIZED (
+			SELECT n.id, s.title, s.project_id, p.name AS project_name
+			FROM (SELECT e.low FROM edge e WHERE e.hits >= ` + strconv.Itoa(searchFewHits) + ` AND e.hits < $9) gate
+			CROSS JOIN LATERAL (
+				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
+				FROM notes n WHERE n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
+			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
+			ORDER BY n.id DESC LIMIT $9
+		), indexed AS MATERIALIZED (
+			SELECT n.id, s.title, s.project_id, p.name AS project_name
+			FROM (SELECT e.low FROM edge e WHERE e.hits < ` + strconv.Itoa(searchFewHits) + `) gate
+			CROSS JOIN LATERAL (
+				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
+				FROM notes n WHERE n.id < gate.low AND n.search @@ websearch_to_tsquery('simple', $2)
+			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			WHERE ` + searchFilters + `
+		)
 		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
 			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
 			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.body") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
 		FROM (
-			SELECT n.id, s.title, s.project_id, p.name AS project_name ` + searchFrom + `,
-				websearch_to_tsquery('simple', $2) q
-			WHERE n.search @@ q AND ` + searchFilters + `
-			ORDER BY n.id DESC LIMIT $9
+			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed) found
+			ORDER BY id DESC LIMIT $9
 		) f
 		JOIN notes n ON n.id = f.id ` + listedJoin + `, websearch_to_tsquery('simple', $2) q
 		ORDER BY n.id DESC`

@@ -143,3 +143,49 @@ func TestSearchNotes(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestSearchBeyondTheWindow: notes older than the newest ones a search
+// walks first are found (through the index or by walking on), in order
+// with the newer hits, and paging goes on from them.
+func TestSearchBeyondTheWindow(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	fill := func(n int, body string) {
+		t.Helper()
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', $5 FROM generate_series(1, $6::int)`,
+			w.ws, w.s1.ID, w.ada, w.slugA, body, n)
+	}
+	// A word found rarely in the newest notes is read from the index for the
+	// older ones; one found a few times there, by walking on.
+	fill(3, "needle in old hay")
+	fill(30, "old straw")
+	fill(store.SearchWindow+10, "filler")
+	fill(2, "fresh hay")
+	fill(6, "fresh straw")
+	for q, want := range map[string]int{"needle": 3, "hay": 5, "filler": 21, "straw": 21} {
+		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != want {
+			t.Fatalf("%s: %d results, want %d", q, len(got), want)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].ID >= got[i-1].ID {
+				t.Fatalf("%s: not newest first at %d", q, i)
+			}
+		}
+	}
+	first, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), 0, 3)
+	if err != nil || len(first) != 4 || first[0].Snippet != "fresh "+store.HighlightStart+"hay"+store.HighlightStop {
+		t.Fatalf("first page %+v %v", first, err)
+	}
+	rest, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), first[2].ID, 3)
+	if err != nil || len(rest) != 2 || rest[0].ID != first[3].ID {
+		t.Fatalf("next page %+v %v", rest, err)
+	}
+}
