@@ -63,6 +63,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
 		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
+		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
 		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
 		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
