@@ -1,0 +1,20 @@
+package agent
+
+import "encoding/json"
+
+// msgOverlaps introduces, in the SessionStart context, the agents the
+// server's collision radar names: those sharing a project with this one
+// that say they are on the same repository and branch.
+const msgOverlaps = "osFoundry: other agents sharing a project with you say they are on this repository and branch (self-reported):"
+
+// overlapHint returns set_status's words on the agents on the same
+// repository and branch (its overlap_hint), "" when there are none.
+func (r *toolResult) overlapHint() string {
+	var v struct {
+		Hint string `json:"overlap_hint"`
+	}
+	if r.IsError || len(r.StructuredContent) == 0 || json.Unmarshal(r.StructuredContent, &v) != nil {
+		return ""
+	}
+	return v.Hint
+}
