@@ -67,6 +67,8 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	app.invite(w.session, w.ag)
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, new("acme/site"), new("main"), new(secretTask))
+	// A second agent on the same branch: the project's radar names both.
+	app.setStatus(app.agent("alice@example.com", secretProject, "second-agent", "Second"), new("acme/site"), new("main"), nil)
 	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
 		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
 	if err != nil {
@@ -209,7 +211,7 @@ type sweepRoute struct {
 
 func (w *sweepWorld) routeTable() map[string]sweepRoute {
 	q := w.authorizeQuery()
-	approve := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead, store.ScopeWrite}, "project": {fmt.Sprint(w.p.ID)}}
+	approve := url.Values{"decision": {"approve"}, "agent": {"new"}, "grant": {store.ScopeRead, store.ScopeWrite}, "project": {fmt.Sprint(w.p.ID)}}
 	for k, v := range q {
 		approve[k] = v
 	}
@@ -267,6 +269,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 
 		// Routes with A's ids: not found for anyone else.
 		"GET /projects/:id":                           {},
+		"GET /projects/:id/radar":                     {query: "?v=x"},
 		"POST /projects/:id/rename":                   {form: url.Values{"name": {"Hijacked"}}},
 		"POST /projects/:id/seats":                    {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":       {},

@@ -49,6 +49,12 @@ type NewConnection struct {
 	Scopes     []string
 	// ProjectIDs are the projects the connection's agent is seated in.
 	ProjectIDs []int64
+	// Continue is the connection an OAuth grant continues (the owner chose
+	// "Sign in again as" on the consent page); 0 starts a new connection.
+	Continue int64
+	// InviteSessionIDs are sessions an OAuth grant invites the connection
+	// to, as a contributor; only those of ProjectIDs' projects are taken.
+	InviteSessionIDs []int64
 }
 
 // ValidateScopes checks that scopes is a non-empty subset of AllScopes and
@@ -78,19 +84,9 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 	if err != nil {
 		return nil, err
 	}
-	name := strings.TrimSpace(n.ClientName)
-	if name == "" {
-		name = "Unnamed client"
-	}
-	if len([]rune(name)) > 200 {
-		name = string([]rune(name)[:200])
-	}
-	c := &Connection{WorkspaceID: n.WorkspaceID, OwnerID: n.OwnerID, ClientID: n.ClientID, ClientName: name, Scopes: scopes}
+	var c *Connection
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO connections (workspace_id, owner_id, client_id, client_name, scopes)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
-			n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt); err != nil {
+		if c, err = insertConnection(ctx, tx, n, scopes); err != nil {
 			return err
 		}
 		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
@@ -99,6 +95,24 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 		return nil, fmt.Errorf("store: create connection: %w", err)
 	}
 	return c, nil
+}
+
+// insertConnection writes a new connection with validated scopes, naming it
+// after its client ("Unnamed client" when it has no name).
+func insertConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string) (*Connection, error) {
+	name := strings.TrimSpace(n.ClientName)
+	if name == "" {
+		name = "Unnamed client"
+	}
+	if len([]rune(name)) > 200 {
+		name = string([]rune(name)[:200])
+	}
+	c := &Connection{WorkspaceID: n.WorkspaceID, OwnerID: n.OwnerID, ClientID: n.ClientID, ClientName: name, Scopes: scopes}
+	err := tx.QueryRow(ctx, `
+		INSERT INTO connections (workspace_id, owner_id, client_id, client_name, scopes)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+		n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt)
+	return c, err
 }
 
 // GetConnection returns a connection of the workspace (revoked ones included).
