@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -278,6 +280,9 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 	for _, name := range r.ProjectNames {
 		var id int64
 		err := s.pool.QueryRow(ctx, `SELECT id FROM projects WHERE workspace_id = $1 AND name = $2`, wsID, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, s.noSuchProject(ctx, wsID, name)
+		}
 		if err != nil {
 			return nil, wrap("create static token: project "+name, err)
 		}
@@ -288,6 +293,27 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 		return nil, err
 	}
 	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
+}
+
+// noSuchProject is the FieldError for a project name the workspace does not
+// have, naming the projects it does have (names match exactly).
+func (s *Store) noSuchProject(ctx context.Context, workspaceID int64, name string) error {
+	var names []string
+	if err := s.pool.QueryRow(ctx, `SELECT ARRAY(SELECT name FROM projects WHERE workspace_id = $1 ORDER BY lower(name), id)`,
+		workspaceID).Scan(&names); err != nil {
+		return fmt.Errorf("store: projects: %w", err)
+	}
+	msg := fmt.Sprintf("no project named %q in this workspace", name)
+	if len(names) == 0 {
+		msg += "; it has no projects yet: create one on the Projects page first"
+	} else {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = strconv.Quote(n)
+		}
+		msg += "; its projects are " + strings.Join(quoted, ", ")
+	}
+	return &FieldError{"project", msg}
 }
 
 // ConnectionSummary is one row of the Connections page: a live connection with
