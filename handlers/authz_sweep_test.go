@@ -279,6 +279,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /projects/:id/webhooks/:hook":            {},
 		"GET /projects/:id/webhooks/:hook/log":        {},
 		"POST /projects/:id/webhooks/:hook/test":      {},
+		"POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry": {},
 		"POST /projects/:id/webhooks/:hook/enable":    {},
 		"POST /projects/:id/webhooks/:hook/disable":   {},
 		"POST /projects/:id/webhooks/:hook/delete":    {},

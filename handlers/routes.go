@@ -73,6 +73,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/webhooks/:hook/log", "webhook-log", s.webhookLog, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/test", "webhook-test", s.webhookSendTest, accessOwner},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/deliveries/:delivery/retry", "webhook-retry", s.webhookRetry, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/enable", "webhook-enable", s.webhookEnable, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/disable", "webhook-disable", s.webhookDisable, accessOwner},
 		{http.MethodPost, "/projects/:id/webhooks/:hook/delete", "webhook-delete", s.webhookDelete, accessOwner},
