@@ -46,3 +46,24 @@ func TestOwnersSeeOneWarningPerCollision(t *testing.T) {
 		t.Fatalf("%d warnings after bob moved to another branch", n)
 	}
 }
+
+// TestTheSidebarWarnsLive: the session page's live stream sends the
+// sidebar with the warning as soon as the second agent's status makes the
+// collision.
+func TestTheSidebarWarnsLive(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	bob := f.invitedAgent("bob-claude", "Bob")
+	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
+	connect, _ := doc.Find(`[sse-connect]`).Attr("sse-connect")
+	st := f.alice.openEvents(connect)
+	f.app.waitStreams(f.session.ID, 1)
+	f.app.setStatus(f.ag, new("https://github.com/Acme/Shop.git"), new("fix/orders-total"), new("rounding"))
+	if m := st.next("presence", wait); strings.Contains(m.data, "overlap-warning") {
+		t.Fatal("a warning with one agent on the branch")
+	}
+	f.app.setStatus(bob, new("acme/shop"), new("fix/orders-total"), new("refunds"))
+	if m := st.next("presence", wait); !strings.Contains(m.data, `data-testid="overlap-warning"`) || !strings.Contains(m.data, "@bob-claude and @claude-1") {
+		t.Fatalf("presence event without the warning:\n%s", m.data)
+	}
+}
