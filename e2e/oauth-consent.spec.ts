@@ -43,8 +43,12 @@ test('consent: sign in, review, approve read-only, then revoke', async ({ page, 
   await expect(page.getByTestId('consent-scope-Read')).toContainText('See the agents');
   await expectAccessible(page);
 
-  // With several projects none is ticked, and the page warns; a ticked
-  // project hides the warning and offers its sessions to invite the agent to.
+  // With no project ticked (an owner with only one finds it ticked), the
+  // page warns; a ticked project hides the warning and offers its sessions
+  // to invite the agent to.
+  const projects = page.getByTestId('consent-project');
+  await expect(projects.first()).toBeVisible();
+  for (const box of await projects.all()) await box.uncheck();
   const unseated = page.getByTestId('consent-unseated');
   await expect(unseated).toBeVisible();
   await expect(unseated).toContainText('this agent will see nothing until it is seated');
