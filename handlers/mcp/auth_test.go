@@ -341,3 +341,38 @@ func TestDatabaseDownLeaksNothing(t *testing.T) {
 		t.Fatalf("%d %q", resp.StatusCode, body)
 	}
 }
+
+// TestCaseVariantKeysAreRefused: a body whose params name the tool twice, in
+// two cases or twice in one, is refused before any check of the token or the
+// scope reads it (HTTP 400, JSON-RPC -32600), so the front cannot decide the
+// scope from one name while the SDK calls another.
+func TestCaseVariantKeysAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tm := e.team("team_session", store.RoleContributor, "reader")
+	reader := e.agent(tm.ws, tm.owner, []string{store.ScopeRead}, tm.p)
+	reader.invite(tm.s, store.RoleContributor)
+	args := `{"session_type":"team_session","session_id":"` + tm.s.PublicID + `","subject":"s","body":"b","idempotency_key":"k"}`
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_session_note","Name":"list_agents","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"list_agents","name":"post_session_note","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_session_note","name":"list_agents","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"ping","params":{"name":"post_session_note","arguments":` + args + `}}`,
+	} {
+		resp, b := e.rpc(reader.token, body)
+		var msg struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil || resp.StatusCode != 400 || msg.Error.Code != -32600 ||
+			!strings.Contains(msg.Error.Message, "request JSON has the member") {
+			t.Errorf("%s:\n%d %s", body, resp.StatusCode, b)
+		}
+	}
+	var notes int
+	if err := e.sql().QueryRow(`SELECT count(*) FROM notes`).Scan(&notes); err != nil || notes != 0 {
+		t.Errorf("%d notes written (%v)", notes, err)
+	}
+}
