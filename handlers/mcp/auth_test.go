@@ -157,7 +157,7 @@ func TestAnonymousMethods(t *testing.T) {
 			}
 			if resp.StatusCode != c.status || resp.Header.Get("WWW-Authenticate") != "" || msg.Error != nil ||
 				(c.status == 200 && msg.Result == nil) || (c.result != "" && string(msg.Result) != c.result) {
-				t.Errorf("token %q: %s: %d %s", token != "", c.body, resp.StatusCode, b)
+				t.Errorf("token %v: %s: %d %s", token != "", c.body, resp.StatusCode, b)
 			}
 			if strings.Contains(c.body, `"initialize"`) && !strings.Contains(string(b), `"capabilities":{"logging":{},"tools":{}}`) {
 				t.Errorf("initialize advertises %s, want logging and tools without listChanged", b)

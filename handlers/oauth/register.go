@@ -138,6 +138,13 @@ func (s *Server) Register(c echo.Context) error {
 		c.Response().Header().Set("Retry-After", "3600")
 		return writeError(c, oauthError(http.StatusTooManyRequests, "invalid_client_metadata", "too many client registrations from this address; try again later"))
 	}
+	// Registrations no owner ever approved go after a day; each new one
+	// clears some, so they cannot pile up.
+	if n, err := s.store.PruneUngrantedClients(ctx, now.Add(-ungrantedClientTTL)); err != nil {
+		s.log.Warn("prune ungranted oauth clients", "err", err)
+	} else if n > 0 {
+		s.log.Info("pruned oauth clients never granted", "count", n)
+	}
 	clientID, _ := store.NewToken("osf_client_")
 	stored, _ := json.Marshal(m)
 	cl := &store.OAuthClient{
