@@ -29,10 +29,11 @@ type AuthRequest struct {
 	Params url.Values
 }
 
-// ClientName is the name to show for the client (unverified).
+// ClientName is the name to show for the client (unverified), without the
+// characters a display name may not hold (a client stored before that rule).
 func (a *AuthRequest) ClientName() string {
-	if a.Client.ClientName != "" {
-		return a.Client.ClientName
+	if name := strings.TrimSpace(store.DisplayableName(a.Client.ClientName)); name != "" {
+		return name
 	}
 	if a.Client.IsMetadataDocument {
 		if u, err := url.Parse(a.Client.ClientID); err == nil {

@@ -53,8 +53,11 @@ func (m *clientMetadata) validate(defaultAuth string) *Error {
 		}
 	}
 	m.ClientName = strings.TrimSpace(m.ClientName)
-	if utf8.RuneCountInString(m.ClientName) > 200 || strings.ContainsAny(m.ClientName, "\x00\r\n") {
+	if utf8.RuneCountInString(m.ClientName) > 200 {
 		return bad("client_name", "must be at most 200 characters on one line")
+	}
+	if err := store.CheckDisplayName("client_name", m.ClientName); err != nil {
+		return bad("client_name", err.(*store.FieldError).Message)
 	}
 	if m.TokenEndpointAuthMethod == "" {
 		m.TokenEndpointAuthMethod = defaultAuth
