@@ -352,13 +352,14 @@ func (s *scanner) skipString() {
 // whose name another member of that object already has, exactly or in
 // another case (under Unicode case folding, as encoding/json matches names):
 // a is the earlier name, b the later one; "" when every object's names are
-// distinct. One pass, whatever the nesting.
+// distinct. One pass, whatever the nesting; the names of a small object are
+// compared in place, without allocating.
 func repeatedMember(doc []byte) (a, b string) {
-	// names holds, per open object or array (nil for an array), the folded
-	// names seen so far.
+	// level is an open object (names) or array (not object).
 	type level struct {
 		object bool
-		names  map[string]string // folded name → name as sent
+		names  [][]byte          // the names so far, unescaped, while few
+		folded map[string][]byte // by foldName, once many
 	}
 	var stack []level
 	wantName := false
@@ -387,27 +388,42 @@ func repeatedMember(doc []byte) (a, b string) {
 				continue
 			}
 			wantName = false
-			name := string(doc[start+1 : i])
+			name := doc[start+1 : i]
 			if escaped {
-				json.Unmarshal(doc[start:i+1], &name)
+				var s string
+				json.Unmarshal(doc[start:i+1], &s)
+				name = []byte(s)
 			}
 			top := &stack[len(stack)-1]
-			if top.names == nil {
-				top.names = map[string]string{}
+			if top.folded == nil {
+				for _, prev := range top.names {
+					if bytes.EqualFold(prev, name) {
+						return string(prev), string(name)
+					}
+				}
+				if len(top.names) < 16 {
+					top.names = append(top.names, name)
+					continue
+				}
+				top.folded = map[string][]byte{}
+				for _, prev := range top.names {
+					top.folded[foldName(string(prev))] = prev
+				}
 			}
-			key := foldName(name)
-			if prev, ok := top.names[key]; ok {
-				return prev, name
+			key := foldName(string(name))
+			if prev, ok := top.folded[key]; ok {
+				return string(prev), string(name)
 			}
-			top.names[key] = name
+			top.folded[key] = name
 		}
 	}
 	return "", ""
 }
 
 // foldName maps a name to one spelling shared by every name that equals it
-// under Unicode simple case folding: each character becomes the smallest of
-// its folding orbit (K, k and the Kelvin sign all become K).
+// under Unicode simple case folding (as bytes.EqualFold compares): each
+// character becomes the smallest of its folding orbit (K, k and the Kelvin
+// sign all become K).
 func foldName(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,5 +113,24 @@ func TestRepeatedMembersAreRefused(t *testing.T) {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || msgs != nil):
 			t.Errorf("%s: %v, %d messages; want an error with %q", c.body, err, len(msgs), c.err)
 		}
+	}
+}
+
+// TestRepeatedMemberInLargeObjects: past the names compared in place, the
+// same rule holds (a repeat in another case after 40 names is found).
+func TestRepeatedMemberInLargeObjects(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	distinct := b.String() + `"last":0}}}`
+	repeated := b.String() + `"K7":0}}}`
+	if a, _ := repeatedMember([]byte(distinct)); a != "" {
+		t.Fatalf("distinct names: %q", a)
+	}
+	if a, c := repeatedMember([]byte(repeated)); a != "k7" || c != "K7" {
+		t.Fatalf("repeated: %q %q", a, c)
 	}
 }
