@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,13 +20,18 @@ import (
 // rewrites: by default a valid one on its own loopback origin.
 type metadataServer struct {
 	*httptest.Server
+	mu      sync.Mutex // the server answers from another goroutine
 	prm, as map[string]any
 }
 
 func newMetadataServer(t *testing.T, edit func(m *metadataServer)) *metadataServer {
 	t.Helper()
 	m := &metadataServer{}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/oauth-protected-resource/mcp":
