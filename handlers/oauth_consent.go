@@ -22,7 +22,7 @@ const consentTitle = "Connect osFoundry"
 // The page preselects the agent this very registration already is (or a
 // new agent) and, when the owner has only one project, that project.
 func (s *Server) authorizeForm(c echo.Context) error {
-	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams())
+	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams(), c.RealIP())
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
@@ -50,7 +50,7 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 			q.Set(k, v)
 		}
 	}
-	ar, err := s.oauth.ParseAuthorizeRequest(ctx, q)
+	ar, err := s.oauth.ParseAuthorizeRequest(ctx, q, c.RealIP())
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
@@ -87,8 +87,10 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	switch {
 	case errors.Is(err, store.ErrNotContinuable):
 		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "That agent cannot sign in again with this client. Choose one listed, or connect as a new agent.")
-	case errors.As(err, &fe):
+	case errors.As(err, &fe) && fe.Field == "scope":
 		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "Choose at least one permission to approve, or Deny.")
+	case errors.As(err, &fe):
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "This client cannot be connected: its "+fe.Error()+".")
 	case errors.Is(err, store.ErrNotFound):
 		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "One of the chosen projects no longer exists. Choose again.")
 	case err != nil:

@@ -100,11 +100,15 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 }
 
 // insertConnection writes a new connection with validated scopes, naming it
-// after its client ("Unnamed client" when it has no name).
+// after its client ("Unnamed client" when it has no name; a name a display
+// name may not be is refused).
 func insertConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string) (*Connection, error) {
 	name := strings.TrimSpace(n.ClientName)
 	if name == "" {
 		name = "Unnamed client"
+	}
+	if err := CheckDisplayName("client_name", name); err != nil {
+		return nil, err
 	}
 	if len([]rune(name)) > 200 {
 		name = string([]rune(name)[:200])
