@@ -78,6 +78,16 @@ func TestSetStatusNamesTheAgentsOnTheSameBranch(t *testing.T) {
 		t.Fatalf("list_agents overlaps_you: %v", marked)
 	}
 
+	// The overlaps cost no round trip: a tools/call of set_status is the
+	// token's statement and set_status's own, as before the radar.
+	before := e.st.StatementCounts().Request
+	if resp, body := e.rpc(ada.token, toolCall(9, "set_status", map[string]any{"task": "rounding"})); resp.StatusCode != 200 || !strings.Contains(string(body), "bob-claude") {
+		t.Fatalf("set_status: %d %s", resp.StatusCode, body)
+	}
+	if n := e.st.StatementCounts().Request - before; n != 2 {
+		t.Fatalf("set_status with an overlap sent %d statements, want 2 (the token check and set_status)", n)
+	}
+
 	t.Run("another branch", func(t *testing.T) {
 		ada.ok("set_status", map[string]any{"branch": "feat/one-page-checkout"}, &r)
 		if len(r.Overlaps) != 0 {
