@@ -32,6 +32,9 @@ type Config struct {
 	// documents, webhooks) reach addresses that are not public: loopback,
 	// private networks, link-local and the like. Off, they are refused.
 	AllowPrivateTargets bool
+	// NoClientMetadataDocuments stops accepting and advertising client ID
+	// metadata documents, so clients register instead.
+	NoClientMetadataDocuments bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.
@@ -112,7 +115,7 @@ func New(d Deps) *Server {
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
-		Test: oauth.TestOptions{Now: d.Test.Now}})
+		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s

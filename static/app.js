@@ -4,9 +4,9 @@
 // (stream, replay, post answer, poll) and a thread's to its own, announce new
 // notes, carry the unread count in the tab title, desktop notifications, live
 // unread counts on the lists and the navigation's inbox, the inbox's live
-// rows, dismiss inline composers, show htmx errors, times relative under a
-// day then absolute in the browser's zone with a separator between days, and
-// the keyboard shortcuts.
+// rows, dismiss inline composers, show htmx errors, copy buttons, times
+// relative under a day then absolute in the browser's zone with a separator
+// between days, and the keyboard shortcuts.
 (function () {
   "use strict";
 
@@ -522,6 +522,40 @@
   document.addEventListener("htmx:afterRequest", function (e) {
     var box = document.getElementById("htmx-error");
     if (box && e.detail.successful && !box.hidden) box.hidden = true;
+  });
+
+  // Copy buttons ([data-copy]): shown only where a copy can be made; the
+  // button says "Copied" for a moment.
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (_) { /* not allowed */ }
+      document.body.removeChild(area);
+      if (ok) resolve(); else reject(new Error("copy refused"));
+    });
+  }
+  function showCopyButtons(root) {
+    root.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = false; });
+  }
+  showCopyButtons(document);
+  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target); });
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("[data-copy]");
+    if (!b) return;
+    copyText(b.getAttribute("data-copy")).then(function () {
+      b.textContent = "Copied";
+      setTimeout(function () { b.textContent = "Copy"; }, 1500);
+    }, function () {
+      b.textContent = "Select and copy";
+    });
   });
 
   // Times: relative under a day ("3 min ago"), then the date and time in the

@@ -93,24 +93,47 @@ func sessionNote(ctx context.Context, q queryRower, workspaceID, sessionID, note
 // the session's.
 var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to a note of this session only"}
 
-// ReplyTarget returns the note of the session an owner's reply answers (any
-// of its notes); none gives ErrNotAnswerable. PostOwnerNote checks a reply
-// with it, and ReplyAddress says where the reply goes.
-func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
-	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID)
-	if err != nil && err != ErrNotAnswerable {
+// ErrRecipientRevoked refuses an owner's reply to an agent whose connection
+// was revoked: it can read nothing, as reply_to_sender refuses the same
+// target.
+var ErrRecipientRevoked = &FieldError{"reply_to", "this agent's connection was revoked, so it cannot read a reply; " +
+	"if it signs in again and its owner continues the connection on the consent page, write to it then"}
+
+// ReplyTarget returns the note of the session the owner's reply answers
+// (any of its notes); none gives ErrNotAnswerable, and a note whose reply
+// would go to an agent whose connection is revoked (ReplyAddress) comes with
+// ErrRecipientRevoked. PostOwnerNote checks a reply with it.
+func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID, ownerID int64) (*Note, error) {
+	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID, ownerID)
+	if err != nil && err != ErrNotAnswerable && err != ErrRecipientRevoked {
 		return nil, fmt.Errorf("store: reply target: %w", err)
 	}
 	return n, err
 }
 
-func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID int64) (*Note, error) {
+func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID, ownerID int64) (*Note, error) {
 	n, err := sessionNote(ctx, q, workspaceID, sessionID, noteID)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, ErrNotAnswerable
 	case err != nil:
 		return nil, err
+	}
+	_, to := ReplyAddress(n, ownerID)
+	if to == nil {
+		return n, nil
+	}
+	if _, isOwner := ParseOwnerSlug(*to); isOwner {
+		return n, nil
+	}
+	var revoked bool
+	if err := q.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM connections WHERE workspace_id = $1 AND sender_slug = $2 AND revoked_at IS NOT NULL)`,
+		workspaceID, *to).Scan(&revoked); err != nil {
+		return nil, err
+	}
+	if revoked {
+		return n, ErrRecipientRevoked
 	}
 	return n, nil
 }
@@ -346,7 +369,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, SenderKind: SenderOwner, SenderOwnerID: &in.OwnerID,
 			SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, MessageType: in.Type, Subject: in.Subject, Body: in.Body}
 		if in.Type == MessageReply {
-			target, err := replyTarget(ctx, tx, in.WorkspaceID, in.SessionID, in.ReplyTo)
+			target, err := replyTarget(ctx, tx, in.WorkspaceID, in.SessionID, in.ReplyTo, in.OwnerID)
 			if err != nil {
 				return err
 			}

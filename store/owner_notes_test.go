@@ -99,7 +99,7 @@ func TestReplyTarget(t *testing.T) {
 	ownerNote := f.ownerNote(t, "to all")
 
 	for _, id := range []int64{agentNote, ownerNote.ID} {
-		if n, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, id); err != nil || n.ID != id {
+		if n, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, id, f.owner.ID); err != nil || n.ID != id {
 			t.Fatalf("note %d: %+v %v", id, n, err)
 		}
 	}
@@ -108,7 +108,7 @@ func TestReplyTarget(t *testing.T) {
 		"another session's note": {ws, f.sess.ID + 1, agentNote},
 		"another workspace":      {ws + 1, f.sess.ID, agentNote},
 	} {
-		if _, err := f.st.ReplyTarget(ctx, c.ws, c.session, c.note); err != store.ErrNotAnswerable {
+		if _, err := f.st.ReplyTarget(ctx, c.ws, c.session, c.note, f.owner.ID); err != store.ErrNotAnswerable {
 			t.Errorf("%s: %v, want ErrNotAnswerable", name, err)
 		}
 	}

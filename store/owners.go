@@ -62,6 +62,9 @@ func (n *NewOwner) Validate() error {
 	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > MaxOwnerNameLen {
 		return &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)}
 	}
+	if err := CheckDisplayName("display_name", n.DisplayName); err != nil {
+		return err
+	}
 	if utf8.RuneCountInString(n.Password) < MinPasswordLength {
 		return &FieldError{"password", fmt.Sprintf("use at least %d characters", MinPasswordLength)}
 	}

@@ -162,3 +162,31 @@ func TestAgentRepliesName(t *testing.T) {
 		t.Fatalf("read mail: %+v %v", mail, err)
 	}
 }
+
+// TestRepliesToARevokedAgent: a reply that would go to an agent whose
+// connection is revoked is refused, whichever note it answers; one to an
+// owner is not.
+func TestRepliesToARevokedAgent(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	asked := f.agentNote(t, "question")
+	mine, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageReply, ReplyTo: asked, Body: "answer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toAll := f.ownerNote(t, "to all")
+	if err := f.st.RevokeConnection(ctx, ws, f.connID); err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range map[string]int64{"its note": asked, "my reply to it": mine.ID} {
+		if _, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, id, f.owner.ID); err != store.ErrRecipientRevoked {
+			t.Errorf("%s: %v, want ErrRecipientRevoked", name, err)
+		}
+	}
+	if _, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, toAll.ID, f.owner.ID); err != nil {
+		t.Errorf("my note to all: %v", err)
+	}
+}

@@ -83,7 +83,8 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Mail:     mail,
 		Logger:   log,
 		Metrics:  m,
-		Config:   handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate},
+		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate,
+			NoClientMetadataDocuments: !bool(cfg.metadataDocuments)},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

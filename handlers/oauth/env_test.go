@@ -59,6 +59,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the server's configuration changed by tune.
+func newEnvWith(t *testing.T, tune func(*handlers.Config)) *env {
+	t.Helper()
 	st := storetest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,9 +77,13 @@ func newEnv(t *testing.T) *env {
 		key[i] = byte(i + 1)
 	}
 	// Private targets are allowed: the metadata documents the tests serve are on loopback.
+	cfg := handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true}
+	if tune != nil {
+		tune(&cfg)
+	}
 	h := handlers.New(handlers.Deps{
 		Store:  st,
-		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true},
+		Config: cfg,
 		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
 		Test:   handlers.TestDeps{Now: ck.Now},
 	})
@@ -212,11 +222,12 @@ func (e *env) decide(d *goquery.Document, decision string, grants []string, proj
 	return u
 }
 
-// submitConsent posts the consent form (its hidden fields plus the choices).
+// submitConsent posts the consent form (its hidden fields and the agent it
+// preselected, plus the choices).
 func (e *env) submitConsent(d *goquery.Document, decision string, grants []string, projects []string) *http.Response {
 	e.t.Helper()
 	f := url.Values{}
-	d.Find(`form[data-testid="consent-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+	d.Find(`form[data-testid="consent-form"] input[type="hidden"], form[data-testid="consent-form"] input[type="radio"][checked]`).Each(func(_ int, s *goquery.Selection) {
 		n, _ := s.Attr("name")
 		v, _ := s.Attr("value")
 		if n != "grant" {

@@ -160,7 +160,7 @@ const msgUnclaimed = "osFoundry: this checkout's connection has no agent profile
 	"claim_connected_profile (a handle and a display name) creates one."
 
 // sessionStart reports the checkout's repository and branch with set_status
-// and returns the unread mail as context.
+// and returns as context the agents on the same branch and the unread mail.
 func sessionStart(ctx context.Context, c *client, now time.Time) (string, error) {
 	top, branch := gitTopAndBranch(ctx, c.acct.checkout, true)
 	status := map[string]any{"repo": clip(repoName(ctx, c.acct.checkout), 300), "branch": nil}
@@ -173,6 +173,9 @@ func sessionStart(ctx context.Context, c *client, now time.Time) (string, error)
 	}
 	var parts []string
 	var problem error
+	if o := res.overlapHint(); o != "" {
+		parts = append(parts, msgOverlaps+"\n"+o)
+	}
 	hint := res.unread()
 	if res.IsError {
 		if strings.Contains(res.text(), "claim_connected_profile") {
@@ -247,8 +250,8 @@ func (a account) markMailChecked(now time.Time) error {
 // maxLogBytes is where the hook log starts over (the previous one is kept as .1).
 const maxLogBytes = 1 << 20
 
-// appendLog adds a line to the hook log; it fails silently, having nowhere
-// else to report.
+// appendLog adds a line to the hook log, without control characters (it
+// may quote a server); it fails silently, having nowhere else to report.
 func appendLog(dirs folders, line string) {
 	if dirs.State == "" || ensureDir(dirs.State) != nil {
 		return
@@ -262,7 +265,7 @@ func appendLog(dirs folders, line string) {
 		return
 	}
 	defer f.Close()
-	f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	f.WriteString(printable(strings.ReplaceAll(line, "\n", " ")) + "\n")
 }
 
 // hookLogPath is the hook's log file.

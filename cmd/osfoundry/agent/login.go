@@ -36,6 +36,9 @@ type serverMeta struct {
 	RegistrationEndpoint  string   `json:"registration_endpoint"`
 	RevocationEndpoint    string   `json:"revocation_endpoint"`
 	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
+	// IssParameter: the server adds iss to its authorization responses
+	// (RFC 9207), so a response without it is refused.
+	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // wellKnown inserts a well-known suffix between an URL's origin and its path
@@ -69,9 +72,14 @@ func getJSON(ctx context.Context, hc *http.Client, server, u string, v any) erro
 	return nil
 }
 
-// discover finds the server's MCP resource and authorization server.
+// discover finds the server's MCP resource and authorization server, and
+// checks what they say before anything of it is used: the resource is the
+// server's own (RFC 9728 §3.3), and every endpoint is an https URL on the
+// issuer's origin (plain http only on loopback), so no other scheme ever
+// reaches the browser and no other host the tokens.
 func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta, error) {
-	prmURL, err := wellKnown(server+"/mcp", "oauth-protected-resource")
+	resource := server + "/mcp"
+	prmURL, err := wellKnown(resource, "oauth-protected-resource")
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +94,14 @@ func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta,
 	if prm.Resource == "" || len(prm.AuthorizationServers) == 0 {
 		return nil, fmt.Errorf("%s names no resource or authorization server", prmURL)
 	}
+	if !sameResource(prm.Resource, resource) {
+		return nil, fmt.Errorf("%s: its resource %q is not %s, the server asked about (RFC 9728 §3.3)", prmURL, prm.Resource, resource)
+	}
 	issuer := strings.TrimRight(prm.AuthorizationServers[0], "/")
+	iu, err := checkEndpoint(issuer, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s: authorization server %q %v", prmURL, prm.AuthorizationServers[0], err)
+	}
 	asURL, err := wellKnown(issuer, "oauth-authorization-server")
 	if err != nil {
 		return nil, err
@@ -105,9 +120,61 @@ func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta,
 	case !slices.Contains(m.CodeChallengeMethods, "S256"):
 		return nil, fmt.Errorf("%s: the server does not offer PKCE with S256", asURL)
 	}
+	origin := iu.Scheme + "://" + iu.Host
+	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint}, {"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint}, {"revocation_endpoint", m.RevocationEndpoint},
+	} {
+		if e.url == "" && e.name == "revocation_endpoint" {
+			continue
+		}
+		if _, err := checkEndpoint(e.url, origin); err != nil {
+			return nil, fmt.Errorf("%s: %s %q %v", asURL, e.name, e.url, err)
+		}
+	}
 	m.Resource = prm.Resource
 	m.Scopes = prm.ScopesSupported
 	return &m, nil
+}
+
+// checkEndpoint parses an endpoint of the server's metadata: an absolute
+// https URL (http only to a loopback host), without credentials or a
+// fragment, on origin when that is given.
+func checkEndpoint(raw, origin string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, errors.New("is not a URL")
+	case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())):
+		return nil, errors.New("must be an https URL (plain http only on this machine)")
+	case u.Host == "":
+		return nil, errors.New("is not an absolute URL")
+	case u.User != nil || u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, errors.New("must not hold credentials or a fragment")
+	case origin != "" && !strings.EqualFold(u.Scheme+"://"+u.Host, origin):
+		return nil, fmt.Errorf("is not on the authorization server's origin %s", origin)
+	}
+	return u, nil
+}
+
+// sameResource reports whether a protected resource names the resource the
+// metadata was asked for: the same scheme, host and path (a trailing slash
+// aside).
+func sameResource(got, want string) bool {
+	g, err1 := url.Parse(got)
+	w, err2 := url.Parse(want)
+	return err1 == nil && err2 == nil && g.Scheme == w.Scheme && strings.EqualFold(g.Host, w.Host) &&
+		strings.TrimRight(g.Path, "/") == strings.TrimRight(w.Path, "/") && g.RawQuery == "" && g.Fragment == "" && g.User == nil
+}
+
+// isLoopback reports whether a host name is this machine: localhost or a
+// loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // register registers a public client for the loopback redirect (RFC 7591).
@@ -153,6 +220,8 @@ type loginOptions struct {
 	Timeout   time.Duration
 	// Handle and Name, when set, claim the agent profile right after sign-in.
 	Handle, Name string
+	// InsecureHTTP allows a plain http:// server that is not on this machine.
+	InsecureHTTP bool
 }
 
 type callback struct {
@@ -161,10 +230,14 @@ type callback struct {
 }
 
 // login connects the checkout to the server with OAuth 2.1: discovery,
-// dynamic registration, PKCE (S256) and a loopback redirect on 127.0.0.1
-// (RFC 8252). The credentials replace the checkout's previous ones, whose
-// grant is then revoked.
+// dynamic registration (once per checkout: a later login reuses it), PKCE
+// (S256) and a loopback redirect on 127.0.0.1 (RFC 8252). The credentials
+// replace the checkout's previous ones, whose tokens are then revoked.
 func login(ctx context.Context, out io.Writer, o loginOptions) error {
+	if u, err := url.Parse(o.Server); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.InsecureHTTP {
+		return fmt.Errorf("--server %s is plain http to another machine: the sign-in and the tokens would cross the network unencrypted. "+
+			"Use its https address, or pass --allow-insecure-http if you mean it", o.Server)
+	}
 	hc := newHTTPClient()
 	hc.Timeout = 30 * time.Second
 	m, err := discover(ctx, hc, o.Server)
@@ -177,42 +250,51 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	}
 	defer ln.Close()
 	// The client registers the loopback redirect without a port, which the
-	// server matches whatever port a sign-in uses (RFC 8252 §7.3). A later
-	// login of the same checkout registers the very same client metadata,
-	// which lets the server continue its connection (profile, slug) rather
-	// than start another.
+	// server matches whatever port a sign-in uses (RFC 8252 §7.3).
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-	clientID, err := register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout))
-	if err != nil {
-		return err
-	}
 	verifier, state := randomString(32), randomString(16)
 	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{
-		"response_type":         {"code"},
-		"client_id":             {clientID},
-		"redirect_uri":          {redirect},
-		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
-		"code_challenge_method": {"S256"},
-		"scope":                 {strings.Join(scopes, " ")},
-		"state":                 {state},
-		"resource":              {m.Resource},
+	authURL := func(clientID string) string {
+		return m.AuthorizationEndpoint + "?" + url.Values{
+			"response_type":         {"code"},
+			"client_id":             {clientID},
+			"redirect_uri":          {redirect},
+			"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+			"code_challenge_method": {"S256"},
+			"scope":                 {strings.Join(scopes, " ")},
+			"state":                 {state},
+			"resource":              {m.Resource},
+		}.Encode()
 	}
-	authURL := m.AuthorizationEndpoint + "?" + q.Encode()
+	// A later login of the same checkout keeps its registration, so the
+	// consent page offers to continue the connection it holds (profile,
+	// slug, seats, invitations) rather than start another agent; a
+	// registration the server no longer knows is replaced.
+	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
+	clientID := ""
+	if prev, err := acct.load(); err == nil && prev.ClientID != "" && strings.TrimRight(prev.Issuer, "/") == strings.TrimRight(m.Issuer, "/") &&
+		knownClient(ctx, hc, authURL(prev.ClientID)) {
+		clientID = prev.ClientID
+	}
+	if clientID == "" {
+		if clientID, err = register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout)); err != nil {
+			return err
+		}
+	}
 
 	done := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, done), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, m.IssParameter, done), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 
 	opened := false
 	if !o.NoBrowser {
-		opened = openBrowser(authURL) == nil
+		opened = openBrowser(authURL(clientID)) == nil
 	}
 	if opened {
-		fmt.Fprintf(out, "Opening your browser to connect %s to %s.\nIf it does not open, visit this URL:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+		fmt.Fprintf(out, "Opening your browser to connect %s to %s.\nIf it does not open, visit this URL:\n\n  %s\n\n", o.Checkout, o.Server, authURL(clientID))
 	} else {
-		fmt.Fprintf(out, "To connect %s to %s, open this URL in a browser where you are signed in to osFoundry:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+		fmt.Fprintf(out, "To connect %s to %s, open this URL in a browser where you are signed in to osFoundry:\n\n  %s\n\n", o.Checkout, o.Server, authURL(clientID))
 	}
 	fmt.Fprintf(out, "Waiting for the approval (up to %s)…\n", o.Timeout)
 
@@ -244,15 +326,16 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 		TokenEndpoint: m.TokenEndpoint, RevocationEndpoint: m.RevocationEndpoint, ClientID: clientID, CreatedAt: now,
 	}
 	creds.apply(tr, now)
-	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
 	previous, err := replaceCredentials(ctx, acct, creds)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Connected %s to %s (scopes: %s).\nCredentials: %s\n", o.Checkout, o.Server, creds.Scope, acct.credentialsPath())
 	if previous != nil {
-		// The old grant's tokens go; when the server continued the same
-		// connection for this login, only the old registration's tokens do.
+		// The old tokens go. When the owner continued the connection, the
+		// server revokes only them (they are superseded); when the owner
+		// chose a new agent, it ends the old connection, which this
+		// checkout no longer holds.
 		revoke(ctx, hc, previous)
 		fmt.Fprintln(out, "The checkout's previous credentials were revoked.")
 	}
@@ -265,6 +348,26 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	}
 	fmt.Fprintln(out, "Next: osfoundry agent install claude-code")
 	return nil
+}
+
+// knownClient reports whether the server still knows the client an
+// authorization URL names: it shows an unknown one a 400 page, and sends a
+// signed-out visitor of a known one to sign in. A server that cannot be
+// asked counts as knowing it (the login then fails on its own).
+func knownClient(ctx context.Context, hc *http.Client, authURL string) bool {
+	probe := *hc
+	probe.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return true
+	}
+	req.Header.Set("User-Agent", userAgent)
+	res, err := probe.Do(req)
+	if err != nil {
+		return true
+	}
+	res.Body.Close()
+	return res.StatusCode != http.StatusBadRequest
 }
 
 // clientName names the OAuth client of a checkout: its folder name, for the
@@ -350,8 +453,9 @@ func revoke(ctx context.Context, hc *http.Client, c *credentials) {
 }
 
 // callbackHandler answers the loopback redirect once: it checks state and
-// iss (RFC 9207) and hands the code, or the refusal, to done.
-func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
+// iss (RFC 9207; required when the server says it sends it) and hands the
+// code, or the refusal, to done.
+func callbackHandler(state, issuer string, requireIss bool, done chan<- callback) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -360,7 +464,9 @@ func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
 		case q.Get("state") != state:
 			http.Error(w, "This sign-in link is stale; run osfoundry agent login again.", http.StatusBadRequest)
 			return
-		case q.Get("iss") != "" && strings.TrimRight(q.Get("iss"), "/") != strings.TrimRight(issuer, "/"):
+		case !q.Has("iss") && requireIss:
+			cb.err = fmt.Errorf("the answer carries no iss, which %s always adds: it may not come from that server", issuer)
+		case q.Has("iss") && strings.TrimRight(q.Get("iss"), "/") != strings.TrimRight(issuer, "/"):
 			cb.err = fmt.Errorf("the answer came from %q, not %q", q.Get("iss"), issuer)
 		case q.Get("error") == "access_denied":
 			cb.err = errors.New("the connection was denied on the consent page")
@@ -385,9 +491,14 @@ func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
 	return mux
 }
 
-// openBrowser starts the system's browser on u. It fails where no graphical
-// session is available, so the caller prints the URL instead.
+// openBrowser starts the system's browser on u, an http or https URL (the
+// system's opener would hand any other scheme, file: among them, to
+// whatever program claims it). It fails where no graphical session is
+// available, so the caller prints the URL instead.
 func openBrowser(u string) error {
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" || printable(u) != u {
+		return fmt.Errorf("not opening %q in a browser: only http and https URLs are", u)
+	}
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":
