@@ -129,13 +129,18 @@ const searchFilters = `n.workspace_id = $1 AND n.id < $8
 	AND ($6 = '' OR n.message_type = $6)
 	AND ($7 = '' OR s.public_id = $7 OR lower(s.title) = lower($7) OR s.id::text = $7)`
 
-// searchFrom joins a note n with its session s and project p; searchCut
-// removes the highlight markers from a text.
+// searchFrom joins a note n with its session s and project p; searchAlong
+// does the same one note at a time (a lateral lookup each, fenced by OFFSET
+// 0 so that the planner keeps it so), which keeps the notes' order: a walk
+// newest first stops at its page instead of joining every note it might
+// read. searchCut removes the highlight markers from a text.
 //
 // searchFiltersSQL, for a search without words, lists what the filters keep.
 const (
-	searchFrom = `FROM notes n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id`
-	searchCut  = `translate(%s, E'\x01\x02', '')`
+	searchFrom  = `FROM notes n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id`
+	searchAlong = `CROSS JOIN LATERAL (SELECT s.id, s.title, s.public_id, s.project_id FROM sessions s WHERE s.id = n.session_id OFFSET 0) s
+		CROSS JOIN LATERAL (SELECT p.id, p.name FROM projects p WHERE p.id = s.project_id OFFSET 0) p`
+	searchCut = `translate(%s, E'\x01\x02', '')`
 )
 
 // searchWindow is how many of the newest notes a search reads first;
@@ -168,7 +173,7 @@ var (
 			FROM (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
 				FROM notes n WHERE n.id < $8 ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `
-			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			) n ` + searchAlong + `
 			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), edge AS MATERIALIZED (
@@ -183,7 +188,7 @@ var (
 			CROSS JOIN LATERAL (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
 				FROM notes n WHERE n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
-			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			) n ` + searchAlong + `
 			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), indexed AS MATERIALIZED (
@@ -207,7 +212,7 @@ var (
 	searchFiltersSQL = `
 		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(n.body, 300)
 		FROM (
-			SELECT n.id, s.title, s.project_id, p.name AS project_name ` + searchFrom + `
+			SELECT n.id, s.title, s.project_id, p.name AS project_name FROM notes n ` + searchAlong + `
 			WHERE $2 = '' AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		) f
