@@ -387,6 +387,22 @@ test('every page fits a 390 px phone without sideways scrolling, light and dark'
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(sessionPath);
     await streamUp(page);
+    const shown = await post(publicId, 'Refunds round half-even now', [
+      'Fixed in `orders_total`; see [PR 42](https://example.com/pr/42).',
+      '',
+      '| case | before | after |',
+      '|:--|--:|--:|',
+      '| 0.125 | 0.13 | 0.12 |',
+      '',
+      '```go',
+      'return sum(items).RoundHalfEven(2)',
+      '```',
+      '',
+      '- [x] tests',
+      '- [ ] release notes',
+    ].join('\n'));
+    await expect(page.locator(`#note-${shown.id}`)).toBeVisible();
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     writeFileSync('docs/screenshot-session.png', await page.screenshot());
   }
 });
