@@ -124,7 +124,7 @@ func TestOpsListenerIsLoopbackOnly(t *testing.T) {
 	t.Parallel()
 	quiet := slog.New(slog.DiscardHandler)
 	for _, addr := range []string{"0.0.0.0:9100", ":9100", "192.0.2.1:9100", "[::]:9100", "example.com:9100", "no-port"} {
-		if err := serveOps(addr, metrics.New(), quiet); err == nil || !strings.Contains(err.Error(), "--ops-addr") {
+		if err := serveOps(addr, "localhost", metrics.New(), quiet); err == nil || !strings.Contains(err.Error(), "--ops-addr") {
 			t.Errorf("serveOps(%q) = %v, want a refusal", addr, err)
 		}
 	}
