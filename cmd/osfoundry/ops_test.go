@@ -159,3 +159,42 @@ func TestOpsAddrFlags(t *testing.T) {
 		t.Fatalf("OSFOUNDRY_OPS_ADDR beside OSFOUNDRY_PPROF_ADDR: %q %v", c.opsAddr, c.deprecated)
 	}
 }
+
+// TestOpsListenerChecksHostAndHidesTheCommandLine: the operations listener
+// answers a foreign Host (DNS rebinding) with 421, and never serves the
+// command line, which here holds the cookie key; serve warns that a secret
+// was given there.
+func TestOpsListenerChecksHostAndHidesTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.NewDatabase(t)
+	ops := freePort(t)
+	r := startReplica(t, dsn, "", "--ops-addr", ops, "--session-key", testSessionKey)
+	r.waitReady()
+	r.waitLog("--session-key was given on the command line")
+	get := func(path, host string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ops+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+		if code, _ := get(path, "rebind.attacker.example"+ops[strings.LastIndexByte(ops, ':'):]); code != http.StatusMisdirectedRequest {
+			t.Errorf("%s under a rebound name: %d, want 421", path, code)
+		}
+		if code, _ := get(path, ""); code != http.StatusOK {
+			t.Errorf("%s on loopback: %d, want 200", path, code)
+		}
+	}
+	code, body := get("/debug/pprof/cmdline", "")
+	if code != http.StatusNotFound || strings.Contains(body, testSessionKey) {
+		t.Fatalf("/debug/pprof/cmdline: %d, holds the key: %v", code, strings.Contains(body, testSessionKey))
+	}
+}
