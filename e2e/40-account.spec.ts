@@ -26,7 +26,7 @@ test('the account page lists sign-ins, signs out the others and changes the pass
   const second = await browser.newContext({ userAgent: firefox });
   const there = await second.newPage();
   await signIn(there);
-  await page.reload();
+  await page.goto('/account');
   await expect(page.getByTestId('sign-in')).toHaveCount(2);
   await expect(page.getByTestId('sign-in-current')).toHaveCount(1);
   await expect(page.getByTestId('sign-in-browser').filter({ hasText: 'Firefox on Linux' })).toHaveCount(1);
@@ -70,7 +70,7 @@ test('the account page lists sign-ins, signs out the others and changes the pass
   await expect(there.getByTestId('signed-in-as')).toHaveText(owner.name);
 
   // Each row's own Sign out: the second browser, from here.
-  await page.reload();
+  await page.goto('/account');
   await page.getByTestId('sign-in').filter({ hasText: 'Firefox on Linux' }).getByTestId('sign-in-end').click();
   await expect(page.getByTestId('account-notice')).toContainText('That sign-in was signed out');
   await there.goto('/');

@@ -89,6 +89,8 @@ func TestMetricsOfARealServer(t *testing.T) {
 		{"osfoundry_db_pool_max_connections", nil, 24},
 		{"osfoundry_webhook_outbox_pending", nil, 0},
 		{"osfoundry_live_streams", nil, 0},
+		{"osfoundry_password_hashes_total", []string{"outcome", "run"}, 1}, // the owner's sign-in
+		{"osfoundry_password_hashes_total", []string{"outcome", "refused"}, 0},
 	} {
 		if got := s.Value(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
