@@ -1,9 +1,11 @@
 import { defineConfig } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
+import { metadataDocumentsOn } from './e2e/cli/gaps';
 
 // One server for the whole run, on its own private PostgreSQL in a fresh data
-// folder; specs share it and run one at a time, in file-name order. It may
-// reach private targets: the webhook spec's receiver listens on loopback. The
+// folder; specs share it and run one at a time, in file-name order; then the
+// agent-CLI specs (cli-*.spec.ts), independent of each other, two at a time.
+// It may reach private targets: the webhook spec's receiver listens on loopback. The
 // port is E2E_PORT, or a free one chosen here and put in the environment, so
 // that the workers (which load this file again) use the same.
 if (!process.env.E2E_PORT) {
@@ -19,7 +21,11 @@ export default defineConfig({
   testDir: './e2e',
   outputDir: './test-results',
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
+  projects: [
+    { name: 'app', testIgnore: /(^|[\\/])cli-[^\\/]*\.spec\.ts$/, workers: 1 },
+    { name: 'agent-cli', testMatch: /(^|[\\/])cli-[^\\/]*\.spec\.ts$/, dependencies: ['app'], fullyParallel: true },
+  ],
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
@@ -40,7 +46,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn --allow-private-targets`,
+    command: `rm -rf ${dataDir} && exec ./bin/osfoundry serve --addr 127.0.0.1:${port} --data-dir ${dataDir} --log-level warn --allow-private-targets${metadataDocumentsOn.fixed ? ` ${metadataDocumentsOn.flag}` : ''}`,
     url: `${baseURL}/readyz`,
     timeout: 60_000,
     reuseExistingServer: false,

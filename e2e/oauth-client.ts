@@ -27,6 +27,8 @@ export function hiddenInputs(html: string): [string, string][] {
 /** A minimal browser: keeps cookies, never follows redirects by itself. */
 export class CookieBrowser {
   private cookies = new Map<string, string>();
+  /** The web app's path of each session inviteToNewSession made, by its public id. */
+  readonly sessionPaths = new Map<string, string>();
 
   async fetch(url: string | URL, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
@@ -49,6 +51,20 @@ export class CookieBrowser {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(fields).toString(),
     });
+  }
+
+  /**
+   * Signs the owner in, creating the first owner on a fresh install (the
+   * agent-CLI specs may run alone, before any spec has set it up).
+   */
+  async signInOrSetUp(): Promise<void> {
+    const setup = await this.fetch('/setup');
+    if (setup.status === 200) {
+      const fields = hiddenInputs(await setup.text());
+      const res = await this.postForm('/setup', [...fields, ['email', owner.email], ['display_name', owner.name], ['workspace', owner.workspace], ['password', owner.password]]);
+      if (res.status === 303) return;
+    } else await setup.arrayBuffer();
+    await this.signIn();
   }
 
   /** Signs the owner in (for the web app's forms, without an authorization to follow). */
@@ -87,6 +103,15 @@ export class CookieBrowser {
     return new URL(location);
   }
 
+  /** The client name Connections lists for the newest live connection whose name contains clientName. */
+  async connectionClient(clientName: string): Promise<string> {
+    const page = await (await this.fetch('/connections')).text();
+    const row = page.split('<tr').find((r) => r.includes('data-testid="connection"') && r.includes(clientName));
+    const cell = row?.match(/data-testid="connection-client"[^>]*>([^<]*)/)?.[1].trim();
+    if (!cell) throw new Error(`no connection of ${clientName} listed`);
+    return cell;
+  }
+
   /** The id of the newest live connection of a client, from the Connections page. */
   async connectionId(clientName: string): Promise<string> {
     const page = await (await this.fetch('/connections')).text();
@@ -118,7 +143,44 @@ export class CookieBrowser {
     // The owner's note, for the agent to answer with reply_to_sender.
     res = await this.postForm(`${session}/mail`, [...csrf, ['type', 'note'], ['subject', 'Welcome'], ['body', 'Tell me when you start.']]);
     if (res.status !== 303) throw new Error(`owner's note answered ${res.status}`);
+    this.sessionPaths.set(publicId, session);
     return { session_type: 'team_session', session_id: publicId };
+  }
+
+  /** The owner answers a note from the session's Team mail tab (a reply to its sender). */
+  async replyToNote(sessionId: string, noteId: number, body: string): Promise<void> {
+    const session = this.sessionPath(sessionId);
+    const csrf = hiddenInputs(await (await this.fetch(session)).text()).filter(([k]) => k === '_csrf');
+    const res = await this.postForm(`${session}/mail`, [...csrf, ['type', 'reply'], ['reply_to', String(noteId)], ['subject', 'Re: Started'], ['body', body]]);
+    if (res.status !== 303) throw new Error(`owner's reply answered ${res.status}`);
+  }
+
+  /** The session's Team mail tab as the owner sees it (HTML). */
+  async teamMail(sessionId: string): Promise<string> {
+    const res = await this.fetch(this.sessionPath(sessionId));
+    if (res.status !== 200) throw new Error(`the session page answered ${res.status}`);
+    return res.text();
+  }
+
+  private sessionPath(sessionId: string): string {
+    const path = this.sessionPaths.get(sessionId);
+    if (!path) throw new Error(`session ${sessionId} was not made by inviteToNewSession`);
+    return path;
+  }
+
+  /**
+   * Mints a bearer token on Connections → Connect a client without OAuth, as
+   * the owner does for a client that only takes a fixed header; returns the
+   * token shown once.
+   */
+  async mintToken(clientName: string): Promise<string> {
+    const csrf = hiddenInputs(await (await this.fetch('/connections')).text()).filter(([k]) => k === '_csrf');
+    const res = await this.postForm('/connections/tokens', [...csrf, ['client_name', clientName], ['scope', 'osfoundry:read'], ['scope', 'osfoundry:write']]);
+    if (res.status !== 303) throw new Error(`minting a token answered ${res.status}`);
+    const page = await (await this.fetch(res.headers.get('location') ?? '/connections')).text();
+    const token = page.match(/data-testid="new-token-value"/) && page.match(/value="(osf_at_[A-Za-z0-9_-]+)"/)?.[1];
+    if (!token) throw new Error('no token shown on the Connections page');
+    return token;
   }
 
   /** Revokes the newest connection of a client, as the owner does on the Connections page. */
