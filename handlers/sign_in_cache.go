@@ -15,11 +15,6 @@ import (
 // bounds what a lost notification could keep.
 const signInCacheTTL = 30 * time.Second
 
-// signInTouchEvery is how often a sign-in in use renews its last-seen time,
-// from which its idle end counts: one write per sign-in every few minutes,
-// not per request.
-const signInTouchEvery = 5 * time.Minute
-
 // signInCache remembers the sign-ins of this replica's recent requests by
 // the hash of their token. While the listener is disconnected, sign-outs on
 // other replicas would go unheard: it then keeps nothing, and every request
@@ -79,7 +74,8 @@ func (sc *signInCache) forgetOthers(ownerID, keep int64) {
 }
 
 // get returns the live sign-in a cookie's token names (store.ErrNotFound
-// when it has ended), renewing its last-seen time every signInTouchEvery.
+// when it has ended); the store renews its last-seen time on the reads
+// that miss the cache.
 func (sc *signInCache) get(ctx context.Context, st *store.Store, token string) (*store.SignIn, error) {
 	key := sha256.Sum256([]byte(token))
 	now := time.Now()
@@ -87,19 +83,10 @@ func (sc *signInCache) get(ctx context.Context, st *store.Store, token string) (
 	e, ok := sc.m[key]
 	up, ended := sc.up, sc.ended
 	sc.mu.Unlock()
-	var si *store.SignIn
-	var err error
-	switch {
-	case ok && up && now.Sub(e.at) < signInCacheTTL && now.Before(e.si.EndsAt()):
-		if now.Sub(e.si.LastSeenAt) < signInTouchEvery {
-			return e.si, nil
-		}
-		si, err = st.TouchSignIn(ctx, e.si.ID)
-	default:
-		if si, err = st.SignInByToken(ctx, token); err == nil && now.Sub(si.LastSeenAt) >= signInTouchEvery {
-			si, err = st.TouchSignIn(ctx, si.ID)
-		}
+	if ok && up && now.Sub(e.at) < signInCacheTTL && now.Before(e.si.EndsAt()) {
+		return e.si, nil
 	}
+	si, err := st.SignInByToken(ctx, token)
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if err != nil {

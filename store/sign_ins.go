@@ -96,24 +96,27 @@ func shorten(s string, n int) string {
 	return s
 }
 
-// SignInByToken returns the sign-in a cookie's token names; ErrNotFound
-// when there is none, or it has ended.
+// SignInTouchEvery is how often a sign-in in use renews its last-seen
+// time, from which its idle end counts: a write per sign-in every few
+// minutes, not per request.
+const SignInTouchEvery = 5 * time.Minute
+
+// SignInByToken returns the sign-in a cookie's token names, renewing its
+// last-seen time when that is SignInTouchEvery old (by the database's
+// clock), in one statement; ErrNotFound when there is none, or it has
+// ended.
 func (s *Store) SignInByToken(ctx context.Context, token string) (*SignIn, error) {
 	si, err := scanSignIn(s.pool.QueryRow(ctx, `
-		SELECT `+signInColumns+` FROM sign_ins WHERE token_hash = $1 AND `+signInLive, SignInTokenHash(token)))
+		WITH s AS (SELECT `+signInColumns+` FROM sign_ins WHERE token_hash = $1 AND `+signInLive+`),
+		t AS (
+			UPDATE sign_ins SET last_seen_at = now() FROM s
+			WHERE sign_ins.id = s.id AND s.last_seen_at < now() - make_interval(secs => $2)
+			RETURNING sign_ins.last_seen_at
+		)
+		SELECT s.id, s.owner_id, s.workspace_id, s.created_at, coalesce((SELECT last_seen_at FROM t), s.last_seen_at), s.remote_addr, s.user_agent
+		FROM s`, SignInTokenHash(token), SignInTouchEvery.Seconds()))
 	if err != nil {
 		return nil, wrap("sign-in by token", err)
-	}
-	return si, nil
-}
-
-// TouchSignIn records that a sign-in is in use now and returns it;
-// ErrNotFound when it has ended meanwhile.
-func (s *Store) TouchSignIn(ctx context.Context, id int64) (*SignIn, error) {
-	si, err := scanSignIn(s.pool.QueryRow(ctx, `
-		UPDATE sign_ins SET last_seen_at = now() WHERE id = $1 AND `+signInLive+` RETURNING `+signInColumns, id))
-	if err != nil {
-		return nil, wrap("touch sign-in", err)
 	}
 	return si, nil
 }

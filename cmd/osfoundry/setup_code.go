@@ -38,7 +38,9 @@ func offerSetupCode(ctx context.Context, st *store.Store, dataDir string, log *s
 		return "", nil, removeSetupCode(path)
 	}
 	if err := writeSetupCode(path, code); err != nil {
-		return "", nil, err
+		// A data folder the server may not write (a read-only image) must
+		// not keep it from starting: the code is in the log.
+		log.Warn("the setup code could not be written to the data folder; it is in this log only", "err", err)
 	}
 	log.Warn("setup code: "+code, "file", path, "next", "open /setup and enter it to create the first owner account")
 	watch := startBackground(ctx, func(ctx context.Context) {
