@@ -58,9 +58,11 @@ test('the owner replies, the agent is told on its next call, reads, and the page
 
   // The agent's next call, whatever it is, says so.
   const told = await tool('set_status', { task: 'tagging' });
-  expect(told.structuredContent.unread).toEqual({ total: 1, sessions: [{ session_type: 'team_session', session_id: publicId, count: 1 }] });
-  const line: string = told.content[told.content.length - 1].text;
-  expect(line).toBe(`1 unread note for you: team_session ${publicId} (1). Read it with read_session_mail.`);
+  const sentence = `1 unread note for you: team_session ${publicId} (1). Read it with read_session_mail.`;
+  expect(told.structuredContent.unread).toEqual({ total: 1, hint: sentence, sessions: [{ session_type: 'team_session', session_id: publicId, count: 1 }] });
+  // The last text block starts on a line of its own: clients that join text blocks still show it apart.
+  expect(told.content[told.content.length - 1].text).toBe(`\n${sentence}`);
+  const line = sentence;
   expect(JSON.parse(told.content[0].text).task).toBe('tagging');
   const tokens = new Tiktoken(cl100k_base).encode(line).length;
   console.log(`unread hint line: ${tokens} cl100k tokens: ${line}`);

@@ -16,6 +16,10 @@ import { ScriptedModel } from './cli/model-api';
 import { startCli } from './cli/run';
 
 test.afterEach(afterClientTest);
+// After the revocation opencode's connect is refused and it starts an OAuth
+// sign-in of its own, which the run waits out; beside another CLI spec on a
+// busy machine the whole takes over a minute.
+test.describe.configure({ timeout: 120_000 });
 
 const opencode = join(__dirname, '..', 'node_modules', '.bin', 'opencode');
 

@@ -20,7 +20,7 @@ const consentTitle = "Connect osFoundry"
 // authorizeForm is GET /authorize: it validates the request, sends a
 // signed-out owner to sign in (and back here), and shows the consent page.
 func (s *Server) authorizeForm(c echo.Context) error {
-	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams())
+	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams(), c.RealIP())
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
@@ -42,7 +42,7 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 			q.Set(k, v)
 		}
 	}
-	ar, err := s.oauth.ParseAuthorizeRequest(ctx, q)
+	ar, err := s.oauth.ParseAuthorizeRequest(ctx, q, c.RealIP())
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}

@@ -36,6 +36,9 @@ type Config struct {
 	// StreamLimits bound the live streams held at once per sign-in, per
 	// owner and per client address (zero fields: live.DefaultLimits).
 	StreamLimits live.Limits
+	// NoClientMetadataDocuments stops accepting and advertising client ID
+	// metadata documents, so clients register instead.
+	NoClientMetadataDocuments bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.
@@ -125,7 +128,7 @@ func New(d Deps) *Server {
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
-		Test: oauth.TestOptions{Now: d.Test.Now}})
+		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP()
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s

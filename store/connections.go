@@ -82,6 +82,9 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 	if name == "" {
 		name = "Unnamed client"
 	}
+	if err := CheckDisplayName("client_name", name); err != nil {
+		return nil, err
+	}
 	if len([]rune(name)) > 200 {
 		name = string([]rune(name)[:200])
 	}

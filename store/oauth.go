@@ -99,6 +99,26 @@ func (s *Store) SaveMetadataDocumentClient(ctx context.Context, c *OAuthClient, 
 	return nil
 }
 
+// PruneUngrantedClients deletes, at most 500 at a time, the clients stored
+// before then that no connection, authorization code or refresh token names:
+// registrations and documents no owner ever approved. It returns how many
+// went.
+func (s *Store) PruneUngrantedClients(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		DELETE FROM oauth_clients WHERE client_id IN (
+			SELECT c.client_id FROM oauth_clients c
+			WHERE c.created_at < $1
+				AND NOT EXISTS (SELECT 1 FROM connections n WHERE n.client_id = c.client_id)
+				AND NOT EXISTS (SELECT 1 FROM oauth_codes o WHERE o.client_id = c.client_id)
+				AND NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.client_id = c.client_id)
+			ORDER BY c.created_at
+			LIMIT 500)`, before)
+	if err != nil {
+		return 0, fmt.Errorf("store: prune ungranted clients: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
 // GetOAuthClient returns a client by id, or ErrNotFound.
 func (s *Store) GetOAuthClient(ctx context.Context, clientID string) (*OAuthClient, error) {
 	c, err := scanClient(s.pool.QueryRow(ctx, `SELECT `+clientColumns+` FROM oauth_clients WHERE client_id = $1`, clientID))

@@ -65,6 +65,8 @@ func (n *NewOwner) Validate() error {
 	}
 	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > MaxOwnerNameLen {
 		errs = append(errs, &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)})
+	} else if err := CheckDisplayName("display_name", n.DisplayName); err != nil {
+		errs = append(errs, err)
 	}
 	if utf8.RuneCountInString(n.WorkspaceName) > MaxWorkspaceNameLen {
 		errs = append(errs, &FieldError{"workspace", fmt.Sprintf("use at most %d characters", MaxWorkspaceNameLen)})

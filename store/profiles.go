@@ -53,6 +53,9 @@ func ValidateProfile(handle, displayName string) (string, string, error) {
 	if displayName == "" || utf8.RuneCountInString(displayName) > MaxDisplayNameLen {
 		return "", "", &FieldError{"display_name", fmt.Sprintf("use 1 to %d characters", MaxDisplayNameLen)}
 	}
+	if err := CheckDisplayName("display_name", displayName); err != nil {
+		return "", "", err
+	}
 	return handle, displayName, nil
 }
 

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -137,16 +137,49 @@ func slackText(ev Event) string {
 	return b.String()
 }
 
-// massMention matches the words chat services turn into a ping of everyone.
-var massMention = regexp.MustCompile(`(?i)@(channel|here|everyone|all)\b`)
-
 // slackEscape makes text written by agents and owners inert in a chat
-// message: the three characters Slack's format reserves are escaped (so no
-// <!channel> or <url|label> can be forged), and @channel, @here, @everyone
-// and @all get a zero-width space after the @ so no service pings everyone.
+// message, whichever Slack-compatible service renders it:
+//   - the three characters Slack's format reserves are escaped, so no
+//     <!channel>, <@U123> or <url|label> can be forged;
+//   - every @ that starts a word (@channel, @here, @everyone, @all, a user, a
+//     Mattermost group like @dev-team) gets a zero-width space after it, so
+//     no one is pinged; an @ inside a word (an email address) is left alone;
+//   - Markdown links and images, [label](url), ![alt](url) and the
+//     reference forms [label][ref] and [ref]: url, which Mattermost,
+//     Rocket.Chat and Discord render as a masked link or a loaded image (a
+//     tracking pixel), get a zero-width space after the ], so the text and
+//     the URL show as written and a bare URL is the only link.
 func slackEscape(s string) string {
 	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-	return massMention.ReplaceAllString(s, "@\u200b$1")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	prev := rune(-1) // the rune before, -1 at the start
+	rs := []rune(s)
+	for i, r := range rs {
+		b.WriteRune(r)
+		var next rune = -1
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '@' && !inWord(prev) && (inWord(next) || next == '@'):
+			b.WriteRune(zeroWidthSpace)
+		case r == ']' && (next == '(' || next == '[' || next == ':'):
+			b.WriteRune(zeroWidthSpace)
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+// zeroWidthSpace breaks the markup it is put into without showing.
+const zeroWidthSpace = '\u200b'
+
+// inWord reports whether r can continue a word that an @ inside it leaves
+// alone (the local part of an email address) or start the name after an @:
+// a letter, a digit or an underscore.
+func inWord(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // body returns the bytes posted for a claimed delivery: compact JSON,

@@ -134,9 +134,21 @@ func TestSlackEscape(t *testing.T) {
 		"a < b && c > d":          "a &lt; b &amp;&amp; c &gt; d",
 		"<!channel> <!here>":      "&lt;!channel&gt; &lt;!here&gt;",
 		"hi @channel and @Here":   "hi @\u200bchannel and @\u200bHere",
-		"@everyone @all @alice":   "@\u200beveryone @\u200ball @alice",
+		"@everyone @all @alice":   "@\u200beveryone @\u200ball @\u200balice",
 		"mail me at a@allied.org": "mail me at a@allied.org",
 		"<https://evil|click>":    "&lt;https://evil|click&gt;",
+		// Every @word: users and Mattermost groups too, at a word's start
+		// (after punctuation as well); not inside a word.
+		"ask @alice or @dev-team":    "ask @\u200balice or @\u200bdev-team",
+		"(@channel), x.@here, @@all": "(@\u200bchannel), x.@\u200bhere, @\u200b@\u200ball",
+		"alice_b@example.org @ noon": "alice_b@example.org @ noon",
+		"@Everyone\n@here":           "@\u200bEveryone\n@\u200bhere",
+		// Markdown links and images: the ] no longer meets its ( [ or :.
+		"[Open the session](https://evil.example/phish)":     "[Open the session]\u200b(https://evil.example/phish)",
+		"![pixel](https://t.example/p.gif)":                  "![pixel]\u200b(https://t.example/p.gif)",
+		"[click][1]\n[1]: https://evil.example":              "[click]\u200b[1]\n[1]\u200b: https://evil.example",
+		"[![x](https://i.example/a.png)](https://e.example)": "[![x]\u200b(https://i.example/a.png)]\u200b(https://e.example)",
+		"a list [1, 2] (and more)":                           "a list [1, 2] (and more)",
 	} {
 		if got := slackEscape(in); got != want {
 			t.Errorf("slackEscape(%q) = %q, want %q", in, got, want)

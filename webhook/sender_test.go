@@ -21,7 +21,7 @@ func TestDeliveriesAreSignedAndShaped(t *testing.T) {
 	slackHook, slackKey := w.endpoint(rcv.url("/slack"), store.WebhookSlack)
 	run(t, testOptions(w.st))
 
-	n := w.note("PR opened <!channel> & @everyone", "Line one\nLine <two> @here")
+	n := w.note("PR opened <!channel> & @everyone", "Line one\nLine <two> @here\n[Open the session](https://evil.example/phish) ![pixel](https://t.example/p.gif) cc @dev-team")
 	waitFor(t, 10*time.Second, "both deliveries", func() bool {
 		return len(rcv.requests("/json")) == 1 && len(rcv.requests("/slack")) == 1
 	})
@@ -63,6 +63,7 @@ func TestDeliveriesAreSignedAndShaped(t *testing.T) {
 	wantText := "*PR opened &lt;!channel&gt; &amp; @\u200beveryone*\n" +
 		"Ada Agent (outside assistant) in Checkout redesign · Storefront\n" +
 		"Line one\nLine &lt;two&gt; @\u200bhere\n" +
+		"[Open the session]\u200b(https://evil.example/phish) ![pixel]\u200b(https://t.example/p.gif) cc @\u200bdev-team\n" +
 		fmt.Sprintf("Open the session: http://osf.example/sessions/%d", w.session.ID)
 	if slack["text"] != wantText {
 		t.Fatalf("slack text\n got %q\nwant %q", slack["text"], wantText)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,10 @@ type config struct {
 	// streamLimitsText is --stream-limits as given; streamLimits, parsed.
 	streamLimitsText string
 	streamLimits     live.Limits
+	// metadataDocuments: client ID metadata documents are accepted and advertised.
+	metadataDocuments onOff
+	// envErr is a variable that could not be read, reported by finish.
+	envErr error
 
 	// test holds settings for tests only, which no flag or variable sets.
 	test testConfig
@@ -72,6 +77,14 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.streamLimitsText, "stream-limits", envOr("OSFOUNDRY_STREAM_LIMITS", fmt.Sprintf("%d,%d,%d", live.DefaultLimits.PerSignIn, live.DefaultLimits.PerOwner, live.DefaultLimits.PerAddress)),
 		"live streams held at once per sign-in, per owner and per client address: past the first two the oldest closes, past the third new ones are refused (OSFOUNDRY_STREAM_LIMITS)")
+	c.metadataDocuments = true
+	if v := os.Getenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS"); v != "" {
+		if err := c.metadataDocuments.Set(v); err != nil {
+			c.envErr = fmt.Errorf("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=%q: %w", v, err)
+		}
+	}
+	fs.Var(&c.metadataDocuments, "client-metadata-documents", "accept and advertise client ID metadata documents (a client_id that is an https URL, fetched by the server); "+
+		"off for a server that cannot reach the clients' hosts, so that they register instead (OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=off)")
 	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
 	// The operations listener was first the profiles listener: its old flag
 	// and variable still work, with a warning.
@@ -101,6 +114,31 @@ func (c *config) noteSecretFlags(fs *flag.FlagSet) {
 	})
 }
 
+// onOff is a switch flag, written on or off (true and false work too).
+type onOff bool
+
+func (o *onOff) String() string {
+	if o != nil && *o {
+		return "on"
+	}
+	return "off"
+}
+
+func (o *onOff) Set(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "true":
+		*o = true
+	case "off", "false":
+		*o = false
+	default:
+		return errors.New("use on or off")
+	}
+	return nil
+}
+
+// IsBoolFlag lets the flag stand alone, meaning on.
+func (o *onOff) IsBoolFlag() bool { return true }
+
 // printFlags lists the flags of fs as PrintDefaults does, hidden ones left out.
 func printFlags(fs *flag.FlagSet) {
 	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
@@ -118,6 +156,9 @@ func printFlags(fs *flag.FlagSet) {
 // one that was not stays empty: serve derives it from --addr, token create
 // reads the one the server recorded.
 func (c *config) finish() error {
+	if c.envErr != nil {
+		return c.envErr
+	}
 	c.baseURL = strings.TrimRight(c.baseURL, "/")
 	if c.baseURL != "" && !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
 		return fmt.Errorf("--base-url %q: must start with http:// or https://", c.baseURL)
@@ -172,7 +213,8 @@ func (c *config) log(l *slog.Logger) {
 		key = "configured (masked)"
 	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
-		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate, "ops_addr", c.opsAddr,
+		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
+		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
 		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText)
 	for _, d := range c.deprecated {
 		l.Warn(d + " is deprecated: use --ops-addr (OSFOUNDRY_OPS_ADDR)")

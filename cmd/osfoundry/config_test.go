@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/osfoundry/osfoundry/live"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // parseConfig registers the server's flags and parses args, with the
@@ -94,5 +97,57 @@ func TestStreamLimitsConfig(t *testing.T) {
 		if err := c.finish(); err == nil || !strings.Contains(err.Error(), "--stream-limits") {
 			t.Errorf("%q: %v, want refused", bad, err)
 		}
+	}
+}
+
+// TestClientMetadataDocumentsConfig: on by default; off by
+// --client-metadata-documents=off or OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=off
+// (the flag wins); another value stops the start with the variable named.
+func TestClientMetadataDocumentsConfig(t *testing.T) {
+	t.Setenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS", "")
+	if !parseConfig(t).metadataDocuments {
+		t.Fatal("metadata documents off by default")
+	}
+	if parseConfig(t, "--client-metadata-documents=off").metadataDocuments {
+		t.Fatal("--client-metadata-documents=off not honoured")
+	}
+	t.Setenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS", "off")
+	c := parseConfig(t)
+	if c.metadataDocuments || c.finish() != nil {
+		t.Fatal("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=off not honoured")
+	}
+	if !parseConfig(t, "--client-metadata-documents=on").metadataDocuments {
+		t.Fatal("the flag does not override the environment")
+	}
+	var out bytes.Buffer
+	c.log(slog.New(slog.NewTextHandler(&out, nil)))
+	if !strings.Contains(out.String(), "client_metadata_documents=off") {
+		t.Fatalf("start-up configuration log lacks the setting: %s", out.String())
+	}
+	t.Setenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS", "maybe")
+	bad := parseConfig(t)
+	if err := bad.finish(); err == nil || !strings.Contains(err.Error(), "OSFOUNDRY_CLIENT_METADATA_DOCUMENTS") {
+		t.Fatalf("a bad value: %v", err)
+	}
+}
+
+// TestServerWithoutMetadataDocuments: the server started with
+// --client-metadata-documents=off does not advertise them, so clients
+// register instead.
+func TestServerWithoutMetadataDocuments(t *testing.T) {
+	t.Parallel()
+	r := startReplica(t, storetest.NewDatabase(t), "", "--client-metadata-documents=off")
+	r.waitReady()
+	res, err := http.Get(r.URL + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := m["client_id_metadata_document_supported"]; !ok || v != false || m["registration_endpoint"] != r.URL+"/register" {
+		t.Fatalf("metadata: %v", m)
 	}
 }

@@ -93,7 +93,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Logger:   log,
 		Metrics:  m,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
-			AllowPrivateTargets: cfg.allowPrivate, StreamLimits: cfg.streamLimits},
+			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

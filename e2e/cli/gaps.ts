@@ -31,14 +31,14 @@ export interface Gap {
 export const revokedTokenAnswered: Gap = {
   id: 'revoked token listed tools',
   what: 'initialize and tools/list with a revoked token answer 200, not 401 invalid_token',
-  fixed: false,
+  fixed: true,
 };
 
 /** The unread hint is only a text block, not structuredContent.unread.hint. */
 export const unreadHintTextOnly: Gap = {
   id: 'unread hint only in text',
   what: 'the unread hint is only a text block; structuredContent.unread has no hint',
-  fixed: false,
+  fixed: true,
 };
 
 /**
@@ -49,8 +49,8 @@ export const unreadHintTextOnly: Gap = {
 export const metadataDocumentsOn: Gap & { flag: string } = {
   id: 'no switch for metadata documents',
   what: 'client_id_metadata_document_supported is advertised with no operator switch to stop it',
-  fixed: false,
-  flag: '--client-metadata-documents=false',
+  fixed: true,
+  flag: '--client-metadata-documents=off',
 };
 
 /** A step's outcome that a known gap explains: the step is shown as ✗ and the test goes on. */

@@ -41,20 +41,22 @@ func verifiedFrom(ctx context.Context) *store.TokenInfo {
 	return ti
 }
 
-// verifyToken verifies, once, the bearer token of a request with a
-// tools/call among its messages, and puts what it found in the context (nil
-// for no token or an invalid one: challengeScope refuses those). A database
-// that fails the check answers 503 (unreachable) or 500. Requests that need
-// no token pass without a look at one, even a bad one.
+// verifyToken verifies, once, the bearer token a request presents, and the
+// token of a request with a tools/call among its messages, and puts what it
+// found in the context (nil for no token or an invalid one: challengeScope
+// refuses those). A database that fails the check answers 503 (unreachable)
+// or 500. Only a request that presents no token and needs none passes
+// without a look at the database.
 func (h *Handler) verifyToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
-		if req == nil || req.scope == "" {
+		token, sent := bearerToken(r)
+		if req == nil || (!sent && req.scope == "") {
 			next.ServeHTTP(w, r)
 			return
 		}
 		var ti *store.TokenInfo
-		if token, sent := bearerToken(r); sent {
+		if sent {
 			var err error
 			ti, err = h.store.UseAccessToken(r.Context(), token, h.resource)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -88,27 +90,31 @@ func bearerToken(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// challengeScope refuses the calls verifyToken found no valid token for
-// (401, asking for every scope; error="invalid_token" when one was sent)
-// and those whose token lacks the scope they need (403
-// insufficient_scope, naming that scope).
+// challengeScope refuses a request that presents a token verifyToken found
+// invalid (expired, revoked, unknown or for another resource), whatever its
+// methods, and the calls without a valid token: 401, asking for every scope,
+// error="invalid_token" when a token was sent. Clients re-authenticate on it
+// (RFC 6750 §3.1). A call whose token lacks the scope it needs gets 403
+// insufficient_scope, naming that scope. A request that presents no token
+// and needs none passes.
 func (h *Handler) challengeScope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
-		if req == nil || req.scope == "" {
+		_, sent := bearerToken(r)
+		if req == nil || (!sent && req.scope == "") {
 			next.ServeHTTP(w, r)
 			return
 		}
 		switch ti := verifiedFrom(r.Context()); {
 		case ti == nil:
 			params := []string{}
-			if _, sent := bearerToken(r); sent {
+			if sent {
 				params = append(params, `error="invalid_token"`)
 			}
 			params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScopes),
 				fmt.Sprintf("error_description=%q", errorDescription))
 			h.refuse(w, req, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required")
-		case !ti.HasScope(req.scope):
+		case req.scope != "" && !ti.HasScope(req.scope):
 			hdr := fmt.Sprintf(`Bearer error="insufficient_scope", resource_metadata=%q, scope=%q, error_description=%q`,
 				h.metadataURL, req.scope, errorDescription)
 			h.refuse(w, req, http.StatusForbidden, hdr, "Insufficient scope: this tool needs "+req.scope)

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -122,12 +123,15 @@ func TestRefusals(t *testing.T) {
 
 // TestAnonymousMethods checks that only tools/call needs a token: the exact
 // sequence the MCP Inspector CLI sends on connecting answers without one
-// (and with a bad one), initialize advertises only what is implemented, and
-// a method the server does not implement gets JSON-RPC -32601, never a 401.
+// (and the same with a valid one), initialize advertises only what is
+// implemented, and a method the server does not implement gets JSON-RPC
+// -32601, never a 401.
 func TestAnonymousMethods(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, token := range []string{"", "osf_at_garbage"} {
+	ws, owner := e.workspace("W")
+	valid := e.agent(ws, owner, store.AllScopes)
+	for _, token := range []string{"", valid.token} {
 		for _, c := range []struct {
 			body   string
 			status int
@@ -153,7 +157,7 @@ func TestAnonymousMethods(t *testing.T) {
 			}
 			if resp.StatusCode != c.status || resp.Header.Get("WWW-Authenticate") != "" || msg.Error != nil ||
 				(c.status == 200 && msg.Result == nil) || (c.result != "" && string(msg.Result) != c.result) {
-				t.Errorf("token %q: %s: %d %s", token, c.body, resp.StatusCode, b)
+				t.Errorf("token %v: %s: %d %s", token != "", c.body, resp.StatusCode, b)
 			}
 			if strings.Contains(c.body, `"initialize"`) && !strings.Contains(string(b), `"capabilities":{"logging":{},"tools":{}}`) {
 				t.Errorf("initialize advertises %s, want logging and tools without listChanged", b)
@@ -185,6 +189,104 @@ func TestAnonymousMethods(t *testing.T) {
 	res, err := cs.ListTools(e.ctx, nil)
 	if err != nil || len(res.Tools) != 9 {
 		t.Fatalf("anonymous ListTools: %v %d", err, len(res.Tools))
+	}
+}
+
+// TestPresentedBadTokenIsRefusedWhateverTheMethod: a request that presents
+// a token that is invalid, expired, revoked or for another resource gets the
+// 401 invalid_token challenge, with the isError/_meta refusal for each of its
+// requests, whatever the method, so a client re-authenticates instead of
+// showing itself connected; without a token the anonymous methods answer.
+func TestPresentedBadTokenIsRefusedWhateverTheMethod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ws, owner := e.workspace("W")
+	expired := e.agent(ws, owner, store.AllScopes)
+	e.sql().ExpireTokens(expired.conn.ID)
+	revoked := e.agent(ws, owner, store.AllScopes)
+	if err := e.st.RevokeConnection(e.ctx, ws, revoked.conn.ID); err != nil {
+		t.Fatal(err)
+	}
+	other := e.agent(ws, owner, store.AllScopes)
+	otherResource, _, err := e.st.MintAccessToken(e.ctx, other.conn.ID, "http://other.example/mcp", store.AllScopes, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	challenge := `Bearer error="invalid_token", resource_metadata="` + e.base + `/.well-known/oauth-protected-resource/mcp", ` +
+		`scope="osfoundry:read osfoundry:write", error_description="Connect osFoundry to continue"`
+	tokens := []struct{ name, token string }{
+		{"bad", "osf_at_garbage"}, {"not bearer", "Basic dXNlcjpwYXNz"}, {"expired", expired.token}, {"revoked", revoked.token}, {"other resource", otherResource},
+	}
+	methods := []struct {
+		name, body string
+		anonymous  int   // the status without a token
+		ids        []int // the requests a refusal answers
+	}{
+		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, 200, []int{1}},
+		{"notifications/initialized", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, nil},
+		{"tools/list", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 200, []int{2}},
+		{"ping", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, 200, []int{3}},
+		{"logging/setLevel", `{"jsonrpc":"2.0","id":4,"method":"logging/setLevel","params":{"level":"info"}}`, 200, []int{4}},
+		{"notifications/cancelled", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, 202, nil},
+		{"an ignored notification", `{"jsonrpc":"2.0","method":"notifications/something_new"}`, 202, nil},
+		{"an unimplemented method", `{"jsonrpc":"2.0","id":5,"method":"resources/list"}`, 200, []int{5}},
+		{"tools/call", toolCall(6, "list_agents", map[string]any{}), 401, []int{6}},
+		{"a batch", `[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":8,"method":"tools/list"}]`, 200, []int{7, 8}},
+	}
+	for _, m := range methods {
+		t.Run(m.name+", no token", func(t *testing.T) {
+			resp, b := e.rpc("", m.body, "Mcp-Protocol-Version", "2025-03-26")
+			hdr := resp.Header.Get("WWW-Authenticate")
+			if resp.StatusCode != m.anonymous || strings.Contains(hdr, "invalid_token") || (m.anonymous != 401 && hdr != "") {
+				t.Errorf("%d %q %s, want %d", resp.StatusCode, hdr, b, m.anonymous)
+			}
+		})
+		for _, tk := range tokens {
+			t.Run(m.name+", "+tk.name+" token", func(t *testing.T) {
+				req, _ := http.NewRequest(http.MethodPost, e.mcpURL(), strings.NewReader(m.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+				req.Header.Set("Authorization", tk.token)
+				if !strings.HasPrefix(tk.token, "Basic ") {
+					req.Header.Set("Authorization", "Bearer "+tk.token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 401 || !slices.Equal(resp.Header.Values("WWW-Authenticate"), []string{challenge}) {
+					t.Fatalf("%d %q %s", resp.StatusCode, resp.Header.Values("WWW-Authenticate"), b)
+				}
+				var got []refusalBody
+				switch {
+				case len(m.ids) == 0:
+					if len(b) != 0 {
+						t.Fatalf("a refused notification has a body: %s", b)
+					}
+				case b[0] == '[':
+					if err := json.Unmarshal(b, &got); err != nil {
+						t.Fatalf("%v: %s", err, b)
+					}
+				default:
+					got = make([]refusalBody, 1)
+					if err := json.Unmarshal(b, &got[0]); err != nil {
+						t.Fatalf("%v: %s", err, b)
+					}
+				}
+				if len(got) != len(m.ids) {
+					t.Fatalf("%d answers, want %d: %s", len(got), len(m.ids), b)
+				}
+				for i, r := range got {
+					if r.ID != m.ids[i] || r.Result == nil || !r.Result.IsError || len(r.Result.Content) != 1 ||
+						r.Result.Content[0].Text != "Authentication required" || !slices.Equal(r.Result.Meta["mcp/www_authenticate"], []string{challenge}) {
+						t.Errorf("answer %d: %s", i, b)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -339,5 +441,40 @@ func TestDatabaseDownLeaksNothing(t *testing.T) {
 	resp, body := e.rpc(a.token, toolCall(1, "list_agents", map[string]any{}))
 	if resp.StatusCode != 500 || !strings.Contains(string(body), `"message":"internal error"`) || strings.Contains(string(body), "pool") {
 		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+}
+
+// TestCaseVariantKeysAreRefused: a body whose params name the tool twice, in
+// two cases or twice in one, is refused before any check of the token or the
+// scope reads it (HTTP 400, JSON-RPC -32600), so the front cannot decide the
+// scope from one name while the SDK calls another.
+func TestCaseVariantKeysAreRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	tm := e.team("team_session", store.RoleContributor, "reader")
+	reader := e.agent(tm.ws, tm.owner, []string{store.ScopeRead}, tm.p)
+	reader.invite(tm.s, store.RoleContributor)
+	args := `{"session_type":"team_session","session_id":"` + tm.s.PublicID + `","subject":"s","body":"b","idempotency_key":"k"}`
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_session_note","Name":"list_agents","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"Name":"list_agents","name":"post_session_note","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"post_session_note","name":"list_agents","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","METHOD":"ping","params":{"name":"post_session_note","arguments":` + args + `}}`,
+	} {
+		resp, b := e.rpc(reader.token, body)
+		var msg struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil || resp.StatusCode != 400 || msg.Error.Code != -32600 ||
+			!strings.Contains(msg.Error.Message, "request JSON has the member") {
+			t.Errorf("%s:\n%d %s", body, resp.StatusCode, b)
+		}
+	}
+	var notes int
+	if err := e.sql().QueryRow(`SELECT count(*) FROM notes`).Scan(&notes); err != nil || notes != 0 {
+		t.Errorf("%d notes written (%v)", notes, err)
 	}
 }

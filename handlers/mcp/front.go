@@ -20,11 +20,13 @@ import (
 //  4. limitBody bounds the body at maxBodyBytes, as the SDK's handler is;
 //  5. parse reads the body once and decodes its JSON-RPC messages into the
 //     request's context (rpcRequest);
-//  6. answerUnimplemented answers a method the server does not implement
+//  6. verifyToken verifies the bearer token a request presents, and that of
+//     the calls that need one;
+//  7. challengeScope refuses a request whose token is invalid, whatever its
+//     method, and the calls without a valid token (401) or without the
+//     tool's scope (403);
+//  8. answerUnimplemented answers a method the server does not implement
 //     (-32601) and a notification it ignores;
-//  7. verifyToken verifies the bearer token of the calls that need one;
-//  8. challengeScope refuses them without a valid token (401) or without
-//     the tool's scope (403);
 //  9. checkArguments refuses arguments that are not valid UTF-8 or hold NUL;
 //
 // and answer ends it: a plain tools/call is answered directly (plain_call.go),
@@ -51,13 +53,13 @@ func chain(last http.Handler, links ...middleware) http.Handler {
 func (h *Handler) newFront() http.Handler {
 	return chain(http.HandlerFunc(h.answer),
 		h.checkHostAndOrigin, h.cors, refuseTokenInURL, limitBody,
-		h.parse, answerUnimplemented, h.verifyToken, h.challengeScope, h.checkArguments)
+		h.parse, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 
 // answer ends the front: a verified plain tools/call is answered directly;
 // other verified requests go to the SDK behind its bearer check, and the
-// requests that need no token (no tools/call among them, or not a POST) to
-// the SDK as they are.
+// requests that present no token and need none (no tools/call among them,
+// or not a POST) to the SDK as they are.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ti := verifiedFrom(r.Context())
 	if ti == nil {

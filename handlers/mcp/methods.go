@@ -21,8 +21,9 @@ var capabilities = &mcpsdk.ServerCapabilities{
 }
 
 // implemented reports whether the server answers a request method. Only
-// tools/call needs a token; the others answer anyone. Every other method
-// gets JSON-RPC -32601, whoever asks (answerUnimplemented).
+// tools/call needs a token; the others answer anyone who presents no token
+// or a valid one (a bad token gets 401 whatever the method). Every other
+// method gets JSON-RPC -32601 (answerUnimplemented).
 func implemented(method string) bool {
 	switch method {
 	case "initialize", "server/discover", "ping", "tools/list", "tools/call":
@@ -61,8 +62,8 @@ func methodNotFound(method string) *jsonrpc.Error {
 }
 
 // answerUnimplemented answers a lone message the server does not act on,
-// whoever sends it, so that a client probing for resources or prompts never
-// starts a sign-in: a notification with 202 Accepted and no body, a request
+// sent without a token or with a valid one, so that a client probing for
+// resources or prompts never starts a sign-in: a notification with 202 Accepted and no body, a request
 // with JSON-RPC -32601 (HTTP 404 for protocol 2026-07-28 and later, as that
 // revision requires). In a batch, onlyImplemented answers them.
 func answerUnimplemented(next http.Handler) http.Handler {

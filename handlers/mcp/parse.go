@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -87,40 +91,62 @@ func (h *Handler) parse(next http.Handler) http.Handler {
 			return
 		}
 		req.body = body
-		req.messages, req.batch = decodeMessages(body)
+		req.messages, req.batch, err = decodeMessages(body)
+		if err != nil {
+			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest, err.Error()))
+			return
+		}
 		req.scope = h.scopeOf(req.messages)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
 	})
 }
 
-// decodeMessages decodes a body: one message or a batch array. A lone
+// decodeMessages decodes a body: one message or a batch array, by the SDK's
+// rules (sdkUnmarshal: member names match exactly, unknown members are
+// ignored). A body in which an object has a member twice, or two members
+// whose names differ only in case, is refused (err): decoders disagree on
+// which of them counts, and the front must read what the SDK reads. A lone
 // message with the members of a plain tools/call only is read in one pass
-// (readExact); any other body is decoded by encoding/json, whose lenient
-// rules (keys in any case, the last of duplicate keys, unknown members
-// ignored) are the SDK's. A body that is not valid JSON, or whose members
-// have the wrong types, yields no messages: the SDK answers it.
-func decodeMessages(body []byte) (msgs []message, batch bool) {
+// (readExact). A body that is not valid JSON, or whose members have the
+// wrong types, yields no messages: the SDK answers it.
+func decodeMessages(body []byte) (msgs []message, batch bool, err error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	batch = len(trimmed) > 0 && trimmed[0] == '['
 	if !json.Valid(body) {
-		return nil, batch
+		return nil, batch, nil
+	}
+	if a, b := repeatedMember(trimmed); a != "" {
+		if a == b {
+			return nil, batch, fmt.Errorf("request JSON has the member %q twice", truncateKey(a))
+		}
+		return nil, batch, fmt.Errorf("request JSON has the members %q and %q, whose names differ only in case", truncateKey(a), truncateKey(b))
 	}
 	if batch {
-		if json.Unmarshal(body, &msgs) != nil {
-			return nil, true
+		if sdkUnmarshal(body, &msgs) != nil {
+			return nil, true, nil
 		}
 	} else if m, ok := readExact(trimmed); ok {
 		msgs = []message{m}
 	} else {
 		msgs = make([]message, 1)
-		if json.Unmarshal(body, &msgs[0]) != nil {
-			return nil, false
+		if sdkUnmarshal(body, &msgs[0]) != nil {
+			return nil, false, nil
 		}
 	}
 	for i := range msgs {
 		msgs[i].id, msgs[i].idErr = decodeID(msgs[i].ID)
 	}
-	return msgs, batch
+	return msgs, batch, nil
+}
+
+// sdkUnmarshal decodes JSON as the SDK's JSON-RPC layer does: member names
+// match struct fields exactly (not in any case, as encoding/json would).
+func sdkUnmarshal(b []byte, v any) error {
+	rest, err := segjson.Parse(b, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err == nil && len(rest) > 0 {
+		return errors.New("data after the JSON value")
+	}
+	return err
 }
 
 // scopeOf returns the scope the messages need: only tools/call needs a
@@ -166,7 +192,7 @@ func decodeID(raw json.RawMessage) (jsonrpc.ID, error) {
 // and whose params are among name and arguments, each once; keys, method and
 // name are written without escapes or characters beyond printable ASCII.
 // Such a message decodes the same whichever decoder reads it; ok is false
-// for any other, which decodeMessages leaves to encoding/json. The values
+// for any other, which decodeMessages leaves to sdkUnmarshal. The values
 // are slices of doc.
 func readExact(doc []byte) (m message, ok bool) {
 	var seen, params uint8
@@ -320,4 +346,110 @@ func (s *scanner) skipString() {
 		}
 	}
 	s.i++
+}
+
+// repeatedMember returns the first member of an object in doc (valid JSON)
+// whose name another member of that object already has, exactly or in
+// another case (under Unicode case folding, as encoding/json matches names):
+// a is the earlier name, b the later one; "" when every object's names are
+// distinct. One pass, whatever the nesting; the names of a small object are
+// compared in place, without allocating.
+func repeatedMember(doc []byte) (a, b string) {
+	// level is an open object (names) or array (not object).
+	type level struct {
+		object bool
+		names  [][]byte          // the names so far, unescaped, while few
+		folded map[string][]byte // by foldName, once many
+	}
+	var stack []level
+	wantName := false
+	for i := 0; i < len(doc); i++ {
+		switch doc[i] {
+		case '{':
+			stack = append(stack, level{object: true})
+			wantName = true
+		case '[':
+			stack = append(stack, level{})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+			wantName = false
+		case ',':
+			wantName = len(stack) > 0 && stack[len(stack)-1].object
+		case '"':
+			start := i
+			escaped := false
+			for i++; doc[i] != '"'; i++ {
+				if doc[i] == '\\' {
+					escaped = true
+					i++
+				}
+			}
+			if !wantName {
+				continue
+			}
+			wantName = false
+			name := doc[start+1 : i]
+			if escaped {
+				var s string
+				json.Unmarshal(doc[start:i+1], &s)
+				name = []byte(s)
+			}
+			top := &stack[len(stack)-1]
+			if top.folded == nil {
+				for _, prev := range top.names {
+					if bytes.EqualFold(prev, name) {
+						return string(prev), string(name)
+					}
+				}
+				if len(top.names) < 16 {
+					top.names = append(top.names, name)
+					continue
+				}
+				top.folded = map[string][]byte{}
+				for _, prev := range top.names {
+					top.folded[foldName(string(prev))] = prev
+				}
+			}
+			key := foldName(string(name))
+			if prev, ok := top.folded[key]; ok {
+				return string(prev), string(name)
+			}
+			top.folded[key] = name
+		}
+	}
+	return "", ""
+}
+
+// foldName maps a name to one spelling shared by every name that equals it
+// under Unicode simple case folding (as bytes.EqualFold compares): each
+// character becomes the smallest of its folding orbit (K, k and the Kelvin
+// sign all become K).
+func foldName(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+// truncateKey shortens a member name quoted in an error.
+func truncateKey(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return s
 }

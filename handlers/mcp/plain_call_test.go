@@ -189,13 +189,17 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 		{name: "exponent id", token: "alice", body: `{"jsonrpc":"2.0","id":1e3,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 		{name: "huge id", token: "alice", body: `{"jsonrpc":"2.0","id":123456789012345678901,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 
+		// Members named twice, or in two cases: refused before any check reads them.
+		{name: "key in another case", token: "alice", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`},
+		{name: "duplicate key", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`},
+		{name: "tool name in two cases", token: "reader", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"post_session_note","Name":"list_agents","arguments":{}}}`},
+
 		// Requests only the SDK answers.
 		{name: "unknown tool", token: "alice", body: call("no_such_tool", `{}`), sdk: true},
 		{name: "_meta", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{},"_meta":{"progressToken":"p"}}}`, sdk: true},
 		{name: "extra member", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","extra":1,"params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
-		{name: "key in another case", token: "alice", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
-		{name: "duplicate key", token: "alice", body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 		{name: "escaped key", token: "alice", body: `{"jsonrpc":"2.0","id":7,"\u006dethod":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
+		{name: "key in another case only", token: "alice", body: `{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`, sdk: true},
 		{name: "escaped tool name", token: "alice", body: call("list_sessi\\u006fns", `{}`), sdk: true},
 		{name: "arguments not an object", token: "alice", body: call("list_sessions", `[]`), sdk: true},
 		{name: "arguments null", token: "alice", body: call("list_sessions", `null`), sdk: true},

@@ -13,7 +13,10 @@ import (
 // The unread hint: every result a tool produces for a connection
 // with unread mail — mail addressed to it that read_session_mail has not
 // returned to it yet (store.Unread) — says so twice: as data, an "unread"
-// member of its structured content, and in words, a last text line. The
+// member of its structured content that carries the sentence too (some
+// clients, Codex among them, give the model the structured content only),
+// and in words, a last text block that starts on a line of its own (some
+// clients join text blocks with no separator). The
 // count comes from the statement that verified the token (no round trip of
 // its own); read_session_mail's own result carries the count after what it
 // returned. Requests refused before a tool runs (401, 403, undecodable
@@ -25,6 +28,8 @@ import (
 type unreadOut struct {
 	// Total counts the unread notes of every session.
 	Total int `json:"total"`
+	// Hint is the sentence of the hint's text block (hintLine).
+	Hint string `json:"hint"`
 	// Sessions are at most store.MaxUnreadListed of them, the one with the
 	// newest unread note first.
 	Sessions []unreadSessionOut `json:"sessions"`
@@ -37,7 +42,7 @@ type unreadSessionOut struct {
 }
 
 func toUnreadOut(u store.Unread) unreadOut {
-	out := unreadOut{Total: u.Total, Sessions: make([]unreadSessionOut, len(u.Sessions))}
+	out := unreadOut{Total: u.Total, Hint: hintLine(u), Sessions: make([]unreadSessionOut, len(u.Sessions))}
 	for i, s := range u.Sessions {
 		out.Sessions[i] = unreadSessionOut{SessionType: s.SessionType, SessionID: s.SessionID, Count: s.Count}
 	}
@@ -79,8 +84,8 @@ func hintLine(u store.Unread) string {
 
 // withUnread adds the hint to a tool's result when there is unread mail:
 // "unread" joins structured (the tool's own JSON object, nil for an isError
-// result) and the hint line becomes the last text content. Without unread
-// mail the result is the tool's alone.
+// result) and the hint line, after a line break, becomes the last text
+// content. Without unread mail the result is the tool's alone.
 func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.Unread) (*mcpsdk.CallToolResult, error) {
 	if structured != nil {
 		res.StructuredContent = structured
@@ -88,7 +93,8 @@ func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.
 	if u.Total <= 0 || len(u.Sessions) == 0 {
 		return res, nil
 	}
-	hint, err := json.Marshal(toUnreadOut(u))
+	out := toUnreadOut(u)
+	hint, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: marshal unread: %w", err)
 	}
@@ -100,6 +106,6 @@ func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.
 	}
 	merged = append(append(append(merged, `"unread":`...), hint...), '}')
 	res.StructuredContent = json.RawMessage(merged)
-	res.Content = append(res.Content, &mcpsdk.TextContent{Text: hintLine(u)})
+	res.Content = append(res.Content, &mcpsdk.TextContent{Text: "\n" + out.Hint})
 	return res, nil
 }

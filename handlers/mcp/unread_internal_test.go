@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,10 +10,11 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// TestHintLines keeps the hint line of each shape in
-// testdata/unread_hints.txt (label, tab, line), with session ids as the
-// store makes them. e2e/mcp-tool-tokens.spec.ts counts their cl100k tokens
-// and holds the typical ones to 40. Regenerate with UPDATE_GOLDEN=1.
+// TestHintLines keeps the hint of each shape in testdata/unread_hints.txt
+// (label, tab, line, tab, the "unread" member of the structured content),
+// with session ids as the store makes them. e2e/mcp-tool-tokens.spec.ts
+// counts their cl100k tokens and holds the typical ones to their ceilings.
+// Regenerate with UPDATE_GOLDEN=1.
 func TestHintLines(t *testing.T) {
 	t.Parallel()
 	ids := []string{"s_D1X7KfEvcbR-mE-6", "s_03wFIX-SDTm4X-aP", "s_M9b7nBRXj782wWkC", "s_4WjJK5TNjvviiJNX", "s_5fyV1BL83j7MWNEg"}
@@ -34,7 +36,11 @@ func TestHintLines(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, c := range cases {
-		b.WriteString(c.label + "\t" + hintLine(c.u) + "\n")
+		member, err := json.Marshal(toUnreadOut(c.u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(c.label + "\t" + hintLine(c.u) + "\t" + `"unread":` + string(member) + "\n")
 	}
 	path := filepath.Join("testdata", "unread_hints.txt")
 	if os.Getenv("UPDATE_GOLDEN") != "" {

@@ -19,7 +19,8 @@ import (
 // unreadHint is the "unread" member of a result, as `osfoundry agent hook`
 // reads it.
 type unreadHint struct {
-	Total    int `json:"total"`
+	Total    int    `json:"total"`
+	Hint     string `json:"hint"`
 	Sessions []struct {
 		SessionType string `json:"session_type"`
 		SessionID   string `json:"session_id"`
@@ -28,8 +29,8 @@ type unreadHint struct {
 }
 
 // unreadOf returns a result's unread hint (nil without one), checking that
-// its data and its last text line agree and that a result without a hint
-// has no hint line.
+// its data and its last text block agree (the block is a line break and the
+// hint's sentence) and that a result without a hint has no hint line.
 func unreadOf(t *testing.T, res *mcpsdk.CallToolResult) *unreadHint {
 	t.Helper()
 	var v struct {
@@ -47,8 +48,9 @@ func unreadOf(t *testing.T, res *mcpsdk.CallToolResult) *unreadHint {
 		}
 		return nil
 	}
-	if len(res.Content) < 2 || !strings.HasPrefix(last, strconv.Itoa(v.Unread.Total)+" unread note") ||
-		!strings.HasSuffix(last, "with read_session_mail.") || strings.Contains(last, "\n") {
+	line, ok := strings.CutPrefix(last, "\n")
+	if len(res.Content) < 2 || !ok || !strings.HasPrefix(line, strconv.Itoa(v.Unread.Total)+" unread note") ||
+		!strings.HasSuffix(line, "with read_session_mail.") || strings.Contains(line, "\n") || v.Unread.Hint != line {
 		t.Fatalf("unread %s, last text %q", mustJSON(v.Unread), last)
 	}
 	for _, s := range v.Unread.Sessions[:min(3, len(v.Unread.Sessions))] {
@@ -130,9 +132,19 @@ func TestUnreadHint(t *testing.T) {
 	if u == nil || u.Total != 3 || counts(u) != s1.PublicID+":2 "+s2.PublicID+":1" {
 		t.Fatalf("unread %s, want s1 (2, newest) then s2 (1)", mustJSON(u))
 	}
-	line := res.Content[len(res.Content)-1].(*mcpsdk.TextContent).Text
+	line := strings.TrimPrefix(res.Content[len(res.Content)-1].(*mcpsdk.TextContent).Text, "\n")
 	if want := fmt.Sprintf("3 unread notes for you: team_session %s (2), agent_session %s (1). Read them with read_session_mail.", s1.PublicID, s2.PublicID); line != want {
 		t.Fatalf("hint line %q, want %q", line, want)
+	}
+	// A client that joins the text blocks with no separator (Copilot CLI)
+	// still shows the hint on a line of its own; one that hands the model
+	// only the structured content (Codex) gives it the same sentence.
+	var joined strings.Builder
+	for _, c := range res.Content {
+		joined.WriteString(c.(*mcpsdk.TextContent).Text)
+	}
+	if !strings.HasSuffix(joined.String(), "}\n"+line) || u.Hint != line {
+		t.Fatalf("joined text blocks %q, structured hint %q", joined.String(), u.Hint)
 	}
 	// The tool's own JSON stays the first text block, unchanged.
 	var st map[string]any

@@ -29,10 +29,11 @@ type AuthRequest struct {
 	Params url.Values
 }
 
-// ClientName is the name to show for the client (unverified).
+// ClientName is the name to show for the client (unverified), without the
+// characters a display name may not hold (a client stored before that rule).
 func (a *AuthRequest) ClientName() string {
-	if a.Client.ClientName != "" {
-		return a.Client.ClientName
+	if name := strings.TrimSpace(store.DisplayableName(a.Client.ClientName)); name != "" {
+		return name
 	}
 	if a.Client.IsMetadataDocument {
 		if u, err := url.Parse(a.Client.ClientID); err == nil {
@@ -78,11 +79,11 @@ func (s *Server) ErrorRedirect(e *AuthorizeError) string {
 
 var codeChallengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
-// ParseAuthorizeRequest validates an authorization request. The client and
-// redirect URI are checked first; their errors are not redirectable. Every
-// later problem comes back as a redirectable *AuthorizeError. Other errors are
-// infrastructure failures.
-func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values) (*AuthRequest, error) {
+// ParseAuthorizeRequest validates an authorization request from the client
+// address from. The client and redirect URI are checked first; their errors
+// are not redirectable. Every later problem comes back as a redirectable
+// *AuthorizeError. Other errors are infrastructure failures.
+func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values, from string) (*AuthRequest, error) {
 	for _, k := range AuthorizeParams {
 		if len(q[k]) > 1 {
 			return nil, &AuthorizeError{Code: "invalid_request", Description: k + " is given more than once"}
@@ -92,7 +93,7 @@ func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values) (*Auth
 	if clientID == "" {
 		return nil, &AuthorizeError{Code: "invalid_request", Description: "client_id is missing"}
 	}
-	client, err := s.LookupClient(ctx, clientID)
+	client, err := s.LookupClient(ctx, clientID, from)
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +168,12 @@ func ParseScope(scope string) ([]string, error) {
 }
 
 // LookupClient returns the client a client_id names: a registered client or
-// a client ID metadata document (fetched as needed). Unknown or unusable
-// clients give a non-redirectable *AuthorizeError.
-func (s *Server) LookupClient(ctx context.Context, clientID string) (*store.OAuthClient, error) {
+// a client ID metadata document (fetched as needed, throttled per client
+// address from). Unknown or unusable clients give a non-redirectable
+// *AuthorizeError.
+func (s *Server) LookupClient(ctx context.Context, clientID, from string) (*store.OAuthClient, error) {
 	if IsMetadataDocumentURL(clientID) {
-		cl, err := s.metadataDocumentClient(ctx, clientID)
+		cl, err := s.metadataDocumentClient(ctx, clientID, from)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err
@@ -209,6 +211,17 @@ func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (str
 		return "", &store.FieldError{Field: "scope", Message: "choose at least one permission"}
 	}
 	clientID := ar.Client.ClientID
+	if cl := ar.Client; cl.IsMetadataDocument {
+		// A client known by its document is stored once an owner approves it.
+		fetched := s.now()
+		if cl.FetchedAt != nil {
+			fetched = *cl.FetchedAt
+		}
+		if err := s.store.SaveMetadataDocumentClient(ctx, cl, fetched); err != nil {
+			return "", err
+		}
+		s.documents.forget(clientID)
+	}
 	conn, err := s.store.GrantConnection(ctx, store.NewConnection{
 		WorkspaceID: ap.Owner.WorkspaceID,
 		OwnerID:     ap.Owner.ID,

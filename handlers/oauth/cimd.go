@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/osfoundry/osfoundry/handlers/inbound"
@@ -56,39 +57,206 @@ func (s *Server) checkDocumentURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// metadataDocumentClient returns the client a client ID URL names: from the
-// database when fetched within the last hour, else fetched afresh (an older
-// copy is still used when the fetch fails).
-func (s *Server) metadataDocumentClient(ctx context.Context, clientID string) (*store.OAuthClient, error) {
+// Limits on client ID metadata documents, which anyone can make the server
+// fetch with a signed-out GET /authorize. A document is held in memory until
+// an owner approves the client (documentCache), and only then stored as a
+// client; the fetches of one client address are throttled (fetchThrottle).
+// Both are per replica.
+const (
+	// unapprovedDocumentTTL is how long a document fetched for a consent page
+	// is held for that page's answer.
+	unapprovedDocumentTTL = 10 * time.Minute
+	// maxUnapprovedDocuments bounds the documents held at once; the oldest go first.
+	maxUnapprovedDocuments = 500
+	// documentFetchesPerWindow is how many documents one client address may
+	// have fetched per documentFetchWindow.
+	documentFetchesPerWindow = 10
+	documentFetchWindow      = 10 * time.Minute
+	// maxThrottledAddresses bounds the addresses the throttle remembers.
+	maxThrottledAddresses = 10000
+)
+
+// metadataDocumentClient returns the client a client ID URL names, for a
+// request from the client address from: an approved client from the
+// database when fetched within the last hour, a document fetched within
+// unapprovedDocumentTTL, or else the document fetched afresh (an approved
+// client's older copy is still used when the fetch fails or is throttled).
+// A freshly fetched document of an approved client updates it; that of an
+// unapproved one is held in memory only (Approve stores it).
+func (s *Server) metadataDocumentClient(ctx context.Context, clientID, from string) (*store.OAuthClient, error) {
+	if !s.metadataDocuments {
+		return nil, errors.New("this server does not accept client ID metadata documents (an https URL as client_id): its operator turned them off. " +
+			"Register the client instead (dynamic client registration); for example, Codex does with --oauth-client-registration dcr")
+	}
 	u, err := s.checkDocumentURL(clientID)
 	if err != nil {
 		return nil, fmt.Errorf("client_id %s", err)
 	}
-	cached, err := s.store.GetOAuthClient(ctx, clientID)
+	approved, err := s.store.GetOAuthClient(ctx, clientID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if cached != nil && !cached.IsMetadataDocument {
+	if approved != nil && !approved.IsMetadataDocument {
 		return nil, errors.New("client_id is not a client ID metadata document")
 	}
 	now := s.now()
-	if cached != nil && cached.FetchedAt != nil && now.Sub(*cached.FetchedAt) < metadataDocumentTTL {
-		return cached, nil
+	if approved != nil && approved.FetchedAt != nil && now.Sub(*approved.FetchedAt) < metadataDocumentTTL {
+		return approved, nil
+	}
+	if approved == nil {
+		if cl := s.documents.get(clientID, now); cl != nil {
+			return cl, nil
+		}
+	}
+	if !s.fetches.allow(from, now) {
+		s.log.Info("client id metadata document fetch throttled", "client_id", clientID, "from", from)
+		if approved != nil {
+			return approved, nil
+		}
+		return nil, fmt.Errorf("too many client ID metadata documents were fetched for your address in the last %d minutes; try again later", int(documentFetchWindow.Minutes()))
 	}
 	m, ferr := s.fetchDocument(ctx, u)
 	if ferr != nil {
 		s.log.Info("client id metadata document fetch failed", "client_id", clientID, "err", ferr)
-		if cached != nil {
-			return cached, nil
+		if approved != nil {
+			return approved, nil
 		}
-		return nil, fmt.Errorf("the client's metadata document at %s could not be used: %v", clientID, ferr)
+		return nil, s.documentError(u, ferr)
 	}
 	stored, _ := json.Marshal(m)
-	cl := &store.OAuthClient{ClientID: clientID, ClientName: m.ClientName, RedirectURIs: m.RedirectURIs, Metadata: stored}
+	cl := &store.OAuthClient{ClientID: clientID, ClientName: m.ClientName, RedirectURIs: m.RedirectURIs, Metadata: stored,
+		TokenEndpointAuthMethod: store.AuthMethodNone, IsMetadataDocument: true, FetchedAt: &now}
+	if approved == nil {
+		s.documents.put(cl, now)
+		return cl, nil
+	}
 	if err := s.store.SaveMetadataDocumentClient(ctx, cl, now); err != nil {
 		return nil, err
 	}
 	return cl, nil
+}
+
+// documentError says why a document could not be used and, when the server
+// could not fetch it, what the server's operator can do about that.
+func (s *Server) documentError(u *url.URL, err error) error {
+	msg := fmt.Sprintf("the client's metadata document at %s could not be used: %v.", u, err)
+	var se *documentProblem
+	if errors.As(err, &se) {
+		return errors.New(msg)
+	}
+	msg += fmt.Sprintf(" If this server cannot reach %s, its operator can turn client ID metadata documents off "+
+		"(--client-metadata-documents=off), so that clients register instead", u.Host)
+	if errors.Is(err, outbound.ErrNotPublic) && !s.allowPrivate {
+		msg += ", or let it reach private addresses (--allow-private-targets) when the document is served on a private network"
+	}
+	return errors.New(msg + ".")
+}
+
+// documentProblem is a fetched document that is not usable: a problem of the
+// client's, not of the server's reach.
+type documentProblem struct{ msg string }
+
+func (e *documentProblem) Error() string { return e.msg }
+
+func problemf(format string, a ...any) error { return &documentProblem{fmt.Sprintf(format, a...)} }
+
+// documentCache holds the documents fetched for clients no owner has
+// approved yet, for unapprovedDocumentTTL, at most maxUnapprovedDocuments.
+type documentCache struct {
+	mu      sync.Mutex
+	entries map[string]cachedDocument
+}
+
+type cachedDocument struct {
+	client  *store.OAuthClient
+	expires time.Time
+}
+
+func (c *documentCache) get(clientID string, now time.Time) *store.OAuthClient {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[clientID]
+	if !ok || !now.Before(e.expires) {
+		return nil
+	}
+	cl := *e.client
+	return &cl
+}
+
+// put holds cl, first making room: expired entries go, then the one that
+// expires first.
+func (c *documentCache) put(cl *store.OAuthClient, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]cachedDocument{}
+	}
+	if _, ok := c.entries[cl.ClientID]; !ok && len(c.entries) >= maxUnapprovedDocuments {
+		oldest := ""
+		for id, e := range c.entries {
+			if !now.Before(e.expires) {
+				delete(c.entries, id)
+			} else if oldest == "" || e.expires.Before(c.entries[oldest].expires) {
+				oldest = id
+			}
+		}
+		if len(c.entries) >= maxUnapprovedDocuments {
+			delete(c.entries, oldest)
+		}
+	}
+	held := *cl
+	c.entries[cl.ClientID] = cachedDocument{client: &held, expires: now.Add(unapprovedDocumentTTL)}
+}
+
+// forget drops a document once its client is stored.
+func (c *documentCache) forget(clientID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, clientID)
+}
+
+// len is how many documents are held.
+func (c *documentCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// fetchThrottle allows each client address documentFetchesPerWindow
+// document fetches per documentFetchWindow, remembering at most
+// maxThrottledAddresses addresses.
+type fetchThrottle struct {
+	mu    sync.Mutex
+	times map[string][]time.Time // per address, its fetches in the window, oldest first
+}
+
+func (f *fetchThrottle) allow(addr string, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.times == nil {
+		f.times = map[string][]time.Time{}
+	}
+	since := now.Add(-documentFetchWindow)
+	recent := f.times[addr]
+	for len(recent) > 0 && !recent[0].After(since) {
+		recent = recent[1:]
+	}
+	if len(recent) >= documentFetchesPerWindow {
+		f.times[addr] = recent
+		return false
+	}
+	if _, ok := f.times[addr]; !ok && len(f.times) >= maxThrottledAddresses {
+		for a, ts := range f.times {
+			if len(ts) == 0 || !ts[len(ts)-1].After(since) {
+				delete(f.times, a)
+			}
+		}
+		if len(f.times) >= maxThrottledAddresses {
+			return false // every remembered address is active: refuse newcomers until one quiets down
+		}
+	}
+	f.times[addr] = append(recent, now)
+	return true
 }
 
 // fetchDocument downloads and validates a client ID metadata document.
@@ -107,34 +275,34 @@ func (s *Server) fetchDocument(ctx context.Context, u *url.URL) (*clientMetadata
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
+		return nil, problemf("HTTP status %d", resp.StatusCode)
 	}
 	if ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); ct != "" && ct != "application/json" && !strings.HasSuffix(ct, "+json") {
-		return nil, fmt.Errorf("content type %q is not JSON", ct)
+		return nil, problemf("content type %q is not JSON", ct)
 	}
 	body, err := outbound.ReadBody(resp.Body, maxRegistrationBytes)
 	if err != nil {
-		return nil, err
+		return nil, problemf("%v", err)
 	}
 	var m clientMetadata
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, errors.New("the document is not a JSON object of client metadata")
+		return nil, problemf("the document is not a JSON object of client metadata")
 	}
 	var secret struct {
 		ClientSecret *string `json:"client_secret"`
 	}
 	_ = json.Unmarshal(body, &secret)
 	if m.ClientID != u.String() {
-		return nil, fmt.Errorf("its client_id %q is not the document's URL", truncate(m.ClientID, 200))
+		return nil, problemf("its client_id %q is not the document's URL", truncate(m.ClientID, 200))
 	}
 	if secret.ClientSecret != nil {
-		return nil, errors.New("it must not contain a client_secret")
+		return nil, problemf("it must not contain a client_secret")
 	}
 	if e := m.validate(store.AuthMethodNone); e != nil {
-		return nil, errors.New(e.Description)
+		return nil, problemf("%s", e.Description)
 	}
 	if m.TokenEndpointAuthMethod != store.AuthMethodNone {
-		return nil, fmt.Errorf("token_endpoint_auth_method %q is not supported for metadata documents; use none", m.TokenEndpointAuthMethod)
+		return nil, problemf("token_endpoint_auth_method %q is not supported for metadata documents; use none", m.TokenEndpointAuthMethod)
 	}
 	return &m, nil
 }

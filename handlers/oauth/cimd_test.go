@@ -6,14 +6,17 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/outbound"
+	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
@@ -134,13 +137,13 @@ func TestMetadataDocumentOnLoopbackNeedsTheFlag(t *testing.T) {
 	strict := New(Options{Store: st, BaseURL: "http://127.0.0.1:8080"})
 
 	for _, u := range []string{tlsDocs.URL + "/client.json", docs.URL + "/client.json"} {
-		_, err := strict.LookupClient(ctx, u)
+		_, err := strict.LookupClient(ctx, u, "127.0.0.1")
 		var ae *AuthorizeError
 		if !errors.As(err, &ae) || ae.Code != "invalid_client" {
 			t.Fatalf("%s without the flag: %v", u, err)
 		}
 	}
-	_, err := strict.LookupClient(ctx, tlsDocs.URL+"/client.json")
+	_, err := strict.LookupClient(ctx, tlsDocs.URL+"/client.json", "127.0.0.1")
 	if err == nil || !strings.Contains(err.Error(), "not a public internet address") {
 		t.Fatalf("https loopback document without the flag: %v, want the guard's refusal", err)
 	}
@@ -148,8 +151,52 @@ func TestMetadataDocumentOnLoopbackNeedsTheFlag(t *testing.T) {
 		t.Fatalf("the document servers were reached %d times", n)
 	}
 
-	cl, err := New(Options{Store: st, BaseURL: "http://127.0.0.1:8080", AllowPrivateTargets: true}).LookupClient(ctx, docs.URL+"/client.json")
+	cl, err := New(Options{Store: st, BaseURL: "http://127.0.0.1:8080", AllowPrivateTargets: true}).LookupClient(ctx, docs.URL+"/client.json", "127.0.0.1")
 	if err != nil || cl.ClientName != "Local client" {
 		t.Fatalf("loopback document with the flag: %+v %v", cl, err)
+	}
+}
+
+// TestDocumentCacheIsBounded: the documents held for consent pages never
+// exceed maxUnapprovedDocuments, expire after unapprovedDocumentTTL, and
+// the newest one always gets a place.
+func TestDocumentCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	var c documentCache
+	now := time.Now()
+	for i := range maxUnapprovedDocuments + 100 {
+		c.put(&store.OAuthClient{ClientID: fmt.Sprintf("https://c.example/%d.json", i)}, now.Add(time.Duration(i)*time.Millisecond))
+	}
+	last := now.Add(time.Duration(maxUnapprovedDocuments+99) * time.Millisecond)
+	if n := c.len(); n != maxUnapprovedDocuments {
+		t.Fatalf("%d documents held, want %d", n, maxUnapprovedDocuments)
+	}
+	if c.get(fmt.Sprintf("https://c.example/%d.json", maxUnapprovedDocuments+99), last) == nil || c.get("https://c.example/0.json", last) != nil {
+		t.Fatal("the newest document must stay and the oldest go")
+	}
+	if c.get(fmt.Sprintf("https://c.example/%d.json", maxUnapprovedDocuments+99), last.Add(unapprovedDocumentTTL)) != nil {
+		t.Fatal("a document outlived its TTL")
+	}
+}
+
+// TestFetchThrottleWindow: an address gets documentFetchesPerWindow fetches
+// per documentFetchWindow; others are not affected; the window slides.
+func TestFetchThrottleWindow(t *testing.T) {
+	t.Parallel()
+	var f fetchThrottle
+	now := time.Now()
+	for i := range documentFetchesPerWindow {
+		if !f.allow("192.0.2.1", now.Add(time.Duration(i)*time.Second)) {
+			t.Fatalf("fetch %d refused", i)
+		}
+	}
+	if f.allow("192.0.2.1", now.Add(time.Minute)) {
+		t.Fatal("a fetch beyond the limit was allowed")
+	}
+	if !f.allow("192.0.2.2", now.Add(time.Minute)) {
+		t.Fatal("another address was throttled")
+	}
+	if !f.allow("192.0.2.1", now.Add(documentFetchWindow+time.Second)) {
+		t.Fatal("the window did not slide")
 	}
 }

@@ -59,6 +59,12 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the server's configuration changed by tune.
+func newEnvWith(t *testing.T, tune func(*handlers.Config)) *env {
+	t.Helper()
 	st := storetest.New(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,9 +77,13 @@ func newEnv(t *testing.T) *env {
 		key[i] = byte(i + 1)
 	}
 	// Private targets are allowed: the metadata documents the tests serve are on loopback.
+	cfg := handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true}
+	if tune != nil {
+		tune(&cfg)
+	}
 	h := handlers.New(handlers.Deps{
 		Store:  st,
-		Config: handlers.Config{BaseURL: base, SessionHashKey: key[:64], SessionBlockKey: key[64:], AllowPrivateTargets: true},
+		Config: cfg,
 		Logger: slog.New(slog.NewTextHandler(testLogOutput(t), nil)),
 		Test:   handlers.TestDeps{Now: ck.Now},
 	})

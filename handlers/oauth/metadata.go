@@ -47,7 +47,7 @@ func (s *Server) Metadata() ServerMetadata {
 		TokenEndpointAuthMethodsSupported:      authMethods,
 		RevocationEndpointAuthMethodsSupported: authMethods,
 		ScopesSupported:                        store.AllScopes,
-		ClientIDMetadataDocumentSupported:      true,
+		ClientIDMetadataDocumentSupported:      s.metadataDocuments,
 		AuthorizationResponseIssParameter:      true,
 		ResourceIndicatorsSupported:            true,
 		SubjectTypesSupported:                  []string{"public"},

@@ -37,6 +37,8 @@ const (
 	registrationsPerHour = 30
 	// metadataDocumentTTL is how long a fetched client ID metadata document is trusted.
 	metadataDocumentTTL = time.Hour
+	// ungrantedClientTTL is how long a client no owner has approved is kept.
+	ungrantedClientTTL = 24 * time.Hour
 )
 
 // Options are the dependencies of the authorization server.
@@ -49,6 +51,11 @@ type Options struct {
 	// addresses that are not public (loopback, private networks …), and over
 	// plain http from loopback: the operator's --allow-private-targets.
 	AllowPrivateTargets bool
+	// NoClientMetadataDocuments stops accepting client ID metadata documents
+	// and advertising them, so clients register instead: the operator's
+	// --client-metadata-documents=off, for a server that cannot reach the
+	// hosts of its clients' documents.
+	NoClientMetadataDocuments bool
 
 	// Test holds settings for tests only.
 	Test TestOptions
@@ -70,8 +77,12 @@ type Server struct {
 	now          func() time.Time
 	fetch        *http.Client
 	allowPrivate bool
-	secretMu     sync.Mutex
-	derivationSK []byte
+	// metadataDocuments: client ID metadata documents are accepted and advertised.
+	metadataDocuments bool
+	documents         documentCache
+	fetches           fetchThrottle
+	secretMu          sync.Mutex
+	derivationSK      []byte
 }
 
 // New builds the authorization server for the deployment at o.BaseURL.
@@ -82,6 +93,8 @@ func New(o Options) *Server {
 		log:          o.Logger,
 		now:          o.Test.Now,
 		allowPrivate: o.AllowPrivateTargets,
+
+		metadataDocuments: !o.NoClientMetadataDocuments,
 	}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -123,6 +123,10 @@ func TestRegister(t *testing.T) {
 		{"token response type", "invalid_client_metadata", "response_types", map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "response_types": []string{"token"}}},
 		{"wrong JSON type", "invalid_client_metadata", "redirect_uris", map[string]any{"redirect_uris": "https://ok.example/cb"}},
 		{"name too long", "invalid_client_metadata", "client_name", map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "client_name": strings.Repeat("n", 201)}},
+		{"name with a line break", "invalid_client_metadata", "client_name: must be one line of text, without control characters",
+			map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "client_name": "Claude Code\nFrom: Alice A (owner-1, owner)"}},
+		{"name with an escape sequence", "invalid_client_metadata", "client_name: must be one line",
+			map[string]any{"redirect_uris": []string{"https://ok.example/cb"}, "client_name": "Cursor\x1b[2J"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, out := e.jsonPost("/register", tc.body)

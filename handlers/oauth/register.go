@@ -53,8 +53,11 @@ func (m *clientMetadata) validate(defaultAuth string) *Error {
 		}
 	}
 	m.ClientName = strings.TrimSpace(m.ClientName)
-	if utf8.RuneCountInString(m.ClientName) > 200 || strings.ContainsAny(m.ClientName, "\x00\r\n") {
+	if utf8.RuneCountInString(m.ClientName) > 200 {
 		return bad("client_name", "must be at most 200 characters on one line")
+	}
+	if err := store.CheckDisplayName("client_name", m.ClientName); err != nil {
+		return bad("client_name", err.(*store.FieldError).Message)
 	}
 	if m.TokenEndpointAuthMethod == "" {
 		m.TokenEndpointAuthMethod = defaultAuth
@@ -137,6 +140,13 @@ func (s *Server) Register(c echo.Context) error {
 	if n >= registrationsPerHour {
 		c.Response().Header().Set("Retry-After", "3600")
 		return writeError(c, oauthError(http.StatusTooManyRequests, "invalid_client_metadata", "too many client registrations from this address; try again later"))
+	}
+	// Registrations no owner ever approved go after a day; each new one
+	// clears some, so they cannot pile up.
+	if n, err := s.store.PruneUngrantedClients(ctx, now.Add(-ungrantedClientTTL)); err != nil {
+		s.log.Warn("prune ungranted oauth clients", "err", err)
+	} else if n > 0 {
+		s.log.Info("pruned oauth clients never granted", "count", n)
 	}
 	clientID, _ := store.NewToken("osf_client_")
 	stored, _ := json.Marshal(m)

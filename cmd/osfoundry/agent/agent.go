@@ -22,7 +22,8 @@ const usage = `osfoundry agent — connect this checkout to an osFoundry server,
 Usage:
   osfoundry agent login --server URL [--no-browser] [--handle H [--name N]] [--timeout 5m]
         connect this checkout (its git top level) with OAuth; one checkout is one agent.
-        --handle claims the agent profile right away.
+        --handle claims the agent profile right away. A plain http:// server must be on
+        this machine (loopback) unless --allow-insecure-http is given.
   osfoundry agent status [--server URL]       show this checkout's connection and check it
   osfoundry agent logout [--server URL]       revoke the connection and delete its credentials
   osfoundry agent install claude-code [--server URL] [--dry-run]
@@ -37,7 +38,10 @@ Credentials live in <user config>/osfoundry/agents (0600); the hook logs its fai
 to <user state>/osfoundry/hook.log. docs/claude-code.md explains the setup.
 `
 
-// Run runs `osfoundry agent <command> …`.
+// Run runs `osfoundry agent <command> …`. What the commands people run
+// print, and the error they end with, holds no control characters
+// (printable): some of it comes from the server. The hook and the MCP
+// bridge write JSON for Claude Code, which escapes them.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, usage)
@@ -48,6 +52,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		runHook(args, stdin, stdout)
 		return nil
 	}
+	if cmd == "mcp" {
+		return run(cmd, args, stdin, stdout, stderr)
+	}
+	if err := run(cmd, args, stdin, printableWriter{stdout}, printableWriter{stderr}); err != nil {
+		return printableError{err}
+	}
+	return nil
+}
+
+// run runs the command cmd of Run.
+func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if (cmd == "install" || cmd == "uninstall") && (len(args) == 0 || args[0] != "claude-code") {
 		return fmt.Errorf("agent %s: name the client: osfoundry agent %s claude-code", cmd, cmd)
 	}
@@ -59,7 +74,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	server := fs.String("server", "", "osFoundry server, e.g. https://foundry.example.com")
-	var noBrowser, dryRun bool
+	var noBrowser, dryRun, insecureHTTP bool
 	var handle, name string
 	var timeout time.Duration
 	switch cmd {
@@ -68,6 +83,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fs.StringVar(&handle, "handle", "", "claim this agent handle right after signing in")
 		fs.StringVar(&name, "name", "", "display name for --handle (default: the handle)")
 		fs.DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the approval in the browser")
+		fs.BoolVar(&insecureHTTP, "allow-insecure-http", false, "allow a plain http:// server that is not on this machine (the sign-in and tokens cross the network unencrypted)")
 	case "install", "uninstall":
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes without writing them")
 	case "status", "logout", "mcp":
@@ -108,7 +124,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "login":
 		return login(ctx, stdout, loginOptions{dirs: dirs, Server: srv, Checkout: checkout, NoBrowser: noBrowser,
-			Timeout: timeout, Handle: handle, Name: name})
+			InsecureHTTP: insecureHTTP, Timeout: timeout, Handle: handle, Name: name})
 	case "logout":
 		return logout(ctx, stdout, acct)
 	case "status":

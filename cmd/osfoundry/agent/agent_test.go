@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,14 +58,18 @@ func TestFormatMailStaysUnderTheContextCap(t *testing.T) {
 	var notes []mailNote
 	for i := range 20 {
 		notes = append(notes, mailNote{ID: int64(100 - i), From: "alice", FromName: "Alice", FromKind: "owner", To: strp("ext-me"),
-			MessageType: "reply", Subject: fmt.Sprintf("Subject %d", i), Body: strings.Repeat("é", 3000), CreatedAt: at})
+			MessageType: "reply", Subject: fmt.Sprintf("Subject %d", i), Body: strings.Repeat("é", 900+i), CreatedAt: at})
 	}
 	text := formatMail(25, []sessionMail{{unreadSession: unreadSession{SessionType: "team_session", SessionID: "s_abc", Count: 20}, Notes: notes}})
 	if n := len(text); n > 10000 {
 		t.Errorf("context is %d bytes, over Claude Code's 10,000", n)
 	}
-	for _, want := range []string{"[team_session s_abc] note 100 · reply · 2026-11-30 14:02 UTC\nFrom: Alice (alice, owner) to this agent (ext-me)\nSubject: Subject 0\n",
-		"more: list_sessions and read_session_mail show them", "reply_to_sender"} {
+	fence := regexp.MustCompile(`\[osfoundry-note [a-z2-7]{20}\]`).FindString(text)
+	if fence == "" {
+		t.Fatalf("no fence:\n%s", text)
+	}
+	for _, want := range []string{fence + " begin: note 100 · reply · team_session s_abc · 2026-11-30 14:02 UTC · from \"Alice\" (alice, owner) to this agent (ext-me)\nSubject: Subject 0\n",
+		"\n" + fence + " end\n", "more: list_sessions and read_session_mail show them", "reply_to_sender"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("context lacks %q:\n%s", want, text)
 		}

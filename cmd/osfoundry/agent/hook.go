@@ -247,8 +247,8 @@ func (a account) markMailChecked(now time.Time) error {
 // maxLogBytes is where the hook log starts over (the previous one is kept as .1).
 const maxLogBytes = 1 << 20
 
-// appendLog adds a line to the hook log; it fails silently, having nowhere
-// else to report.
+// appendLog adds a line to the hook log, without control characters (it
+// may quote a server); it fails silently, having nowhere else to report.
 func appendLog(dirs folders, line string) {
 	if dirs.State == "" || ensureDir(dirs.State) != nil {
 		return
@@ -262,7 +262,7 @@ func appendLog(dirs folders, line string) {
 		return
 	}
 	defer f.Close()
-	f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	f.WriteString(printable(strings.ReplaceAll(line, "\n", " ")) + "\n")
 }
 
 // hookLogPath is the hook's log file.

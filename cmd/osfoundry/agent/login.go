@@ -36,6 +36,9 @@ type serverMeta struct {
 	RegistrationEndpoint  string   `json:"registration_endpoint"`
 	RevocationEndpoint    string   `json:"revocation_endpoint"`
 	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
+	// IssParameter: the server adds iss to its authorization responses
+	// (RFC 9207), so a response without it is refused.
+	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // wellKnown inserts a well-known suffix between an URL's origin and its path
@@ -69,9 +72,14 @@ func getJSON(ctx context.Context, hc *http.Client, server, u string, v any) erro
 	return nil
 }
 
-// discover finds the server's MCP resource and authorization server.
+// discover finds the server's MCP resource and authorization server, and
+// checks what they say before anything of it is used: the resource is the
+// server's own (RFC 9728 §3.3), and every endpoint is an https URL on the
+// issuer's origin (plain http only on loopback), so no other scheme ever
+// reaches the browser and no other host the tokens.
 func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta, error) {
-	prmURL, err := wellKnown(server+"/mcp", "oauth-protected-resource")
+	resource := server + "/mcp"
+	prmURL, err := wellKnown(resource, "oauth-protected-resource")
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +94,14 @@ func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta,
 	if prm.Resource == "" || len(prm.AuthorizationServers) == 0 {
 		return nil, fmt.Errorf("%s names no resource or authorization server", prmURL)
 	}
+	if !sameResource(prm.Resource, resource) {
+		return nil, fmt.Errorf("%s: its resource %q is not %s, the server asked about (RFC 9728 §3.3)", prmURL, prm.Resource, resource)
+	}
 	issuer := strings.TrimRight(prm.AuthorizationServers[0], "/")
+	iu, err := checkEndpoint(issuer, "")
+	if err != nil {
+		return nil, fmt.Errorf("%s: authorization server %q %v", prmURL, prm.AuthorizationServers[0], err)
+	}
 	asURL, err := wellKnown(issuer, "oauth-authorization-server")
 	if err != nil {
 		return nil, err
@@ -105,9 +120,61 @@ func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta,
 	case !slices.Contains(m.CodeChallengeMethods, "S256"):
 		return nil, fmt.Errorf("%s: the server does not offer PKCE with S256", asURL)
 	}
+	origin := iu.Scheme + "://" + iu.Host
+	for _, e := range []struct{ name, url string }{
+		{"authorization_endpoint", m.AuthorizationEndpoint}, {"token_endpoint", m.TokenEndpoint},
+		{"registration_endpoint", m.RegistrationEndpoint}, {"revocation_endpoint", m.RevocationEndpoint},
+	} {
+		if e.url == "" && e.name == "revocation_endpoint" {
+			continue
+		}
+		if _, err := checkEndpoint(e.url, origin); err != nil {
+			return nil, fmt.Errorf("%s: %s %q %v", asURL, e.name, e.url, err)
+		}
+	}
 	m.Resource = prm.Resource
 	m.Scopes = prm.ScopesSupported
 	return &m, nil
+}
+
+// checkEndpoint parses an endpoint of the server's metadata: an absolute
+// https URL (http only to a loopback host), without credentials or a
+// fragment, on origin when that is given.
+func checkEndpoint(raw, origin string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, errors.New("is not a URL")
+	case u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())):
+		return nil, errors.New("must be an https URL (plain http only on this machine)")
+	case u.Host == "":
+		return nil, errors.New("is not an absolute URL")
+	case u.User != nil || u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, errors.New("must not hold credentials or a fragment")
+	case origin != "" && !strings.EqualFold(u.Scheme+"://"+u.Host, origin):
+		return nil, fmt.Errorf("is not on the authorization server's origin %s", origin)
+	}
+	return u, nil
+}
+
+// sameResource reports whether a protected resource names the resource the
+// metadata was asked for: the same scheme, host and path (a trailing slash
+// aside).
+func sameResource(got, want string) bool {
+	g, err1 := url.Parse(got)
+	w, err2 := url.Parse(want)
+	return err1 == nil && err2 == nil && g.Scheme == w.Scheme && strings.EqualFold(g.Host, w.Host) &&
+		strings.TrimRight(g.Path, "/") == strings.TrimRight(w.Path, "/") && g.RawQuery == "" && g.Fragment == "" && g.User == nil
+}
+
+// isLoopback reports whether a host name is this machine: localhost or a
+// loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // register registers a public client for the loopback redirect (RFC 7591).
@@ -153,6 +220,8 @@ type loginOptions struct {
 	Timeout   time.Duration
 	// Handle and Name, when set, claim the agent profile right after sign-in.
 	Handle, Name string
+	// InsecureHTTP allows a plain http:// server that is not on this machine.
+	InsecureHTTP bool
 }
 
 type callback struct {
@@ -165,6 +234,10 @@ type callback struct {
 // (RFC 8252). The credentials replace the checkout's previous ones, whose
 // grant is then revoked.
 func login(ctx context.Context, out io.Writer, o loginOptions) error {
+	if u, err := url.Parse(o.Server); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.InsecureHTTP {
+		return fmt.Errorf("--server %s is plain http to another machine: the sign-in and the tokens would cross the network unencrypted. "+
+			"Use its https address, or pass --allow-insecure-http if you mean it", o.Server)
+	}
 	hc := newHTTPClient()
 	hc.Timeout = 30 * time.Second
 	m, err := discover(ctx, hc, o.Server)
@@ -201,7 +274,7 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	authURL := m.AuthorizationEndpoint + "?" + q.Encode()
 
 	done := make(chan callback, 1)
-	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, done), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, m.IssParameter, done), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
 
@@ -350,8 +423,9 @@ func revoke(ctx context.Context, hc *http.Client, c *credentials) {
 }
 
 // callbackHandler answers the loopback redirect once: it checks state and
-// iss (RFC 9207) and hands the code, or the refusal, to done.
-func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
+// iss (RFC 9207; required when the server says it sends it) and hands the
+// code, or the refusal, to done.
+func callbackHandler(state, issuer string, requireIss bool, done chan<- callback) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -360,7 +434,9 @@ func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
 		case q.Get("state") != state:
 			http.Error(w, "This sign-in link is stale; run osfoundry agent login again.", http.StatusBadRequest)
 			return
-		case q.Get("iss") != "" && strings.TrimRight(q.Get("iss"), "/") != strings.TrimRight(issuer, "/"):
+		case !q.Has("iss") && requireIss:
+			cb.err = fmt.Errorf("the answer carries no iss, which %s always adds: it may not come from that server", issuer)
+		case q.Has("iss") && strings.TrimRight(q.Get("iss"), "/") != strings.TrimRight(issuer, "/"):
 			cb.err = fmt.Errorf("the answer came from %q, not %q", q.Get("iss"), issuer)
 		case q.Get("error") == "access_denied":
 			cb.err = errors.New("the connection was denied on the consent page")
@@ -385,9 +461,14 @@ func callbackHandler(state, issuer string, done chan<- callback) http.Handler {
 	return mux
 }
 
-// openBrowser starts the system's browser on u. It fails where no graphical
-// session is available, so the caller prints the URL instead.
+// openBrowser starts the system's browser on u, an http or https URL (the
+// system's opener would hand any other scheme, file: among them, to
+// whatever program claims it). It fails where no graphical session is
+// available, so the caller prints the URL instead.
 func openBrowser(u string) error {
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" || printable(u) != u {
+		return fmt.Errorf("not opening %q in a browser: only http and https URLs are", u)
+	}
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":
