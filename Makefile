@@ -31,6 +31,15 @@ help: ## list the targets, then the layout
 build: ## build bin/osfoundry
 	$(GO) build -o $(BIN) ./cmd/osfoundry
 
+# Where make install puts the binary: $(PREFIX)/bin/osfoundry.
+PREFIX ?= $(HOME)/.local
+
+.PHONY: install
+install: build ## put osfoundry on your PATH: ~/.local/bin/osfoundry (PREFIX=/usr/local for /usr/local/bin)
+	install -d $(PREFIX)/bin
+	install -m 0755 $(BIN) $(PREFIX)/bin/osfoundry
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on your PATH: add it, or call $(PREFIX)/bin/osfoundry";; esac
+
 .PHONY: run
 run: pg-deps build ## start the server on http://localhost:8080 with its own private PostgreSQL
 	./$(BIN) serve

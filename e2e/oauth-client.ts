@@ -24,6 +24,16 @@ export function hiddenInputs(html: string): [string, string][] {
   return out;
 }
 
+/** Returns the [name, value] pairs of a page's checked radio buttons, in order: what a browser submits of them untouched. */
+export function checkedRadios(html: string): [string, string][] {
+  const out: [string, string][] = [];
+  for (const tag of html.match(/<input\b[^>]*>/g) ?? []) {
+    const attr = (n: string) => tag.match(new RegExp(`\\b${n}="([^"]*)"`))?.[1];
+    if (attr('type') === 'radio' && /\schecked(\s|=|\/?>)/.test(tag) && attr('name')) out.push([attr('name')!, unescapeHTML(attr('value') ?? '')]);
+  }
+  return out;
+}
+
 /** A minimal browser: keeps cookies, never follows redirects by itself. */
 export class CookieBrowser {
   private cookies = new Map<string, string>();
@@ -78,7 +88,9 @@ export class CookieBrowser {
   /**
    * Follows an authorization URL as the owner would: signs in when asked,
    * approves the consent page (granting write unless told not to, seating the
-   * agent in no project), and returns the redirect back to the client.
+   * agent in no project, taking the agent the page preselects: the one this
+   * registration already is, else a new agent), and returns the redirect
+   * back to the client.
    */
   async approve(authorizationUrl: URL, opts: { write?: boolean } = {}): Promise<URL> {
     let res = await this.fetch(authorizationUrl);
@@ -95,7 +107,7 @@ export class CookieBrowser {
     if (res.status !== 200 || !html.includes('data-testid="consent"')) {
       throw new Error(`expected the consent page, got ${res.status} ${res.headers.get('location') ?? ''}: ${html.slice(0, 300)}`);
     }
-    const fields = hiddenInputs(html);
+    const fields = [...hiddenInputs(html), ...checkedRadios(html)];
     if (opts.write !== false && html.includes('value="osfoundry:write"')) fields.push(['grant', 'osfoundry:write']);
     fields.push(['decision', 'approve']);
     res = await this.postForm('/authorize', fields);

@@ -42,6 +42,23 @@ test('consent: sign in, review, approve read-only, then revoke', async ({ page, 
   await expect(page.getByTestId('consent-redirect-host')).toHaveText('127.0.0.1:53999');
   await expect(page.getByTestId('consent-scope-Read')).toContainText('See the agents');
   await expectAccessible(page);
+
+  // With no project ticked (an owner with only one finds it ticked), the
+  // page warns; a ticked project hides the warning and offers its sessions
+  // to invite the agent to.
+  const projects = page.getByTestId('consent-project');
+  await expect(projects.first()).toBeVisible();
+  for (const box of await projects.all()) await box.uncheck();
+  const unseated = page.getByTestId('consent-unseated');
+  await expect(unseated).toBeVisible();
+  await expect(unseated).toContainText('this agent will see nothing until it is seated');
+  const radar = page.getByTestId('consent-projects').locator('.consent-project').filter({ hasText: 'Radar E2E' });
+  await expect(radar.getByTestId('consent-session')).toBeHidden();
+  await radar.getByTestId('consent-project').check();
+  await expect(unseated).toBeHidden();
+  await expect(radar.getByRole('checkbox', { name: /Orders total/ })).toBeVisible();
+  await radar.getByTestId('consent-project').uncheck();
+  await expect(unseated).toBeVisible();
   // UPDATE_SCREENSHOTS=1 refreshes the picture docs/oauth.md shows.
   await page.screenshot({ path: process.env.UPDATE_SCREENSHOTS ? 'docs/consent.png' : test.info().outputPath('consent.png'), fullPage: true });
 

@@ -71,6 +71,8 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	app.invite(w.session, w.ag)
 	app.sql().Exec(`UPDATE connections SET client_name = $1 WHERE id = $2`, secretClient, w.ag.connID)
 	app.setStatus(w.ag, new("acme/site"), new("main"), new(secretTask))
+	// A second agent on the same branch: the project's radar names both.
+	app.setStatus(app.agent("alice@example.com", secretProject, "second-agent", "Second"), new("acme/site"), new("main"), nil)
 	hook, _, err := app.store.CreateWebhookEndpoint(ctx, store.NewWebhookEndpoint{WorkspaceID: w.alice.owner.WorkspaceID, ProjectID: w.p.ID,
 		URL: "https://hooks.example.com/" + secretHook, Kind: store.WebhookJSON})
 	if err != nil {
@@ -215,7 +217,7 @@ type sweepRoute struct {
 
 func (w *sweepWorld) routeTable() map[string]sweepRoute {
 	q := w.authorizeQuery()
-	approve := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead, store.ScopeWrite}, "project": {fmt.Sprint(w.p.ID)}}
+	approve := url.Values{"decision": {"approve"}, "agent": {"new"}, "grant": {store.ScopeRead, store.ScopeWrite}, "project": {fmt.Sprint(w.p.ID)}}
 	for k, v := range q {
 		approve[k] = v
 	}
@@ -278,33 +280,35 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 			other: http.StatusUnprocessableEntity},
 
 		// Routes with A's ids: not found for anyone else.
-		"GET /projects/:id":                           {},
-		"POST /projects/:id/rename":                   {form: url.Values{"name": {"Hijacked"}}},
-		"POST /projects/:id/seats":                    {form: url.Values{"handle": {"bee-agent"}}},
-		"POST /projects/:id/seats/:conn/remove":       {},
-		"POST /projects/:id/sessions":                 {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},
-		"GET /projects/:id/webhooks":                  {},
-		"POST /projects/:id/webhooks":                 {form: url.Values{"url": {"https://hooks.example.com/hijack"}, "kind": {store.WebhookJSON}}},
-		"GET /projects/:id/webhooks/:hook":            {},
-		"GET /projects/:id/webhooks/:hook/log":        {},
-		"POST /projects/:id/webhooks/:hook/test":      {},
-		"POST /projects/:id/webhooks/:hook/enable":    {},
-		"POST /projects/:id/webhooks/:hook/disable":   {},
-		"POST /projects/:id/webhooks/:hook/delete":    {},
-		"GET /sessions/:id":                           {},
-		"GET /sessions/:id/stream":                    {query: "?after=0"},
-		"GET /sessions/:id/mail/poll":                 {query: "?after=0"},
-		"POST /sessions/:id/mail/read":                {form: url.Values{"upto": {fmt.Sprint(w.note)}}},
-		"GET /sessions/:id/mail/older":                {query: fmt.Sprintf("?before=%d", w.note+1)},
-		"GET /sessions/:id/presence":                  {query: "?v=x"},
-		"GET /sessions/:id/compose":                   {query: fmt.Sprintf("?reply_to=%d", w.note)},
-		"POST /sessions/:id/mail":                     {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
-		"GET /sessions/:id/participants":              {},
-		"POST /sessions/:id/invitations":              {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
-		"POST /sessions/:id/invitations/:conn":        {form: url.Values{"role": {store.RoleRunner}}},
-		"POST /sessions/:id/invitations/:conn/remove": {},
-		"GET /connections/:id/revoke":                 {},
-		"POST /connections/:id/revoke":                {},
+		"GET /projects/:id":                                            {},
+		"GET /projects/:id/radar":                                      {query: "?v=x"},
+		"POST /projects/:id/rename":                                    {form: url.Values{"name": {"Hijacked"}}},
+		"POST /projects/:id/seats":                                     {form: url.Values{"handle": {"bee-agent"}}},
+		"POST /projects/:id/seats/:conn/remove":                        {},
+		"POST /projects/:id/sessions":                                  {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},
+		"GET /projects/:id/webhooks":                                   {},
+		"POST /projects/:id/webhooks":                                  {form: url.Values{"url": {"https://hooks.example.com/hijack"}, "kind": {store.WebhookJSON}}},
+		"GET /projects/:id/webhooks/:hook":                             {},
+		"GET /projects/:id/webhooks/:hook/log":                         {},
+		"POST /projects/:id/webhooks/:hook/test":                       {},
+		"POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry": {},
+		"POST /projects/:id/webhooks/:hook/enable":                     {},
+		"POST /projects/:id/webhooks/:hook/disable":                    {},
+		"POST /projects/:id/webhooks/:hook/delete":                     {},
+		"GET /sessions/:id":                                            {},
+		"GET /sessions/:id/stream":                                     {query: "?after=0"},
+		"GET /sessions/:id/mail/poll":                                  {query: "?after=0"},
+		"POST /sessions/:id/mail/read":                                 {form: url.Values{"upto": {fmt.Sprint(w.note)}}},
+		"GET /sessions/:id/mail/older":                                 {query: fmt.Sprintf("?before=%d", w.note+1)},
+		"GET /sessions/:id/presence":                                   {query: "?v=x"},
+		"GET /sessions/:id/compose":                                    {query: fmt.Sprintf("?reply_to=%d", w.note)},
+		"POST /sessions/:id/mail":                                      {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
+		"GET /sessions/:id/participants":                               {},
+		"POST /sessions/:id/invitations":                               {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
+		"POST /sessions/:id/invitations/:conn":                         {form: url.Values{"role": {store.RoleRunner}}},
+		"POST /sessions/:id/invitations/:conn/remove":                  {},
+		"GET /connections/:id/revoke":                                  {},
+		"POST /connections/:id/revoke":                                 {},
 	}
 }
 

@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -20,6 +22,9 @@ func (s *Server) inviteUpdate(c echo.Context) error {
 		return err
 	}
 	if err := s.store.Invite(ctx, session.WorkspaceID, session.ID, conn, c.FormValue("role")); err != nil {
+		if errors.Is(err, store.ErrNotFound) { // invited, but no longer a live connection
+			return echo.NewHTTPError(http.StatusConflict, "This agent's connection was revoked: its role stays as it is until it signs in again.")
+		}
 		errs, err := fieldErrors(err)
 		if err != nil {
 			return err

@@ -9,17 +9,18 @@ import (
 )
 
 // noteCompose opens the reply composer for an agent's note: inline for htmx,
-// as a page of its own otherwise.
+// as a page of its own otherwise. Answering a revoked agent, it says at once
+// that the reply would be refused.
 func (s *Server) noteCompose(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	n, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
+	n, warn, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
 	if err != nil {
 		return err
 	}
-	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}}}
+	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}, Errors: warn}}
 	if isHTMX(c) {
 		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
 	}

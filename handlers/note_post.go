@@ -12,13 +12,18 @@ import (
 )
 
 // replyTarget loads the agent note a reply answers (store.ReplyTarget); a
-// note that cannot be answered is a page that does not exist (404).
-func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, error) {
+// note that cannot be answered is a page that does not exist (404). The
+// note of a revoked agent comes with the form errors that say so, for the
+// composer to show.
+func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, views.FormErrors, error) {
 	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
-	if errors.Is(err, store.ErrNotAnswerable) {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "Only an agent's note can be answered")
+	switch {
+	case errors.Is(err, store.ErrNotAnswerable):
+		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "Only an agent's note can be answered")
+	case errors.Is(err, store.ErrRecipientRevoked):
+		return n, views.FormErrors{store.ErrRecipientRevoked.Field: store.ErrRecipientRevoked.Message}, nil
 	}
-	return n, err
+	return n, nil, err
 }
 
 // notePost posts an owner's reply, note to the whole session, or analysis
@@ -37,7 +42,7 @@ func (s *Server) notePost(c echo.Context) error {
 	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: session.ID, OwnerID: o.ID, Type: f.Value("type"),
 		Subject: f.Value("subject"), Body: f.Value("body")}
 	if in.Type == store.MessageReply {
-		if comp.ReplyTo, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
+		if comp.ReplyTo, _, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
 			return err
 		}
 		in.ReplyTo = comp.ReplyTo.ID

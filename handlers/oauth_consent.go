@@ -19,18 +19,26 @@ const consentTitle = "Connect osFoundry"
 
 // authorizeForm is GET /authorize: it validates the request, sends a
 // signed-out owner to sign in (and back here), and shows the consent page.
+// The page preselects the agent this very registration already is (or a
+// new agent) and, when the owner has only one project, that project.
 func (s *Server) authorizeForm(c echo.Context) error {
 	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams(), c.RealIP())
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
 	return s.requireOwner(func(c echo.Context) error {
-		projects, err := s.store.ListProjects(c.Request().Context(), currentOwner(c).WorkspaceID)
-		if err != nil {
-			return err
-		}
-		return s.renderConsent(c, http.StatusOK, ar, projects, nil, "")
+		choice := consentChoice{agent: "", projects: map[int64]bool{}, invite: map[int64]bool{}}
+		return s.renderConsent(c, http.StatusOK, ar, choice, "")
 	})(c)
+}
+
+// consentChoice is what the owner chose on the consent page: the agent
+// (views.AgentNew or a connection id; "" before any choice), the projects
+// and the sessions to invite it to.
+type consentChoice struct {
+	agent    string
+	projects map[int64]bool
+	invite   map[int64]bool
 }
 
 // authorizeSubmit is POST /authorize: the owner's Approve or Deny.
@@ -55,35 +63,56 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, s.oauth.Deny(ar))
 	}
 	form, _ := c.FormParams()
-	selected := map[int64]bool{}
-	var projectIDs []int64
-	for _, v := range form["project"] {
-		id, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "That project choice is not valid.")
-		}
-		if !selected[id] {
-			selected[id] = true
-			projectIDs = append(projectIDs, id)
+	choice := consentChoice{agent: c.FormValue("agent"), projects: map[int64]bool{}, invite: map[int64]bool{}}
+	projectIDs, ok := formIDs(form["project"], choice.projects)
+	if !ok {
+		return echo.NewHTTPError(http.StatusBadRequest, "That project choice is not valid.")
+	}
+	sessionIDs, ok := formIDs(form["invite"], choice.invite)
+	if !ok {
+		return echo.NewHTTPError(http.StatusBadRequest, "That session choice is not valid.")
+	}
+	ap := oauth.Approval{Owner: o, Scopes: form["grant"], ProjectIDs: projectIDs, InviteSessionIDs: sessionIDs}
+	switch choice.agent {
+	case views.AgentNew:
+	case "":
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "Choose which agent this is: one of yours signing in again, or a new agent.")
+	default:
+		if ap.Continue, err = strconv.ParseInt(choice.agent, 10, 64); err != nil || ap.Continue <= 0 {
+			return echo.NewHTTPError(http.StatusBadRequest, "That agent choice is not valid.")
 		}
 	}
-	target, err := s.oauth.Approve(ctx, ar, oauth.Approval{Owner: o, Scopes: form["grant"], ProjectIDs: projectIDs})
+	target, err := s.oauth.Approve(ctx, ar, ap)
 	var fe *store.FieldError
 	switch {
-	case errors.As(err, &fe), errors.Is(err, store.ErrNotFound):
-		msg := "One of the chosen projects no longer exists. Choose again."
-		if fe != nil {
-			msg = "Choose at least one permission to approve, or Deny."
-		}
-		projects, perr := s.store.ListProjects(ctx, o.WorkspaceID)
-		if perr != nil {
-			return perr
-		}
-		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, projects, selected, msg)
+	case errors.Is(err, store.ErrNotContinuable):
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "That agent cannot sign in again with this client. Choose one listed, or connect as a new agent.")
+	case errors.As(err, &fe) && fe.Field == "scope":
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "Choose at least one permission to approve, or Deny.")
+	case errors.As(err, &fe):
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "This client cannot be connected: its "+fe.Error()+".")
+	case errors.Is(err, store.ErrNotFound):
+		return s.renderConsent(c, http.StatusUnprocessableEntity, ar, choice, "One of the chosen projects no longer exists. Choose again.")
 	case err != nil:
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, target)
+}
+
+// formIDs parses a form's repeated id field into ids, de-duplicated, marking
+// each in seen; ok is false when a value is not an id.
+func formIDs(values []string, seen map[int64]bool) (ids []int64, ok bool) {
+	for _, v := range values {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
 }
 
 // authorizeFailed shows an authorization error as a page when the redirect
@@ -104,21 +133,48 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 	return s.render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
 }
 
-// renderConsent shows the consent page for ar. The page's form may be
-// redirected to the client's redirect URI, whatever its scheme.
-func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, projects []store.Project, selected map[int64]bool, msg string) error {
+// renderConsent shows the consent page for ar with the owner's choice (on
+// a first view, "" for the agent: the page preselects). The page's form may
+// be redirected to the client's redirect URI, whatever its scheme.
+func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, choice consentChoice, msg string) error {
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	projects, err := s.store.ListProjects(ctx, o.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	agents, err := s.store.ListContinuableConnections(ctx, o.WorkspaceID, o.ID, ar.Client.ClientID)
+	if err != nil {
+		return err
+	}
+	sessions, err := s.store.ListProjectSessions(ctx, o.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	if choice.agent == "" && status == http.StatusOK {
+		// The agent this registration already is, else a new one: a
+		// metadata document names the software, not the install.
+		choice.agent = views.AgentNew
+		if len(agents) > 0 && agents[0].Held && agents[0].RevokedAt == nil {
+			choice.agent = strconv.FormatInt(agents[0].ID, 10)
+		}
+		if len(projects) == 1 {
+			choice.projects[projects[0].ID] = true
+		}
+	}
 	f := views.ConsentForm{
 		ClientName:       ar.ClientName(),
 		ClientID:         ar.Client.ClientID,
 		MetadataDocument: ar.Client.IsMetadataDocument,
 		RedirectHost:     ar.RedirectHost(),
 		RedirectURI:      ar.RedirectURI,
+		Agents:           agents,
+		Agent:            choice.agent,
 		Projects:         projects,
-		Selected:         selected,
+		Selected:         choice.projects,
+		Sessions:         sessions,
+		Invited:          choice.invite,
 		Error:            msg,
-	}
-	if f.Selected == nil {
-		f.Selected = map[int64]bool{}
 	}
 	for _, k := range oauth.AuthorizeParams {
 		if v := ar.Params.Get(k); v != "" {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,7 +62,7 @@ func TestConsentPage(t *testing.T) {
 		}
 	})
 	t.Run("approve redirects to the custom scheme", func(t *testing.T) {
-		f := url.Values{"decision": {"approve"}, "grant": {store.ScopeRead, store.ScopeWrite}, "_csrf": {csrf(d)}}
+		f := url.Values{"decision": {"approve"}, "agent": {"new"}, "grant": {store.ScopeRead, store.ScopeWrite}, "_csrf": {csrf(d)}}
 		for k, v := range q {
 			f[k] = v
 		}
@@ -71,4 +72,77 @@ func TestConsentPage(t *testing.T) {
 			t.Fatalf("%d %s", resp.StatusCode, loc)
 		}
 	})
+}
+
+// TestConsentSeatsAndInvites: an owner with one project finds it ticked on
+// the consent page; with two, neither is, and the page carries the warning
+// that an agent seated nowhere sees nothing. The sessions of the projects
+// are offered; approving invites the agent as a contributor to those of the
+// ticked projects only.
+func TestConsentSeatsAndInvites(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ctx := context.Background()
+	ws := s.owner.WorkspaceID
+	alpha, err := s.st.CreateProject(ctx, ws, "Alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, err := s.st.CreateSession(ctx, store.NewSession{WorkspaceID: ws, ProjectID: alpha.ID, Type: "team_session", Title: "Checkout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.st.CreateOAuthClient(ctx, &store.OAuthClient{ClientID: "c2", ClientName: "Agent", RedirectURIs: []string{"http://127.0.0.1/cb"}, TokenEndpointAuthMethod: "none"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	q := url.Values{
+		"client_id": {"c2"}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "response_type": {"code"},
+		"state": {"s1"}, "code_challenge": {strings.Repeat("a", 43)}, "code_challenge_method": {"S256"},
+		"resource": {s.srv.URL + "/mcp"}, "scope": {"osfoundry:read osfoundry:write"},
+	}
+	_, d := s.get("/authorize?" + q.Encode())
+	if _, ticked := d.Find(`[data-testid="consent-project"]`).Attr("checked"); !ticked {
+		t.Fatal("the owner's only project is not ticked")
+	}
+	if d.Find(`[data-testid="consent-session"]`).AttrOr("value", "") != fmt.Sprint(a1.ID) {
+		t.Fatal("the project's session is not offered")
+	}
+
+	beta, err := s.st.CreateProject(ctx, ws, "Beta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, err := s.st.CreateSession(ctx, store.NewSession{WorkspaceID: ws, ProjectID: beta.ID, Type: "agent_session", Title: "Refunds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d = s.get("/authorize?" + q.Encode())
+	if n := d.Find(`[data-testid="consent-project"][checked]`).Length(); n != 0 {
+		t.Fatalf("%d projects ticked for an owner with two", n)
+	}
+	if w := d.Find(`[data-testid="consent-unseated"]`).Text(); !strings.Contains(w, "this agent will see nothing until it is seated") {
+		t.Fatalf("no warning for an agent seated nowhere: %q", w)
+	}
+	if n := d.Find(`[data-testid="consent-session"]`).Length(); n != 2 {
+		t.Fatalf("%d sessions offered, want 2", n)
+	}
+
+	f := url.Values{"decision": {"approve"}, "agent": {"new"}, "grant": {store.ScopeRead, store.ScopeWrite}, "_csrf": {csrf(d)},
+		"project": {fmt.Sprint(alpha.ID)}, "invite": {fmt.Sprint(a1.ID), fmt.Sprint(b1.ID)}}
+	for k, v := range q {
+		f[k] = v
+	}
+	if resp := s.post("/authorize", f); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %d", resp.StatusCode)
+	}
+	conns, err := s.st.ListConnections(ctx, ws)
+	if err != nil || len(conns) != 1 {
+		t.Fatalf("%d connections, %v", len(conns), err)
+	}
+	if role, err := s.st.InvitationRole(ctx, ws, a1.ID, conns[0].ID); err != nil || role != store.RoleContributor {
+		t.Fatalf("invitation to the ticked project's session: %q %v", role, err)
+	}
+	if _, err := s.st.InvitationRole(ctx, ws, b1.ID, conns[0].ID); err == nil {
+		t.Fatal("invited to a session of a project that was not ticked")
+	}
 }

@@ -34,8 +34,8 @@ func presenceOf(now time.Time, sessionID int64, p store.Project, agents []store.
 		return *v
 	}
 	for _, a := range agents {
-		fmt.Fprintf(h, "%d\x00%q\x00%q\x00%q\x00%s\x00%q\x00%q\x00%q\x00", a.ConnectionID, a.Handle, a.DisplayName, a.ClientName,
-			a.Presence, str(a.Status.Repo), str(a.Status.Branch), str(a.Status.Task))
+		fmt.Fprintf(h, "%d\x00%q\x00%q\x00%q\x00%s\x00%q\x00%q\x00%q\x00%q\x00", a.ConnectionID, a.Handle, a.DisplayName, a.ClientName,
+			a.Presence, str(a.Status.Repo), str(a.Status.Branch), str(a.Status.Task), str(a.Overlap))
 		if a.Status.UpdatedAt != nil {
 			fmt.Fprintf(h, "%d\x00%s\x00%t\x00", a.Status.UpdatedAt.UnixMicro(), views.Ago(now, *a.Status.UpdatedAt), views.IsStale(now, a.Status.UpdatedAt))
 		}

@@ -26,6 +26,7 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, p.ID); err != nil {
 		return err
 	}
+	v.Radar = radarOf(p.ID, v.Agents)
 	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 		return err
 	}
 	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0,
-		Receipts: marks.Receipt}
+		Receipts: marks.Receipt, ServerURL: s.cfg.BaseURL}
 	if len(notes) > store.MailPageSize {
 		notes, v.HasOlder = notes[:store.MailPageSize], true
 	}

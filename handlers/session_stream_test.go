@@ -289,7 +289,8 @@ func TestPresenceEvents(t *testing.T) {
 	f.app.setStatus(f.ag, new("acme/site"), new("main"), new("Live status "+xss))
 	m := st.next("presence", wait)
 	noRawXSS(t, m.data)
-	if !strings.Contains(m.data, `id="presence"`) || !strings.Contains(m.data, "Live status") || !strings.Contains(m.data, `sse-swap="presence"`) {
+	if !strings.Contains(m.data, `id="presence"`) || !strings.Contains(m.data, "Live status") ||
+		doc.Find(`[sse-swap="presence"][hx-target="#presence"]`).Length() != 1 {
 		t.Fatalf("presence event:\n%s", m.data)
 	}
 	// A revocation clears it.

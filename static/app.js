@@ -3,8 +3,8 @@
 // is down, keep Team mail rows in order by note id whichever way they came
 // (stream, replay, post answer, poll), announce new notes, carry the unread
 // count in the tab title, desktop notifications, live unread counts on the
-// lists, dismiss inline composers, show htmx errors, keep relative times
-// current.
+// lists, dismiss inline composers, show htmx errors, copy buttons, keep
+// relative times current.
 (function () {
   "use strict";
 
@@ -414,6 +414,40 @@
   document.addEventListener("htmx:afterRequest", function (e) {
     var box = document.getElementById("htmx-error");
     if (box && e.detail.successful && !box.hidden) box.hidden = true;
+  });
+
+  // Copy buttons ([data-copy]): shown only where a copy can be made; the
+  // button says "Copied" for a moment.
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try { ok = document.execCommand("copy"); } catch (_) { /* not allowed */ }
+      document.body.removeChild(area);
+      if (ok) resolve(); else reject(new Error("copy refused"));
+    });
+  }
+  function showCopyButtons(root) {
+    root.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = false; });
+  }
+  showCopyButtons(document);
+  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target); });
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("[data-copy]");
+    if (!b) return;
+    copyText(b.getAttribute("data-copy")).then(function () {
+      b.textContent = "Copied";
+      setTimeout(function () { b.textContent = "Copy"; }, 1500);
+    }, function () {
+      b.textContent = "Select and copy";
+    });
   });
 
   // Relative times ("3 min ago") stay true while the page is open.

@@ -18,13 +18,17 @@ type AgentView struct {
 	Presence      string
 	SharesProject bool
 	Status        Status
+	// OverlapsYou is true when the agent shares a project with the caller and
+	// is on the same repository and branch (the collision radar, radar.go).
+	OverlapsYou bool
 }
 
 // ListAgents returns every agent (claimed profile of a live connection) of
 // the caller's workspace, by handle, with its presence tier. What an agent is
 // working on is returned only where the caller and the agent are seated in a
 // common project (or it is the caller itself); the query decides this, so the
-// status of other agents never leaves the database.
+// status of other agents never leaves the database. Agents on the caller's
+// repository and branch are marked OverlapsYou.
 func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID int64) ([]AgentView, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT p.connection_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), c.last_seen_at, now(),
@@ -32,10 +36,12 @@ func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID 
 			CASE WHEN v.shares THEN st.repo END,
 			CASE WHEN v.shares THEN st.branch END,
 			CASE WHEN v.shares THEN st.task END,
-			CASE WHEN v.shares THEN st.updated_at END
+			CASE WHEN v.shares THEN st.updated_at END,
+			v.shares AND p.connection_id <> $2 AND coalesce(`+overlapSQL("me", "st")+`, false)
 		FROM agent_profiles p
 		JOIN connections c ON c.id = p.connection_id AND c.revoked_at IS NULL
 		LEFT JOIN statuses st ON st.connection_id = p.connection_id
+		LEFT JOIN statuses me ON me.connection_id = $2
 		CROSS JOIN LATERAL (SELECT p.connection_id = $2 OR EXISTS (
 			SELECT 1 FROM project_seats mine JOIN project_seats theirs ON theirs.project_id = mine.project_id
 			WHERE mine.workspace_id = $1 AND mine.connection_id = $2 AND theirs.connection_id = p.connection_id)) AS v(shares)
@@ -49,7 +55,7 @@ func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID 
 		var lastSeen *time.Time
 		var now time.Time
 		err := r.Scan(&a.ConnectionID, &a.Handle, &a.DisplayName, &a.SenderSlug, &lastSeen, &now, &a.SharesProject,
-			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt)
+			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt, &a.OverlapsYou)
 		a.Presence = PresenceTier(lastSeen, false, now)
 		return a, err
 	})

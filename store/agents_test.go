@@ -153,16 +153,17 @@ func TestPostAgentNoteStore(t *testing.T) {
 	}
 	in := store.AgentNote{WorkspaceID: ws, ConnectionID: c.ID, SessionType: sess.Type, SessionID: sess.PublicID,
 		Subject: "s", Body: "b", IdempotencyKey: "k"}
+	// Neither invited nor claimed: claiming is what to do first.
+	if _, _, err := st.PostAgentNote(ctx, in); !errors.Is(err, store.ErrNoProfile) {
+		t.Fatalf("no profile, not invited: %v", err)
+	}
+	if _, err := st.ClaimProfile(ctx, ws, c.ID, "ab", "AB"); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := st.PostAgentNote(ctx, in); !errors.Is(err, store.ErrForbidden) {
 		t.Fatalf("not invited: %v", err)
 	}
 	if err := st.Invite(ctx, ws, sess.ID, c.ID, store.RoleContributor); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.PostAgentNote(ctx, in); !errors.Is(err, store.ErrNoProfile) {
-		t.Fatalf("no profile: %v", err)
-	}
-	if _, err := st.ClaimProfile(ctx, ws, c.ID, "ab", "AB"); err != nil {
 		t.Fatal(err)
 	}
 	missing := in

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +51,12 @@ type NewConnection struct {
 	Scopes     []string
 	// ProjectIDs are the projects the connection's agent is seated in.
 	ProjectIDs []int64
+	// Continue is the connection an OAuth grant continues (the owner chose
+	// "Sign in again as" on the consent page); 0 starts a new connection.
+	Continue int64
+	// InviteSessionIDs are sessions an OAuth grant invites the connection
+	// to, as a contributor; only those of ProjectIDs' projects are taken.
+	InviteSessionIDs []int64
 }
 
 // ValidateScopes checks that scopes is a non-empty subset of AllScopes and
@@ -78,6 +86,23 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 	if err != nil {
 		return nil, err
 	}
+	var c *Connection
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if c, err = insertConnection(ctx, tx, n, scopes); err != nil {
+			return err
+		}
+		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create connection: %w", err)
+	}
+	return c, nil
+}
+
+// insertConnection writes a new connection with validated scopes, naming it
+// after its client ("Unnamed client" when it has no name; a name a display
+// name may not be is refused).
+func insertConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string) (*Connection, error) {
 	name := strings.TrimSpace(n.ClientName)
 	if name == "" {
 		name = "Unnamed client"
@@ -89,19 +114,11 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 		name = string([]rune(name)[:200])
 	}
 	c := &Connection{WorkspaceID: n.WorkspaceID, OwnerID: n.OwnerID, ClientID: n.ClientID, ClientName: name, Scopes: scopes}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO connections (workspace_id, owner_id, client_id, client_name, scopes)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
-			n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt); err != nil {
-			return err
-		}
-		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: create connection: %w", err)
-	}
-	return c, nil
+	err := tx.QueryRow(ctx, `
+		INSERT INTO connections (workspace_id, owner_id, client_id, client_name, scopes)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, created_at`,
+		n.WorkspaceID, n.OwnerID, n.ClientID, name, scopes).Scan(&c.ID, &c.CreatedAt)
+	return c, err
 }
 
 // GetConnection returns a connection of the workspace (revoked ones included).
@@ -267,6 +284,9 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 	for _, name := range r.ProjectNames {
 		var id int64
 		err := s.pool.QueryRow(ctx, `SELECT id FROM projects WHERE workspace_id = $1 AND name = $2`, wsID, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, s.noSuchProject(ctx, wsID, name)
+		}
 		if err != nil {
 			return nil, wrap("create static token: project "+name, err)
 		}
@@ -277,6 +297,27 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 		return nil, err
 	}
 	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
+}
+
+// noSuchProject is the FieldError for a project name the workspace does not
+// have, naming the projects it does have (names match exactly).
+func (s *Store) noSuchProject(ctx context.Context, workspaceID int64, name string) error {
+	var names []string
+	if err := s.pool.QueryRow(ctx, `SELECT ARRAY(SELECT name FROM projects WHERE workspace_id = $1 ORDER BY lower(name), id)`,
+		workspaceID).Scan(&names); err != nil {
+		return fmt.Errorf("store: projects: %w", err)
+	}
+	msg := fmt.Sprintf("no project named %q in this workspace", name)
+	if len(names) == 0 {
+		msg += "; it has no projects yet: create one on the Projects page first"
+	} else {
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = strconv.Quote(n)
+		}
+		msg += "; its projects are " + strings.Join(quoted, ", ")
+	}
+	return &FieldError{"project", msg}
 }
 
 // ConnectionSummary is one row of the Connections page: a live connection with

@@ -104,12 +104,20 @@ func sessionNote(ctx context.Context, q queryRower, workspaceID, sessionID, note
 // that is not an agent's note of the session.
 var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
 
+// ErrRecipientRevoked refuses an owner's reply to an agent whose connection
+// was revoked: it can read nothing, as reply_to_sender refuses the same
+// target.
+var ErrRecipientRevoked = &FieldError{"reply_to", "this agent's connection was revoked, so it cannot read a reply; " +
+	"if it signs in again and its owner continues the connection on the consent page, write to it then"}
+
 // ReplyTarget returns the note of the session an owner's reply answers: an
 // agent's note (FromAgent), whose sender slug the reply goes to; any other
-// note, or none, gives ErrNotAnswerable. PostOwnerNote checks a reply with it.
+// note, or none, gives ErrNotAnswerable, and the note of an agent whose
+// connection is revoked comes with ErrRecipientRevoked. PostOwnerNote
+// checks a reply with it.
 func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
 	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID)
-	if err != nil && err != ErrNotAnswerable {
+	if err != nil && err != ErrNotAnswerable && err != ErrRecipientRevoked {
 		return nil, fmt.Errorf("store: reply target: %w", err)
 	}
 	return n, err
@@ -122,6 +130,13 @@ func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, note
 		return nil, ErrNotAnswerable
 	case err != nil:
 		return nil, err
+	}
+	var revoked bool
+	if err := q.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM connections WHERE id = $1`, *n.SenderConnectionID).Scan(&revoked); err != nil {
+		return nil, err
+	}
+	if revoked {
+		return n, ErrRecipientRevoked
 	}
 	return n, nil
 }

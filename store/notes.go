@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -253,9 +254,15 @@ func (a AgentNote) messageType() string {
 	return MessageNote
 }
 
-// Validate checks the lengths of an agent note.
+// ErrBlankNote refuses a note whose subject and body are both blank: it
+// would tell its readers nothing.
+var ErrBlankNote = &FieldError{"body", "write a message: the subject and the body are both blank"}
+
+// Validate checks the lengths of an agent note, and that it says something.
 func (a AgentNote) Validate() error {
 	switch {
+	case strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.Body) == "":
+		return ErrBlankNote
 	case utf8.RuneCountInString(a.Subject) > MaxSubjectLen:
 		return &FieldError{"subject", fmt.Sprintf("use at most %d characters", MaxSubjectLen)}
 	case utf8.RuneCountInString(a.Body) > MaxBodyLen:
@@ -318,10 +325,10 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		switch {
 		case err != nil:
 			return nil, false, wrap("post note", err)
+		case name == nil || slug == nil: // claiming first is the fix, also when not invited
+			return nil, false, wrap("post note", ErrNoProfile)
 		case role == nil:
 			return nil, false, wrap("post note", ErrForbidden)
-		case name == nil || slug == nil:
-			return nil, false, wrap("post note", ErrNoProfile)
 		case in.To != "" && in.To == *slug:
 			return nil, false, wrap("post note", ErrReplyToSelf)
 		case !known:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -139,18 +140,79 @@ func (s *Store) RecentClientRegistrations(ctx context.Context, addr string, sinc
 	return n, nil
 }
 
-// GrantConnection is what an owner's approval of an OAuth client produces: the
-// owner's live connection for that client, reused with the newly approved
-// scopes and any added projects (so the agent keeps its profile and sender
-// slug), or a new connection. Scopes the owner no longer grants are taken off
-// the connection's existing tokens too.
-//
-// "That client" is the same client_id, or else a dynamically registered client
-// with the same name, redirect URIs and authentication method: some clients
-// (the go-sdk's) register again on every sign-in, and a step-up must not leave
-// a second, never-used connection behind. The connection then moves to the new
-// registration; refresh tokens issued to the earlier one keep working for it
-// (they remember their client). The most recently used match wins.
+// sameSoftwareSQL is the rule for which connections an authorization by
+// the client cur (a row of oauth_clients) may continue, as a condition on
+// the connection c: one of an OAuth client with the same client_id (the
+// same registration, or the same client ID metadata document), or with the
+// same client name. The owner picks one on the consent page; nothing is
+// continued by itself.
+func sameSoftwareSQL(c, cur string) string {
+	return c + `.client_id IS NOT NULL AND (` + c + `.client_id = ` + cur + `.client_id OR (btrim(` + cur + `.client_name) <> ''
+		AND ` + c + `.client_name = left(btrim(` + cur + `.client_name), 200)))`
+}
+
+// ContinuableConnection is a connection of the owner that an authorization
+// of a client may continue: the consent page offers "Sign in again as" it.
+type ContinuableConnection struct {
+	ID int64
+	// Handle and DisplayName are the claimed profile, empty before a claim.
+	Handle      string
+	DisplayName string
+	ClientName  string
+	LastSeenAt  *time.Time
+	RevokedAt   *time.Time
+	// Held is true when the client's own dynamic registration holds the
+	// connection: the one sign-in that continues it by default.
+	Held bool
+	// Projects are the names of the projects it is seated in.
+	Projects []string
+}
+
+// maxContinuable bounds the connections the consent page lists.
+const maxContinuable = 20
+
+// ListContinuableConnections returns the owner's connections (revoked ones
+// too) an authorization by clientID may continue (sameSoftwareSQL): those
+// the client's own registration holds first, then live before revoked, the
+// most recently used first.
+func (s *Store) ListContinuableConnections(ctx context.Context, workspaceID, ownerID int64, clientID string) ([]ContinuableConnection, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, coalesce(p.handle, ''), coalesce(p.display_name, ''), c.client_name, c.last_seen_at, c.revoked_at,
+			c.client_id = cur.client_id AND NOT cur.is_metadata_document AS held,
+			ARRAY(SELECT pr.name FROM project_seats ps JOIN projects pr ON pr.id = ps.project_id
+				WHERE ps.connection_id = c.id ORDER BY lower(pr.name), pr.id)
+		FROM oauth_clients cur
+		JOIN connections c ON c.workspace_id = $1 AND c.owner_id = $2 AND `+sameSoftwareSQL("c", "cur")+`
+		LEFT JOIN agent_profiles p ON p.connection_id = c.id
+		WHERE cur.client_id = $3
+		ORDER BY held DESC, c.revoked_at IS NOT NULL, c.last_seen_at DESC NULLS LAST, c.id DESC
+		LIMIT `+strconv.Itoa(maxContinuable), workspaceID, ownerID, clientID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list continuable connections: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ContinuableConnection])
+	if err != nil {
+		return nil, fmt.Errorf("store: list continuable connections: %w", err)
+	}
+	return out, nil
+}
+
+// ErrNotContinuable refuses a grant that names a connection the client may
+// not continue: not the owner's, not of this workspace, or of another client
+// software.
+var ErrNotContinuable = &FieldError{"agent", "that agent cannot sign in again with this client; choose one listed, or connect as a new agent"}
+
+// GrantConnection is what an owner's approval of an OAuth client produces,
+// in one transaction: a new connection, or, with n.Continue, the owner's
+// connection of the same client software (sameSoftwareSQL, checked in the
+// statement) continued with the newly approved scopes and client: its
+// profile, sender slug, seats and invitations stay, a revoked one lives
+// again (its tokens went at revocation; the code about to be issued brings
+// new ones), the tokens it holds are marked superseded (a later revocation
+// of one of them ends only that sign-in's tokens), and scopes the owner no
+// longer grants are taken off them. Either way it is seated in n.ProjectIDs
+// and invited as a contributor to the sessions of n.InviteSessionIDs that
+// belong to those projects (an existing invitation keeps its role).
 func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connection, error) {
 	if n.ClientID == nil {
 		return nil, fmt.Errorf("store: grant connection: %w", &FieldError{"client_id", "an OAuth grant needs a client"})
@@ -161,47 +223,79 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 	}
 	c := &Connection{}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `
-			UPDATE connections SET scopes = $4, client_id = $3
-			WHERE id = (SELECT c.id FROM connections c
-				JOIN oauth_clients prev ON prev.client_id = c.client_id
-				JOIN oauth_clients cur ON cur.client_id = $3
-				WHERE c.workspace_id = $1 AND c.owner_id = $2 AND c.revoked_at IS NULL
-					AND (c.client_id = $3 OR (
-						NOT prev.is_metadata_document AND NOT cur.is_metadata_document
-						AND cur.client_name <> '' AND prev.client_name = cur.client_name
-						AND prev.token_endpoint_auth_method = cur.token_endpoint_auth_method
-						AND prev.redirect_uris @> cur.redirect_uris AND prev.redirect_uris <@ cur.redirect_uris))
-				ORDER BY c.client_id = $3 DESC, c.last_seen_at DESC NULLS LAST, c.id DESC
-				LIMIT 1 FOR UPDATE OF c)
-			RETURNING id, workspace_id, owner_id, client_id, client_name, scopes, sender_slug, created_at, last_seen_at, revoked_at`,
-			n.WorkspaceID, n.OwnerID, *n.ClientID, scopes).
-			Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug, &c.CreatedAt, &c.LastSeenAt, &c.RevokedAt)
-		if err != nil {
-			return err
-		}
-		// Tokens already issued keep no scope the owner has now withheld.
-		for _, q := range []string{
-			`DELETE FROM access_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
-			`DELETE FROM refresh_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
-			`UPDATE access_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
-			 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
-			`UPDATE refresh_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
-			 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
-		} {
-			if _, err := tx.Exec(ctx, q, c.ID, scopes); err != nil {
+		if n.Continue == 0 {
+			if c, err = insertConnection(ctx, tx, n, scopes); err != nil {
 				return err
 			}
+		} else if err := continueConnection(ctx, tx, n, scopes, c); err != nil {
+			return err
 		}
-		return seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs)
+		if err := seatConnection(ctx, tx, n.WorkspaceID, c.ID, n.ProjectIDs); err != nil {
+			return err
+		}
+		if len(n.InviteSessionIDs) > 0 && len(n.ProjectIDs) > 0 {
+			rows, err := tx.Query(ctx, `
+				SELECT id FROM sessions WHERE workspace_id = $1 AND id = ANY($2::bigint[]) AND project_id = ANY($3::bigint[])
+				ORDER BY id`, n.WorkspaceID, n.InviteSessionIDs, n.ProjectIDs)
+			if err != nil {
+				return err
+			}
+			sessions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			if err != nil {
+				return err
+			}
+			for _, sid := range sessions {
+				if err := invite(ctx, tx, n.WorkspaceID, sid, c.ID, RoleContributor, true); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+			}
+		}
+		// Sidebars show the agent (back) in its projects: a rare write,
+		// notified in the transaction (notify.go).
+		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, n.WorkspaceID)
+		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s.CreateConnection(ctx, n)
+		return nil, fmt.Errorf("store: grant connection: %w", ErrNotContinuable)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: grant connection: %w", err)
 	}
 	return c, nil
+}
+
+// continueConnection moves the connection n.Continue to n's client and
+// scopes, if sameSoftwareSQL lets that client continue it (pgx.ErrNoRows
+// otherwise), and fills c.
+func continueConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string, c *Connection) error {
+	err := tx.QueryRow(ctx, `
+		UPDATE connections c SET scopes = $5, client_id = cur.client_id, revoked_at = NULL
+		FROM oauth_clients cur
+		WHERE c.workspace_id = $1 AND c.owner_id = $2 AND c.id = $4 AND cur.client_id = $3 AND `+sameSoftwareSQL("c", "cur")+`
+		RETURNING c.id, c.workspace_id, c.owner_id, c.client_id, c.client_name, c.scopes, c.sender_slug, c.created_at, c.last_seen_at, c.revoked_at`,
+		n.WorkspaceID, n.OwnerID, *n.ClientID, n.Continue, scopes).
+		Scan(&c.ID, &c.WorkspaceID, &c.OwnerID, &c.ClientID, &c.ClientName, &c.Scopes, &c.SenderSlug, &c.CreatedAt, &c.LastSeenAt, &c.RevokedAt)
+	if err != nil {
+		return err
+	}
+	// The earlier sign-ins' tokens are superseded, and keep no scope the
+	// owner has now withheld.
+	if _, err := tx.Exec(ctx, `UPDATE refresh_tokens SET superseded = true WHERE connection_id = $1 AND NOT superseded`, c.ID); err != nil {
+		return err
+	}
+	for _, q := range []string{
+		`DELETE FROM access_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
+		`DELETE FROM refresh_tokens WHERE connection_id = $1 AND NOT scopes && $2::text[]`,
+		`UPDATE access_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
+		 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
+		`UPDATE refresh_tokens SET scopes = ARRAY(SELECT unnest(scopes) INTERSECT SELECT unnest($2::text[]) ORDER BY 1)
+		 WHERE connection_id = $1 AND NOT scopes <@ $2::text[]`,
+	} {
+		if _, err := tx.Exec(ctx, q, c.ID, scopes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AuthCode is an authorization code as stored: only its hash is kept.
@@ -273,6 +367,8 @@ type TokenPair struct {
 	AccessExpiresAt time.Time
 	Scopes          []string
 	Resource        string
+	// superseded carries a rotated refresh token's mark to its successor.
+	superseded bool
 }
 
 // TokenLifetimes are the lives of newly issued tokens.
@@ -296,10 +392,10 @@ func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time
 		return err
 	}
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO refresh_tokens (token_hash, connection_id, client_id, resource, scopes, expires_at)
-		SELECT $1, c.id, $6, $3, $4, $5 FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
+		INSERT INTO refresh_tokens (token_hash, connection_id, client_id, resource, scopes, expires_at, superseded)
+		SELECT $1, c.id, $6, $3, $4, $5, $7 FROM connections c WHERE c.id = $2 AND c.revoked_at IS NULL
 		ON CONFLICT (token_hash) DO NOTHING`,
-		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh), p.ClientID); err != nil {
+		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh), p.ClientID, p.superseded); err != nil {
 		return err
 	}
 	// Expired rows of this grant go while we are here (bounded by the
@@ -357,13 +453,14 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 			expires      time.Time
 			rotatedAt    *time.Time
 			replacedBy   []byte
+			superseded   bool
 		)
 		err := tx.QueryRow(ctx, `
-			SELECT rt.connection_id, c.workspace_id, COALESCE(rt.client_id, c.client_id), rt.resource, rt.scopes, rt.expires_at, rt.rotated_at, rt.replaced_by_hash
+			SELECT rt.connection_id, c.workspace_id, COALESCE(rt.client_id, c.client_id), rt.resource, rt.scopes, rt.expires_at, rt.rotated_at, rt.replaced_by_hash, rt.superseded
 			FROM refresh_tokens rt JOIN connections c ON c.id = rt.connection_id
 			WHERE rt.token_hash = $1 AND c.revoked_at IS NULL
 			FOR UPDATE OF rt`, HashToken(r.Token)).
-			Scan(&connID, &wsID, &clientID, &resource, &scopes, &expires, &rotatedAt, &replacedBy)
+			Scan(&connID, &wsID, &clientID, &resource, &scopes, &expires, &rotatedAt, &replacedBy, &superseded)
 		if err != nil {
 			return err
 		}
@@ -383,7 +480,8 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 			replayConn, replayWS = connID, wsID
 			return ErrReplay
 		}
-		p = &TokenPair{ConnectionID: connID, ClientID: r.ClientID, AccessToken: access, RefreshToken: refresh, Resource: resource, Scopes: scopes}
+		p = &TokenPair{ConnectionID: connID, ClientID: r.ClientID, AccessToken: access, RefreshToken: refresh, Resource: resource, Scopes: scopes,
+			superseded: superseded}
 		return insertTokenPair(ctx, tx, p, r.Now, r.Life)
 	})
 	if errors.Is(err, ErrReplay) {
@@ -400,22 +498,26 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 
 // RevokeClientToken implements RFC 7009 for clientID: an access token of one
 // of its connections is deleted; a refresh token ends the whole grant (the
-// connection is revoked), or, when a later registration of the same client
-// has since continued the connection, only the refresh tokens of clientID.
-// Unknown tokens and other clients' tokens are ignored, as the RFC asks.
+// connection is revoked), unless a later sign-in has since continued the
+// connection (the token is superseded): then only the superseded refresh
+// tokens of clientID go, and the newer sign-in keeps its own. Unknown tokens
+// and other clients' tokens are ignored, as the RFC asks.
 func (s *Store) RevokeClientToken(ctx context.Context, clientID, token string) error {
 	h := HashToken(token)
 	var wsID, connID int64
-	var current bool
+	var superseded bool
 	err := s.pool.QueryRow(ctx, `
-		SELECT c.workspace_id, c.id, COALESCE(c.client_id = $2, false)
+		SELECT c.workspace_id, c.id, rt.superseded
 		FROM refresh_tokens rt JOIN connections c ON c.id = rt.connection_id
-		WHERE rt.token_hash = $1 AND COALESCE(rt.client_id, c.client_id) = $2`, h, clientID).Scan(&wsID, &connID, &current)
+		WHERE rt.token_hash = $1 AND COALESCE(rt.client_id, c.client_id) = $2`, h, clientID).Scan(&wsID, &connID, &superseded)
 	switch {
-	case err == nil && current:
+	case err == nil && !superseded:
 		return s.RevokeConnection(ctx, wsID, connID)
 	case err == nil:
-		if _, err := s.pool.Exec(ctx, `DELETE FROM refresh_tokens WHERE connection_id = $1 AND client_id = $2`, connID, clientID); err != nil {
+		if _, err := s.pool.Exec(ctx, `
+			DELETE FROM refresh_tokens rt USING connections c
+			WHERE rt.connection_id = $1 AND c.id = rt.connection_id AND rt.superseded AND COALESCE(rt.client_id, c.client_id) = $2`,
+			connID, clientID); err != nil {
 			return fmt.Errorf("store: revoke token: %w", err)
 		}
 		return nil

@@ -12,6 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// ErrHandleRevoked means a handle belongs to a revoked connection of the
+// workspace: that agent can have it back by signing in again and continuing
+// its connection on the consent page.
+var ErrHandleRevoked = errors.New("handle held by a revoked connection")
+
 // ErrNoProfile means the connection has not claimed an agent profile yet;
 // status and notes hang off the profile.
 var ErrNoProfile = errors.New("no profile claimed")
@@ -62,7 +67,7 @@ func ValidateProfile(handle, displayName string) (string, string, error) {
 // ClaimProfile creates or updates the profile of a connection. Claiming again
 // from the same connection updates the display name and may change the
 // handle. A handle held by another connection of the workspace gives
-// ErrConflict. The first claim also assigns the connection's sender slug
+// ErrConflict, or ErrHandleRevoked when that connection is revoked. The first claim also assigns the connection's sender slug
 // ("ext-<handle>", or a numbered variant when that is taken), which is never
 // changed afterwards.
 func (s *Store) ClaimProfile(ctx context.Context, workspaceID, connectionID int64, handle, displayName string) (*Profile, error) {
@@ -81,6 +86,12 @@ func (s *Store) ClaimProfile(ctx context.Context, workspaceID, connectionID int6
 		break
 	}
 	if isUniqueViolation(err, "agent_profiles_workspace_id_handle_key") {
+		var revoked bool
+		if err := s.pool.QueryRow(ctx, `
+			SELECT c.revoked_at IS NOT NULL FROM agent_profiles p JOIN connections c ON c.id = p.connection_id
+			WHERE p.workspace_id = $1 AND p.handle = $2`, workspaceID, handle).Scan(&revoked); err == nil && revoked {
+			return nil, fmt.Errorf("store: claim profile: handle %q: %w", handle, ErrHandleRevoked)
+		}
 		return nil, fmt.Errorf("store: claim profile: handle %q: %w", handle, ErrConflict)
 	}
 	if err != nil {

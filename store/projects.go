@@ -150,6 +150,10 @@ type SeatedAgent struct {
 	// Status is what the agent says it is on (self-reported); its UpdatedAt
 	// is nil when it never set one.
 	Status Status
+	// Overlap is set when another agent seated in the project is on the same
+	// repository and branch (the collision radar, radar.go): the repository
+	// as the radar compares it.
+	Overlap *string
 }
 
 // Claimed reports whether the agent has claimed a profile.
@@ -161,11 +165,16 @@ func (a *SeatedAgent) HasStatus() bool {
 }
 
 // ListSeatedAgents returns the live connections seated in a project of the
-// workspace, claimed profiles first by handle, with presence and status.
+// workspace, claimed profiles first by handle, with presence, status and
+// the overlaps between them.
 func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int64) ([]SeatedAgent, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, c.client_name, coalesce(p.handle, ''), coalesce(p.display_name, ''), coalesce(c.sender_slug, ''),
-			c.last_seen_at, now(), st.repo, st.branch, st.task, st.updated_at
+			c.last_seen_at, now(), st.repo, st.branch, st.task, st.updated_at,
+			CASE WHEN EXISTS (SELECT 1 FROM project_seats os
+				JOIN connections oc ON oc.id = os.connection_id AND oc.revoked_at IS NULL
+				JOIN statuses o ON o.connection_id = os.connection_id
+				WHERE os.project_id = ps.project_id AND os.connection_id <> c.id AND `+overlapSQL("st", "o")+`) THEN st.repo_key END
 		FROM project_seats ps
 		JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
 		LEFT JOIN agent_profiles p ON p.connection_id = c.id
@@ -180,7 +189,7 @@ func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int
 		var lastSeen *time.Time
 		var now time.Time
 		err := r.Scan(&a.ConnectionID, &a.ClientName, &a.Handle, &a.DisplayName, &a.SenderSlug, &lastSeen, &now,
-			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt)
+			&a.Status.Repo, &a.Status.Branch, &a.Status.Task, &a.Status.UpdatedAt, &a.Overlap)
 		a.Presence = PresenceTier(lastSeen, false, now)
 		return a, err
 	})

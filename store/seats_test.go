@@ -79,14 +79,16 @@ func TestSeating(t *testing.T) {
 			RedirectURIs: []string{"http://localhost/cb"}, TokenEndpointAuthMethod: store.AuthMethodNone}, "test"); err != nil {
 			t.Fatal(err)
 		}
+		var continued int64
 		grant := func(projects ...int64) (*store.Connection, error) {
 			return st.GrantConnection(ctx, store.NewConnection{WorkspaceID: a.WorkspaceID, OwnerID: a.ID, ClientID: &clientID,
-				ClientName: "Client", Scopes: store.AllScopes, ProjectIDs: projects})
+				ClientName: "Client", Scopes: store.AllScopes, ProjectIDs: projects, Continue: continued})
 		}
 		first, err := grant(pa.ID, pa.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
+		continued = first.ID // the owner chose "Sign in again as" it
 		again, err := grant(pa.ID, pa2.ID)
 		if err != nil || again.ID != first.ID {
 			t.Fatalf("re-grant: %+v %v", again, err)

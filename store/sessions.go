@@ -124,34 +124,68 @@ func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session
 	return session, nil
 }
 
+// ListProjectSessions returns the sessions of the workspace's projects by
+// project, the newest first in each: what the consent page offers to invite
+// a new agent to.
+func (s *Store) ListProjectSessions(ctx context.Context, workspaceID int64) (map[int64][]Session, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+sessionColumns+` FROM sessions s WHERE s.workspace_id = $1 ORDER BY s.project_id, s.id DESC`, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list project sessions: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Session, error) {
+		session, err := scanSession(r)
+		return *session, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list project sessions: %w", err)
+	}
+	out := map[int64][]Session{}
+	for _, session := range list {
+		out[session.ProjectID] = append(out[session.ProjectID], session)
+	}
+	return out, nil
+}
+
 // Invite invites a connection to a session as contributor or runner, or
 // changes its role, and appends a resource event, in one transaction.
 func (s *Store) Invite(ctx context.Context, workspaceID, sessionID, connectionID int64, role string) error {
 	if role != RoleContributor && role != RoleRunner {
 		return &FieldError{"role", "choose contributor or runner"}
 	}
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var inserted bool
-		err := tx.QueryRow(ctx, `
-			INSERT INTO invitations (workspace_id, session_id, connection_id, role)
-			SELECT $1, s.id, c.id, $4 FROM sessions s, connections c
-			WHERE s.workspace_id = $1 AND s.id = $2 AND c.workspace_id = $1 AND c.id = $3 AND c.revoked_at IS NULL
-			ON CONFLICT (session_id, connection_id) DO UPDATE SET role = EXCLUDED.role
-			RETURNING (xmax = 0)`, workspaceID, sessionID, connectionID, role).Scan(&inserted)
-		if err != nil {
-			return err
-		}
-		kind := "participant_updated"
-		if inserted {
-			kind = "participant_invited"
-		}
-		_, err = appendEvent(ctx, tx, sessionID, kind, nil, map[string]any{"connection_id": connectionID, "role": role})
-		return err
-	})
+	err := s.inTx(ctx, func(tx pgx.Tx) error { return invite(ctx, tx, workspaceID, sessionID, connectionID, role, false) })
 	if err != nil {
 		return wrap("invite", err)
 	}
 	return nil
+}
+
+// invite is the one rule for inviting: a live connection of the workspace to
+// a session of it, with the resource event that says so. An invitation that
+// exists gets role, or with keepRole stays as it is (and no event).
+// pgx.ErrNoRows: no such session or live connection (or, with keepRole, an
+// invitation already there).
+func invite(ctx context.Context, tx pgx.Tx, workspaceID, sessionID, connectionID int64, role string, keepRole bool) error {
+	conflict := `DO UPDATE SET role = EXCLUDED.role`
+	if keepRole {
+		conflict = `DO NOTHING`
+	}
+	var inserted bool
+	err := tx.QueryRow(ctx, `
+		INSERT INTO invitations (workspace_id, session_id, connection_id, role)
+		SELECT $1, s.id, c.id, $4 FROM sessions s, connections c
+		WHERE s.workspace_id = $1 AND s.id = $2 AND c.workspace_id = $1 AND c.id = $3 AND c.revoked_at IS NULL
+		ON CONFLICT (session_id, connection_id) `+conflict+`
+		RETURNING (xmax = 0)`, workspaceID, sessionID, connectionID, role).Scan(&inserted)
+	if err != nil {
+		return err
+	}
+	kind := "participant_updated"
+	if inserted {
+		kind = "participant_invited"
+	}
+	_, err = appendEvent(ctx, tx, sessionID, kind, nil, map[string]any{"connection_id": connectionID, "role": role})
+	return err
 }
 
 // RemoveInvitation removes a connection from a session.

@@ -57,42 +57,52 @@ func (u StatusUpdate) Validate() error {
 	return nil
 }
 
+// StatusReport is what set_status answers: the agent's whole status and the
+// agents it overlaps with (the collision radar, radar.go).
+type StatusReport struct {
+	Status
+	Overlaps []Overlap
+}
+
 // SetStatus applies a partial update to the status of the connection's agent
-// and returns the whole resulting status. An empty update writes nothing.
-// Without a claimed profile it fails with ErrNoProfile.
-func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, u StatusUpdate) (*Status, error) {
+// and returns the whole resulting status with its overlaps, in one
+// statement. An empty update writes nothing. Without a claimed profile it
+// fails with ErrNoProfile.
+func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, u StatusUpdate) (*StatusReport, error) {
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
-	st := &Status{}
+	st := &StatusReport{}
 	var err error
 	if u.Empty() {
 		var hasProfile bool
 		err = s.pool.QueryRow(ctx, `
-			SELECT true, s.repo, s.branch, s.task, s.updated_at
+			SELECT true, s.repo, s.branch, s.task, s.updated_at, `+overlapsOfSQL("s")+`
 			FROM agent_profiles p LEFT JOIN statuses s ON s.connection_id = p.connection_id
 			WHERE p.workspace_id = $1 AND p.connection_id = $2`, workspaceID, connectionID).
-			Scan(&hasProfile, &st.Repo, &st.Branch, &st.Task, &st.UpdatedAt)
+			Scan(&hasProfile, &st.Repo, &st.Branch, &st.Task, &st.UpdatedAt, &st.Overlaps)
 	} else {
 		// One statement: insert the first status or update only the fields
-		// that were sent; the profile join refuses connections without one.
-		// The presence notification follows its commit (notifyAfterCommit): sidebars
-		// on every replica show the new status at once.
+		// that were sent, and find the overlaps of the result; the profile
+		// join refuses connections without one. The presence notification
+		// follows its commit (notifyAfterCommit): sidebars on every replica
+		// show the new status at once.
 		err = s.pool.QueryRow(ctx, `
 			WITH up AS (
-				INSERT INTO statuses AS s (connection_id, repo, branch, task)
-				SELECT p.connection_id, $3, $5, $7 FROM agent_profiles p
+				INSERT INTO statuses AS s (connection_id, repo, repo_key, branch, task)
+				SELECT p.connection_id, $3, $9, $5, $7 FROM agent_profiles p
 				WHERE p.workspace_id = $1 AND p.connection_id = $2
 				ON CONFLICT (connection_id) DO UPDATE SET
 					repo       = CASE WHEN $4 THEN EXCLUDED.repo ELSE s.repo END,
+					repo_key   = CASE WHEN $4 THEN EXCLUDED.repo_key ELSE s.repo_key END,
 					branch     = CASE WHEN $6 THEN EXCLUDED.branch ELSE s.branch END,
 					task       = CASE WHEN $8 THEN EXCLUDED.task ELSE s.task END,
 					updated_at = now()
-				RETURNING s.repo, s.branch, s.task, s.updated_at)
-			SELECT * FROM up`,
+				RETURNING s.connection_id, s.repo, s.repo_key, s.branch, s.task, s.updated_at)
+			SELECT up.repo, up.branch, up.task, up.updated_at, `+overlapsOfSQL("up")+` FROM up`,
 			workspaceID, connectionID,
-			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set).
-			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt)
+			u.Repo.Value, u.Repo.Set, u.Branch.Value, u.Branch.Set, u.Task.Value, u.Task.Set, repoKey(u.Repo.Value)).
+			Scan(&st.Repo, &st.Branch, &st.Task, &st.UpdatedAt, &st.Overlaps)
 		if err == nil {
 			s.notifyAfterCommit(PresenceTopic.notification(workspaceID))
 		}

@@ -264,6 +264,34 @@ func (s *Store) QueueWebhookTest(ctx context.Context, workspaceID, projectID, id
 	return nil
 }
 
+// RetryWebhookDelivery puts a failed delivery of an endpoint of a project of
+// the workspace back in the outbox, due now, and wakes the senders: what an
+// owner does once the cause is gone (the receiver fixed, or the operator
+// now allowing private targets). Its next failure counts against the same
+// retry window, so one that fails again fails at once. A delivery that is
+// not failed (already retried) is left as it is; an unknown one gives
+// ErrNotFound.
+func (s *Store) RetryWebhookDelivery(ctx context.Context, workspaceID, projectID, endpointID, deliveryID int64) error {
+	var retried int
+	err := s.pool.QueryRow(ctx, `
+		WITH target AS (
+			SELECT d.id, d.state FROM webhook_endpoints e JOIN webhook_deliveries d ON d.endpoint_id = e.id
+			WHERE e.workspace_id = $1 AND e.project_id = $2 AND e.id = $3 AND d.id = $4
+		), up AS (
+			UPDATE webhook_deliveries d SET state = 'pending', next_attempt_at = now(), claimed_until = NULL, finished_at = NULL
+			FROM target t WHERE d.id = t.id AND t.state = 'failed'
+			RETURNING d.id
+		)
+		SELECT (SELECT count(*) FROM up) FROM target`, workspaceID, projectID, endpointID, deliveryID).Scan(&retried)
+	if err != nil {
+		return wrap("retry webhook delivery", err)
+	}
+	if retried > 0 {
+		s.notifyAfterCommit(WebhookTopic.notification(struct{}{}))
+	}
+	return nil
+}
+
 // WebhookDelivery is one row of an endpoint's delivery log.
 type WebhookDelivery struct {
 	ID int64

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,6 +97,114 @@ func TestAgentMCPBridgeIsTheHooksConnection(t *testing.T) {
 		res := call(sess, "list_sessions", nil)
 		if !res.IsError || !strings.Contains(text(res), "this checkout's connection to "+s.URL+" was revoked; run `osfoundry agent login --server "+s.URL+"` again") {
 			t.Fatalf("after revocation: %v %q", res.IsError, text(res))
+		}
+	})
+}
+
+// TestAgentMCPBridgeEndsOnSignal: Claude Code stops a stdio server with
+// SIGINT, then SIGTERM, then SIGKILL, about 0.5 s apart. On either signal
+// the bridge ends within 100 ms, and a message in flight that the server
+// answers meanwhile is answered; one the server never answers gets an error.
+func TestAgentMCPBridgeEndsOnSignal(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	s.connectAgent(t, m, "signal-bot")
+
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := m.command("agent", "mcp", "--server", s.URL)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			answers := make(chan string, 10)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					answers <- sc.Text()
+				}
+				close(answers)
+				exited <- cmd.Wait()
+			}()
+			send := func(id int, method string) {
+				fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n", id, method)
+			}
+			send(1, "initialize")
+			select {
+			case a := <-answers:
+				if !strings.Contains(a, `"id":1`) || !strings.Contains(a, "protocolVersion") {
+					t.Fatalf("initialize: %s", a)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer to initialize")
+			}
+
+			// A message in flight, which the server answers 30 ms later.
+			s.slow.Store(int64(30 * time.Millisecond))
+			defer s.slow.Store(0)
+			before := s.arrived.Load()
+			send(2, "tools/list")
+			if !waitFor(5*time.Second, func() bool { return s.arrived.Load() > before }) {
+				t.Fatal("the tools/list never reached the server")
+			}
+			signalled := time.Now()
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-exited:
+			case <-time.After(2 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 2 s after %s", sig)
+			}
+			took := time.Since(signalled)
+			var rest []string
+			for a := range answers {
+				rest = append(rest, a)
+			}
+			if len(rest) != 1 || !strings.Contains(rest[0], `"id":2`) || !strings.Contains(rest[0], "set_status") {
+				t.Fatalf("the message in flight was not answered: %q", rest)
+			}
+			t.Logf("ended %s after %s", took.Round(time.Millisecond), sig)
+			if took > 100*time.Millisecond {
+				t.Fatalf("ended %s after %s, want within 100 ms", took, sig)
+			}
+		})
+	}
+
+	t.Run("a message the server never answers", func(t *testing.T) {
+		cmd := m.command("agent", "mcp", "--server", s.URL)
+		stdin, _ := cmd.StdinPipe()
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s.silent.Store(true)
+		defer s.silent.Store(false)
+		before := s.arrived.Load()
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+		if !waitFor(5*time.Second, func() bool { return s.arrived.Load() > before }) {
+			t.Fatal("the tools/list never reached the server")
+		}
+		signalled := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			cmd.Process.Kill()
+			t.Fatal("still running 2 s after SIGTERM")
+		}
+		if took := time.Since(signalled); took > 100*time.Millisecond {
+			t.Fatalf("ended %s after SIGTERM, want within 100 ms", took)
+		}
+		if !strings.Contains(out.String(), `"id":7`) || !strings.Contains(out.String(), `"error"`) {
+			t.Fatalf("the unanswered message got no error: %q", out.String())
 		}
 	})
 }

@@ -29,6 +29,9 @@ func TestAgentInstallCommand(t *testing.T) {
 		Hooks map[string][]struct {
 			Hooks []struct{ Command string } `json:"hooks"`
 		} `json:"hooks"`
+		Permissions struct {
+			Allow []string `json:"allow"`
+		} `json:"permissions"`
 	}
 	b, _ := os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
 	json.Unmarshal(b, &settings)
@@ -37,6 +40,10 @@ func TestAgentInstallCommand(t *testing.T) {
 		if len(settings.Hooks[ev]) != 1 || settings.Hooks[ev][0].Hooks[0].Command != want {
 			t.Errorf("%s hooks: %+v", ev, settings.Hooks[ev])
 		}
+	}
+	// The osfoundry tools run without asking, also under claude -p.
+	if a := settings.Permissions.Allow; len(a) != 1 || a[0] != "mcp__osfoundry" {
+		t.Errorf("permissions.allow %v", a)
 	}
 	// The hook command as written runs (here: not connected, so quietly).
 	cmd := exec.Command("sh", "-c", want)
@@ -49,6 +56,9 @@ func TestAgentInstallCommand(t *testing.T) {
 	}
 	if ignored := exec.Command("git", "-C", m.checkout, "check-ignore", "-q", ".claude/settings.local.json"); ignored.Run() != nil {
 		t.Error("settings.local.json is not ignored by git after install")
+	}
+	if out, _, _ := m.run("", "agent", "install", "claude-code", "--server", server, "--no-allow-rule"); !strings.Contains(out, "- permissions.allow: mcp__osfoundry") {
+		t.Errorf("install --no-allow-rule:\n%s", out)
 	}
 	stdout, _, code = m.run("", "agent", "uninstall", "claude-code", "--server", server)
 	if code != 0 || !strings.Contains(stdout, "- hooks.PostToolUse") {

@@ -37,8 +37,8 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 	}
 
 	// A second login replaces the credentials; the first ones are revoked.
-	// The client registers the same metadata again, so the server continues
-	// the checkout's connection: still one agent, profile and slug kept.
+	// It keeps the checkout's registration, whose connection the consent
+	// page preselects: still one agent, profile and slug kept.
 	conn := s.newestConnection(t)
 	m.login(s.URL, s.owner(t))
 	if n := countRows(t, s.dsn, `SELECT count(*) FROM connections WHERE workspace_id = $1 AND revoked_at IS NULL`, s.w.owner.WorkspaceID); n != 1 || s.newestConnection(t) != conn {
@@ -48,6 +48,9 @@ func TestAgentLoginThroughConsent(t *testing.T) {
 		t.Error("the profile did not survive the second login")
 	}
 	second := m.credentials()
+	if second.ClientID != c.ClientID {
+		t.Errorf("the second login registered again: client %s, was %s", second.ClientID, c.ClientID)
+	}
 	if r, err := callTool(s.URL, second.AccessToken, "list_sessions", nil); err != nil || r.status != http.StatusOK {
 		t.Errorf("the new credentials do not work: %v %+v", err, r)
 	}

@@ -27,6 +27,10 @@ type agentServer struct {
 	w      *world
 	gate   *httptest.Server
 	silent atomic.Bool // the gate takes requests and never answers
+	// slow holds each answer back this long (a time.Duration); arrived
+	// counts the requests the gate has taken.
+	slow    atomic.Int64
+	arrived atomic.Int64
 }
 
 func startAgentServer(t *testing.T) *agentServer {
@@ -39,6 +43,10 @@ func startAgentServer(t *testing.T) *agentServer {
 	s.w = newWorld(t, dsn, s.URL, 0)
 	proxy := roundRobinHandler(s.replica)
 	s.gate = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.arrived.Add(1)
+		if d := time.Duration(s.slow.Load()); d > 0 {
+			time.Sleep(d) // the server is slow to answer
+		}
 		if s.silent.Load() {
 			// Until the client gives up: reading the body to its end lets
 			// the server notice a closed connection.

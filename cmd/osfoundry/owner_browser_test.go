@@ -85,15 +85,16 @@ func (o *ownerBrowser) abs(u string) string {
 }
 
 // inputs collects the named inputs of the forms matched by sel (hidden ones,
-// and checkboxes when checkboxes is set: ticked or not, as an owner ticking
-// every box would send them).
+// the radio buttons the page checked, and checkboxes when checkboxes is set:
+// ticked or not, as an owner ticking every box would send them).
 func inputs(doc *goquery.Document, sel string, checkboxes bool) url.Values {
 	v := url.Values{}
 	doc.Find(sel + ` input`).Each(func(_ int, s *goquery.Selection) {
 		typ, _ := s.Attr("type")
 		name, _ := s.Attr("name")
 		value, _ := s.Attr("value")
-		if name != "" && (typ == "hidden" || checkboxes && typ == "checkbox") {
+		_, checked := s.Attr("checked")
+		if name != "" && (typ == "hidden" || checkboxes && typ == "checkbox" || typ == "radio" && checked) {
 			v.Add(name, value)
 		}
 	})

@@ -59,6 +59,10 @@ func (c *tokenCreateCommand) run(ctx context.Context, cfg config, log *slog.Logg
 	tok, err := st.CreateStaticToken(ctx, store.StaticTokenRequest{
 		OwnerEmail: c.email, ClientName: c.client, Scopes: scopes, ProjectNames: c.projects, Resource: resource,
 	})
+	var fe *store.FieldError
+	if errors.As(err, &fe) && fe.Field == "project" {
+		return fmt.Errorf("token create --project: %s", fe.Message)
+	}
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,8 @@ var tokenPattern = regexp.MustCompile(`osf_at_[A-Za-z0-9_-]+`)
 // TestTokenCreateBindsToTheServedBaseURL: token create, run beside a server
 // and given no base URL, binds the token to the base URL that server recorded
 // at start and prints it; the server accepts the token. --base-url overrides,
-// and a token bound elsewhere is refused.
+// and a token bound elsewhere is refused. A --project the workspace does not
+// have is refused, naming the projects it has.
 func TestTokenCreateBindsToTheServedBaseURL(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.NewDatabase(t)
@@ -52,5 +53,13 @@ func TestTokenCreateBindsToTheServedBaseURL(t *testing.T) {
 	}
 	if rep, err := callTool(r.URL, token, "list_agents", map[string]any{}); err != nil || rep.status != 401 {
 		t.Fatalf("a token bound to another address: %+v %v", rep, err)
+	}
+
+	// A project name the workspace does not have is refused, naming those it has.
+	cmd := exec.Command(binary(t), "token", "create", "--email", w.owner.Email, "--log-level", "error", "--project", "My project")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "OSFOUNDRY_BASE_URL=")
+	b, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), `token create --project: no project named "My project" in this workspace; its projects are "P"`) {
+		t.Fatalf("unknown project: %v\n%s", err, b)
 	}
 }

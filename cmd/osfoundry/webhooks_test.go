@@ -244,7 +244,9 @@ func TestWebhooksTwoReplicasDeliverOnce(t *testing.T) {
 
 // TestWebhooksRefuseLoopbackWithoutTheFlag proves the wiring of
 // --allow-private-targets to the sender: without it, a delivery to a
-// loopback receiver fails at dial time and the receiver gets nothing.
+// loopback receiver fails at dial time and the receiver gets nothing. Once
+// the operator restarts the server with the flag, the owner's Retry on the
+// failed delivery delivers it.
 func TestWebhooksRefuseLoopbackWithoutTheFlag(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.NewDatabase(t)
@@ -261,5 +263,32 @@ func TestWebhooksRefuseLoopbackWithoutTheFlag(t *testing.T) {
 	}
 	if n := len(sink.hits()); n != 0 {
 		t.Fatalf("the loopback receiver got %d requests", n)
+	}
+
+	// The operator restarts the server with the flag; the owner retries.
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-r.done
+	r = startWebhookReplica(t, dsn, r.URL, "--addr", strings.TrimPrefix(r.URL, "http://"))
+	r.waitReady()
+	owner := newOwnerBrowser(t, r.URL, w)
+	owner.signIn()
+	page := fmt.Sprintf("/projects/%d/webhooks/%d", e.ProjectID, e.ID)
+	_, doc, err := owner.page(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := doc.Find(`[data-testid="delivery-retry"]`).Closest("form")
+	if retry.Length() != 1 {
+		t.Fatal("the failed delivery has no Retry")
+	}
+	res, err := owner.post(retry.AttrOr("action", ""), inputs(doc, `[data-testid="delivery"]`, false))
+	if err != nil || res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("retry: %v %v", res, err)
+	}
+	awaitCond(t, 20*time.Second, "the retried delivery to arrive", func() bool { return deliveryStates(t, dsn, e.ID)[store.DeliveryDelivered] == 1 })
+	if hits := sink.hits(); len(hits) != 1 || hits[0].subject != "private 00" {
+		t.Fatalf("the receiver got %v", hits)
 	}
 }

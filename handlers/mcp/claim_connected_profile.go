@@ -44,6 +44,11 @@ func (h *Handler) claimConnectedProfile(ctx context.Context, c *caller, in claim
 	if errors.Is(err, store.ErrConflict) {
 		return nil, refusalf("handle taken: another agent of this workspace is %q; choose another handle.", in.Handle)
 	}
+	if errors.Is(err, store.ErrHandleRevoked) {
+		return nil, refusalf("handle taken: %q belongs to a revoked connection of this workspace. If that agent is you, "+
+			"sign in again and have the owner choose \"Sign in again as @%s\" on the consent page: that connection comes back "+
+			"with its handle, sender slug and invitations. Otherwise choose another handle.", in.Handle, in.Handle)
+	}
 	if err != nil {
 		return nil, err
 	}

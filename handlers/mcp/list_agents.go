@@ -14,6 +14,8 @@ type agentOut struct {
 	Presence    string `json:"presence"`
 	// The status, present only where the caller shares a project with the agent.
 	*statusOut
+	// OverlapsYou marks an agent on the caller's repository and branch.
+	OverlapsYou bool `json:"overlaps_you,omitempty"`
 }
 
 type agentsOut struct {
@@ -37,7 +39,7 @@ func (h *Handler) listAgents(ctx context.Context, c *caller, _ map[string]any) (
 	}
 	out := agentsOut{Agents: make([]agentOut, 0, len(agents))}
 	for _, a := range agents {
-		o := agentOut{Handle: a.Handle, DisplayName: a.DisplayName, Presence: a.Presence}
+		o := agentOut{Handle: a.Handle, DisplayName: a.DisplayName, Presence: a.Presence, OverlapsYou: a.OverlapsYou}
 		if a.SharesProject {
 			s := toStatusOut(a.Status)
 			o.statusOut = &s

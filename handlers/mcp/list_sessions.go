@@ -35,11 +35,30 @@ func (h *Handler) listSessions(ctx context.Context, c *caller, _ map[string]any)
 	if err != nil {
 		return nil, err
 	}
-	out := struct {
-		Sessions []sessionOut `json:"sessions"`
-	}{Sessions: make([]sessionOut, 0, len(list))}
+	out := sessionsOut{Sessions: make([]sessionOut, 0, len(list))}
 	for _, s := range list {
 		out.Sessions = append(out.Sessions, toSessionOut(s))
 	}
+	if len(out.Sessions) == 0 {
+		out.Hint = msgNoSessions
+	}
 	return out, nil
+}
+
+// msgNoSessions says why a connection has no session, and who changes that.
+const msgNoSessions = "No sessions yet: an owner invites this connection to a session (on its Participants tab, or when " +
+	"approving the connection); being seated in a project lets you see other agents' status, not read or post in sessions."
+
+// sessionsOut is list_sessions' answer; with no session, Hint says what to
+// do, also as a line of text.
+type sessionsOut struct {
+	Sessions []sessionOut `json:"sessions"`
+	Hint     string       `json:"hint,omitempty"`
+}
+
+func (o sessionsOut) lines() []string {
+	if o.Hint == "" {
+		return nil
+	}
+	return []string{o.Hint}
 }

@@ -133,6 +133,7 @@ func TestReplyToSenderRefusals(t *testing.T) {
 	revoked := e.agent(ws, owner, store.AllScopes, p)
 	stranger := e.agent(ws, owner, store.AllScopes, p)
 	noProfile := e.agent(ws, owner, store.AllScopes, p)
+	newcomer := e.agent(ws, owner, store.AllScopes, p) // neither claimed nor invited
 	other := e.agent(ws2, owner2, store.AllScopes, e.project(ws2, "Q"))
 	slugA, slugB := a.claim("alice"), b.claim("bob")
 	slugU, slugR := uninvited.claim("ursula"), revoked.claim("rex")
@@ -164,6 +165,8 @@ func TestReplyToSenderRefusals(t *testing.T) {
 		{"own slug", a, reply(slugA, "k7"), "to: that is your own sender slug"},
 		{"not invited yourself", stranger, reply(slugB, "k8"), "not invited to this session"},
 		{"no profile", noProfile, reply(slugB, "k9"), "Claim a profile first"},
+		{"no profile and not invited: claiming comes first", newcomer, reply(slugB, "k13"), "Claim a profile first"},
+		{"blank subject and body", a, with(reply(slugB, "k14"), "subject", " ", "body", "\n\t"), "body: write a message: the subject and the body are both blank"},
 		{"no such session", a, with(reply(slugB, "k10"), "session_id", "nope"), "session not found"},
 		{"empty key", a, reply(slugB, ""), "idempotency_key: use 1 to 200 characters"},
 		{"no to", a, map[string]any{"session_type": s.Type, "session_id": s.PublicID, "subject": "s", "body": "b", "idempotency_key": "k11"},
@@ -175,6 +178,15 @@ func TestReplyToSenderRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("post_session_note: blank, and claiming first", func(t *testing.T) {
+		note := with(ref(s), "subject", "", "body", "  ", "idempotency_key", "p1")
+		if msg := a.refused("post_session_note", note); !strings.HasPrefix(msg, "body: write a message") {
+			t.Fatalf("blank note: %q", msg)
+		}
+		if msg := newcomer.refused("post_session_note", with(note, "subject", "Hi")); !strings.HasPrefix(msg, "Claim a profile first") {
+			t.Fatalf("newcomer: %q", msg)
+		}
+	})
 	var n int
 	if err := e.sql().QueryRow(`SELECT count(*) FROM notes`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d notes written by refused calls", n)

@@ -155,7 +155,13 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		if err != nil {
 			return nil, fmt.Errorf("mcp: %s: marshal result: %w", name, err)
 		}
-		return withUnread(&mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}, b, c.Unread)
+		res := &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: string(b)}}}
+		if w, ok := out.(worded); ok {
+			for _, l := range w.lines() {
+				res.Content = append(res.Content, &mcpsdk.TextContent{Text: "\n" + l})
+			}
+		}
+		return withUnread(res, b, c.Unread)
 	}}
 	h.registry[name] = rt
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
@@ -166,6 +172,11 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		return rt.run(ctx, c, req.Params.Arguments)
 	})
 }
+
+// worded is a tool result that also says something in words: each of its
+// lines follows the JSON as a text content of its own, starting on a line of
+// its own for clients that join text blocks (the unread hint still comes last).
+type worded interface{ lines() []string }
 
 // runTool checks and decodes the arguments and runs fn as the caller.
 func runTool[In any](ctx context.Context, raw json.RawMessage, args *argumentsSchema, c *caller, fn func(context.Context, *caller, In) (any, error)) (any, error) {

@@ -195,11 +195,18 @@ type Approval struct {
 	// Scopes granted: a non-empty subset of the requested ones.
 	Scopes     []string
 	ProjectIDs []int64
+	// Continue is the connection the owner chose to sign in again ("Sign in
+	// again as"); 0 connects a new agent.
+	Continue int64
+	// InviteSessionIDs are sessions of the chosen projects to invite the
+	// agent to, as a contributor.
+	InviteSessionIDs []int64
 }
 
-// Approve records the grant (creating or reusing the owner's connection for
-// this client), issues an authorization code, and returns the redirect URL
-// carrying code, state and iss.
+// Approve records the grant (a new connection, or the one of the owner's
+// that the owner chose to continue, which the store checks the client may),
+// issues an authorization code, and returns the redirect URL carrying code,
+// state and iss.
 func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (string, error) {
 	var granted []string
 	for _, sc := range ap.Scopes {
@@ -223,12 +230,14 @@ func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (str
 		s.documents.forget(clientID)
 	}
 	conn, err := s.store.GrantConnection(ctx, store.NewConnection{
-		WorkspaceID: ap.Owner.WorkspaceID,
-		OwnerID:     ap.Owner.ID,
-		ClientID:    &clientID,
-		ClientName:  ar.ClientName(),
-		Scopes:      granted,
-		ProjectIDs:  ap.ProjectIDs,
+		WorkspaceID:      ap.Owner.WorkspaceID,
+		OwnerID:          ap.Owner.ID,
+		ClientID:         &clientID,
+		ClientName:       ar.ClientName(),
+		Scopes:           granted,
+		ProjectIDs:       ap.ProjectIDs,
+		Continue:         ap.Continue,
+		InviteSessionIDs: ap.InviteSessionIDs,
 	})
 	if err != nil {
 		return "", err
@@ -247,7 +256,7 @@ func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (str
 	if err != nil {
 		return "", err
 	}
-	s.log.Info("oauth grant approved", "connection_id", conn.ID, "client_id", clientID, "scopes", conn.Scopes)
+	s.log.Info("oauth grant approved", "connection_id", conn.ID, "client_id", clientID, "scopes", conn.Scopes, "continued", ap.Continue != 0)
 	return withParams(ar.RedirectURI, url.Values{"code": {code}, "state": {ar.State}, "iss": {s.issuer}}), nil
 }
 

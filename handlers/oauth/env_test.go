@@ -222,11 +222,12 @@ func (e *env) decide(d *goquery.Document, decision string, grants []string, proj
 	return u
 }
 
-// submitConsent posts the consent form (its hidden fields plus the choices).
+// submitConsent posts the consent form (its hidden fields and the agent it
+// preselected, plus the choices).
 func (e *env) submitConsent(d *goquery.Document, decision string, grants []string, projects []string) *http.Response {
 	e.t.Helper()
 	f := url.Values{}
-	d.Find(`form[data-testid="consent-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+	d.Find(`form[data-testid="consent-form"] input[type="hidden"], form[data-testid="consent-form"] input[type="radio"][checked]`).Each(func(_ int, s *goquery.Selection) {
 		n, _ := s.Attr("name")
 		v, _ := s.Attr("value")
 		if n != "grant" {

@@ -26,8 +26,9 @@ Usage:
         this machine (loopback) unless --allow-insecure-http is given.
   osfoundry agent status [--server URL]       show this checkout's connection and check it
   osfoundry agent logout [--server URL]       revoke the connection and delete its credentials
-  osfoundry agent install claude-code [--server URL] [--dry-run]
-        add the MCP server to .mcp.json and the hooks to .claude/settings.local.json
+  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule]
+        add the MCP server to .mcp.json, and the hooks and a permission rule for its tools
+        (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json
   osfoundry agent uninstall claude-code [--server URL] [--dry-run]
         take them out again
   osfoundry agent hook --server URL           (run by Claude Code) one hook event, JSON on stdin
@@ -74,7 +75,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	server := fs.String("server", "", "osFoundry server, e.g. https://foundry.example.com")
-	var noBrowser, dryRun, insecureHTTP bool
+	var noBrowser, dryRun, insecureHTTP, noAllowRule bool
 	var handle, name string
 	var timeout time.Duration
 	switch cmd {
@@ -86,6 +87,9 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 		fs.BoolVar(&insecureHTTP, "allow-insecure-http", false, "allow a plain http:// server that is not on this machine (the sign-in and tokens cross the network unencrypted)")
 	case "install", "uninstall":
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes without writing them")
+		if cmd == "install" {
+			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (Claude Code then asks before each)")
+		}
 	case "status", "logout", "mcp":
 	default:
 		fmt.Fprint(stderr, usage)
@@ -132,7 +136,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	case "mcp":
 		return runBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
 	}
-	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall"}
+	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule}
 	if err := install(ctx, stdout, o); err != nil {
 		return err
 	}

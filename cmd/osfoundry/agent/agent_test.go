@@ -28,22 +28,6 @@ func TestNormalizeServer(t *testing.T) {
 	}
 }
 
-func TestNameFromRemote(t *testing.T) {
-	for in, want := range map[string]string{
-		"git@github.com:acme/widgets.git":           "acme/widgets",
-		"https://github.com/acme/widgets.git":       "acme/widgets",
-		"https://user@gitlab.example.com/g/sub/app": "sub/app",
-		"ssh://git@host:2222/acme/widgets.git/":     "acme/widgets",
-		"/srv/git/widgets.git":                      "git/widgets",
-		"widgets":                                   "widgets",
-		"":                                          "",
-	} {
-		if got := nameFromRemote(in); got != want {
-			t.Errorf("nameFromRemote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestReadEvents(t *testing.T) {
 	msgs, err := readEvents(strings.NewReader("event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1}\n\n: comment\n\ndata: {\"a\":2}\n"))
 	if err != nil || len(msgs) != 2 || string(msgs[1]) != `{"a":2}` {

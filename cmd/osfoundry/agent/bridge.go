@@ -38,29 +38,71 @@ type bridge struct {
 	out   io.Writer
 }
 
-// runBridge runs `osfoundry agent mcp` until stdin closes.
+// bridgeGrace is how long a signalled bridge lets the messages in flight
+// finish: Claude Code stops a stdio server with SIGINT, then SIGTERM, then
+// SIGKILL, about half a second apart, and the bridge must be gone before
+// the first escalation.
+const bridgeGrace = 60 * time.Millisecond
+
+// runBridge runs `osfoundry agent mcp` until stdin closes, forwarding the
+// messages to the end, or until ctx ends (SIGINT or SIGTERM): then it reads
+// no more, lets the messages in flight finish within bridgeGrace, answers
+// the others with an error, and returns.
 func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin io.Reader, stdout, stderr io.Writer) error {
 	b := &bridge{acct: account{dirs: dirs, server: server, checkout: checkout}, http: newHTTPClient(), log: stderr, out: stdout}
 	if _, err := b.loadClient(); err != nil {
 		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
 	}
-	r := bufio.NewReaderSize(stdin, 1<<20)
+	// The messages' own context outlives the signal by the grace.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	lines := make(chan []byte)
+	go func() { // a read of stdin cannot be interrupted: on a signal it is left behind
+		defer close(lines)
+		r := bufio.NewReaderSize(stdin, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if msg := bytes.TrimSpace(line); len(msg) > 0 {
+				select {
+				case lines <- msg:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
+	inFlight := func() <-chan struct{} {
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		return done
+	}
 	for {
-		line, err := r.ReadBytes('\n')
-		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+		select {
+		case msg, ok := <-lines:
+			if !ok {
+				<-inFlight()
+				return nil
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				b.forward(ctx, msg)
+				b.forward(work, msg)
 			}()
-		}
-		if err != nil {
-			break
+		case <-ctx.Done():
+			done := inFlight()
+			select {
+			case <-done:
+			case <-time.After(bridgeGrace):
+				cancelWork() // the rest are answered with an error
+				<-done
+			}
+			return nil
 		}
 	}
-	wg.Wait()
-	return nil
 }
 
 // loadClient returns the account's client, reading the credentials the first

@@ -10,8 +10,8 @@ import (
 )
 
 // The edits install makes to Claude Code's files of a checkout: the
-// project server in .mcp.json, the hooks and the approval in
-// .claude/settings.local.json.
+// project server in .mcp.json, the hooks, the approval and the permission
+// rule in .claude/settings.local.json.
 
 // editMCPConfig adds (or removes) the osfoundry server of .mcp.json.
 func editMCPConfig(o installOptions) (*fileEdit, error) {
@@ -73,8 +73,8 @@ func isOurHook(command string) bool {
 	return false
 }
 
-// editSettings adds (or removes) the hooks and the approval of the MCP
-// server in .claude/settings.local.json.
+// editSettings adds (or removes) the hooks, the approval of the MCP server
+// and the permission rule for its tools in .claude/settings.local.json.
 func editSettings(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: settingsFile, path: filepath.Join(o.Checkout, filepath.FromSlash(settingsFile))}
 	root, mode, missing, err := readSettings(e.path)
@@ -131,6 +131,12 @@ func editSettings(o installOptions) (*fileEdit, error) {
 	}
 	if note != "" {
 		e.notes = append(e.notes, note)
+	}
+	if line, err = editAllowRule(root, o.Remove || o.NoAllowRule); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.path, err)
+	}
+	if line != "" {
+		e.lines = append(e.lines, line)
 	}
 	if len(e.lines) > 0 && root.len() > 0 {
 		e.after = indentJSON(root)
@@ -217,4 +223,51 @@ func editApproval(root *object, remove bool) (line, note string, err error) {
 	}
 	root.set("enabledMcpjsonServers", append(enabled, mcpServerName))
 	return "+ enabledMcpjsonServers: " + mcpServerName, "", nil
+}
+
+// allowRule is the permission rule that lets Claude Code call every tool of
+// the osfoundry server without asking: a headless `claude -p` refuses any
+// tool without one ("Claude requested permissions to use
+// mcp__osfoundry__list_agents").
+const allowRule = "mcp__" + mcpServerName
+
+// editAllowRule adds allowRule to permissions.allow, or with remove takes
+// it out (and an allow list or permissions object it leaves empty), keeping
+// every other rule in its order. It returns the change made.
+func editAllowRule(root *object, remove bool) (string, error) {
+	perms, err := root.child("permissions")
+	if err != nil {
+		return "", err
+	}
+	var allow []json.RawMessage
+	if allow, err = perms.array("allow"); err != nil {
+		return "", fmt.Errorf("permissions: %w", err)
+	}
+	at := slices.IndexFunc(allow, func(r json.RawMessage) bool {
+		var rule string
+		return json.Unmarshal(r, &rule) == nil && rule == allowRule
+	})
+	switch {
+	case remove && at >= 0:
+		allow = slices.Delete(allow, at, at+1)
+	case !remove && at < 0:
+		b, _ := json.Marshal(allowRule)
+		allow = append(allow, b)
+	default:
+		return "", nil
+	}
+	if len(allow) == 0 {
+		perms.del("allow")
+	} else {
+		perms.set("allow", allow)
+	}
+	if perms.len() == 0 {
+		root.del("permissions")
+	} else {
+		root.set("permissions", perms)
+	}
+	if remove {
+		return "- permissions.allow: " + allowRule, nil
+	}
+	return "+ permissions.allow: " + allowRule + " (its tools run without asking, also under claude -p)", nil
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/osfoundry/osfoundry/store/repo"
 )
 
 // checkoutOf returns the folder one agent identity belongs to: the git top level
@@ -76,40 +78,13 @@ func gitTopAndBranch(ctx context.Context, dir string, withBranch bool) (top, bra
 	return top, branch
 }
 
-// repoName names the checkout's repository for set_status: owner/name from
-// the origin remote's URL, else the folder name.
+// repoName names the checkout's repository for set_status: the origin
+// remote's URL as the server compares repositories (repo.Normalize: owner/name),
+// else the folder name.
 func repoName(ctx context.Context, checkout string) string {
 	remote, _ := git(ctx, checkout, "config", "--get", "remote.origin.url")
-	if name := nameFromRemote(remote); name != "" {
+	if name := repo.Normalize(remote); name != "" {
 		return name
 	}
 	return filepath.Base(checkout)
-}
-
-// nameFromRemote turns git@host:owner/name.git, https://host/owner/name.git
-// or a path into owner/name (or name when there is one segment).
-func nameFromRemote(remote string) string {
-	r := strings.TrimSpace(remote)
-	if r == "" {
-		return ""
-	}
-	if i := strings.Index(r, "://"); i >= 0 {
-		r = r[i+3:]
-		if j := strings.Index(r, "/"); j >= 0 {
-			r = r[j+1:] // drop user@host:port
-		} else {
-			return ""
-		}
-	} else if i := strings.Index(r, ":"); i >= 0 && !strings.Contains(r[:i], "/") {
-		r = r[i+1:] // scp-like user@host:path
-	}
-	r = strings.TrimSuffix(strings.TrimRight(r, "/"), ".git")
-	parts := strings.FieldsFunc(r, func(c rune) bool { return c == '/' || c == '\\' })
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return parts[len(parts)-2] + "/" + parts[len(parts)-1]
 }

@@ -160,7 +160,7 @@ const msgUnclaimed = "osFoundry: this checkout's connection has no agent profile
 	"claim_connected_profile (a handle and a display name) creates one."
 
 // sessionStart reports the checkout's repository and branch with set_status
-// and returns the unread mail as context.
+// and returns as context the agents on the same branch and the unread mail.
 func sessionStart(ctx context.Context, c *client, now time.Time) (string, error) {
 	top, branch := gitTopAndBranch(ctx, c.acct.checkout, true)
 	status := map[string]any{"repo": clip(repoName(ctx, c.acct.checkout), 300), "branch": nil}
@@ -173,6 +173,9 @@ func sessionStart(ctx context.Context, c *client, now time.Time) (string, error)
 	}
 	var parts []string
 	var problem error
+	if o := res.overlapHint(); o != "" {
+		parts = append(parts, msgOverlaps+"\n"+o)
+	}
 	hint := res.unread()
 	if res.IsError {
 		if strings.Contains(res.text(), "claim_connected_profile") {

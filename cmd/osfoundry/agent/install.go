@@ -36,6 +36,9 @@ type installOptions struct {
 	DryRun  bool
 	// Remove undoes an install instead.
 	Remove bool
+	// NoAllowRule leaves out (and takes out) the permission rule that lets
+	// Claude Code call the osfoundry tools without asking.
+	NoAllowRule bool
 }
 
 // mcpEntry is the project MCP server Claude Code starts: the stdio bridge.

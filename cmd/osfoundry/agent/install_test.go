@@ -74,6 +74,7 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 		".mcp.json\n    + mcpServers.osfoundry = {\"type\":\"stdio\",\"command\":\"/opt/my tools/osfoundry\",\"args\":[\"agent\",\"mcp\",\"--server\",\"https://foundry.example.com\"]}",
 		".claude/settings.local.json\n    + hooks.SessionStart: " + wantHook,
 		"+ hooks.UserPromptSubmit: ", "+ hooks.PostToolUse: ", "+ hooks.SessionEnd: ", "+ enabledMcpjsonServers: osfoundry",
+		"+ permissions.allow: mcp__osfoundry",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
@@ -101,8 +102,8 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	if err := json.Unmarshal([]byte(settings), &s); err != nil {
 		t.Fatal(err)
 	}
-	if !sameJSON(s.Permissions, []byte(`{"allow": ["Bash(npm test)"]}`)) {
-		t.Errorf("permissions changed: %s", s.Permissions)
+	if !sameJSON(s.Permissions, []byte(`{"allow": ["Bash(npm test)", "mcp__osfoundry"]}`)) {
+		t.Errorf("permissions: %s, want the user's rule and mcp__osfoundry", s.Permissions)
 	}
 	ours := hookHandler{Type: "command", Command: wantHook, Timeout: hookTimeoutSecs}
 	wantHooks := map[string][]hookGroup{
@@ -133,7 +134,8 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	o := options(dir)
 	o.Remove = true
 	out = runInstall(t, o)
-	if !strings.Contains(out, "- mcpServers.osfoundry") || !strings.Contains(out, "- hooks.SessionEnd") || !strings.Contains(out, "- enabledMcpjsonServers: osfoundry") {
+	if !strings.Contains(out, "- mcpServers.osfoundry") || !strings.Contains(out, "- hooks.SessionEnd") || !strings.Contains(out, "- enabledMcpjsonServers: osfoundry") ||
+		!strings.Contains(out, "- permissions.allow: mcp__osfoundry") {
 		t.Errorf("uninstall summary:\n%s", out)
 	}
 	if !sameJSON([]byte(read(t, dir, mcpConfigFile)), []byte(userMCP)) || !sameJSON([]byte(read(t, dir, settingsFile)), []byte(userSettings)) {
@@ -141,6 +143,43 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	}
 	if out := runInstall(t, o); !strings.Contains(out, "already removed") {
 		t.Errorf("second uninstall:\n%s", out)
+	}
+}
+
+// TestInstallAllowRule: on a checkout with no settings, install writes the
+// rule that lets Claude Code (also claude -p) call the osfoundry tools;
+// --no-allow-rule leaves it out, and takes out one an earlier install wrote.
+func TestInstallAllowRule(t *testing.T) {
+	allow := func(dir string) []string {
+		var s struct {
+			Permissions struct {
+				Allow []string `json:"allow"`
+			} `json:"permissions"`
+		}
+		json.Unmarshal([]byte(read(t, dir, settingsFile)), &s)
+		return s.Permissions.Allow
+	}
+	dir := checkout(t, nil)
+	runInstall(t, options(dir))
+	if got := allow(dir); len(got) != 1 || got[0] != "mcp__osfoundry" {
+		t.Fatalf("permissions.allow %v", got)
+	}
+	o := options(dir)
+	o.NoAllowRule = true
+	if out := runInstall(t, o); !strings.Contains(out, "- permissions.allow: mcp__osfoundry") {
+		t.Errorf("summary:\n%s", out)
+	}
+	if got := allow(dir); len(got) != 0 || strings.Contains(read(t, dir, settingsFile), "permissions") {
+		t.Fatalf("--no-allow-rule left %v:\n%s", got, read(t, dir, settingsFile))
+	}
+	if out := runInstall(t, o); !strings.Contains(out, "already installed") {
+		t.Errorf("--no-allow-rule twice:\n%s", out)
+	}
+	fresh := checkout(t, nil)
+	runInstall(t, o)
+	runInstall(t, func() installOptions { f := options(fresh); f.NoAllowRule = true; return f }())
+	if strings.Contains(read(t, fresh, settingsFile), "permissions") {
+		t.Fatal("--no-allow-rule wrote a permission rule")
 	}
 }
 

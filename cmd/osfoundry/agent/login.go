@@ -230,9 +230,9 @@ type callback struct {
 }
 
 // login connects the checkout to the server with OAuth 2.1: discovery,
-// dynamic registration, PKCE (S256) and a loopback redirect on 127.0.0.1
-// (RFC 8252). The credentials replace the checkout's previous ones, whose
-// grant is then revoked.
+// dynamic registration (once per checkout: a later login reuses it), PKCE
+// (S256) and a loopback redirect on 127.0.0.1 (RFC 8252). The credentials
+// replace the checkout's previous ones, whose tokens are then revoked.
 func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	if u, err := url.Parse(o.Server); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.InsecureHTTP {
 		return fmt.Errorf("--server %s is plain http to another machine: the sign-in and the tokens would cross the network unencrypted. "+
@@ -250,28 +250,37 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	}
 	defer ln.Close()
 	// The client registers the loopback redirect without a port, which the
-	// server matches whatever port a sign-in uses (RFC 8252 §7.3). A later
-	// login of the same checkout registers the very same client metadata,
-	// which lets the server continue its connection (profile, slug) rather
-	// than start another.
+	// server matches whatever port a sign-in uses (RFC 8252 §7.3).
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
-	clientID, err := register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout))
-	if err != nil {
-		return err
-	}
 	verifier, state := randomString(32), randomString(16)
 	sum := sha256.Sum256([]byte(verifier))
-	q := url.Values{
-		"response_type":         {"code"},
-		"client_id":             {clientID},
-		"redirect_uri":          {redirect},
-		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
-		"code_challenge_method": {"S256"},
-		"scope":                 {strings.Join(scopes, " ")},
-		"state":                 {state},
-		"resource":              {m.Resource},
+	authURL := func(clientID string) string {
+		return m.AuthorizationEndpoint + "?" + url.Values{
+			"response_type":         {"code"},
+			"client_id":             {clientID},
+			"redirect_uri":          {redirect},
+			"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+			"code_challenge_method": {"S256"},
+			"scope":                 {strings.Join(scopes, " ")},
+			"state":                 {state},
+			"resource":              {m.Resource},
+		}.Encode()
 	}
-	authURL := m.AuthorizationEndpoint + "?" + q.Encode()
+	// A later login of the same checkout keeps its registration, so the
+	// consent page offers to continue the connection it holds (profile,
+	// slug, seats, invitations) rather than start another agent; a
+	// registration the server no longer knows is replaced.
+	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
+	clientID := ""
+	if prev, err := acct.load(); err == nil && prev.ClientID != "" && strings.TrimRight(prev.Issuer, "/") == strings.TrimRight(m.Issuer, "/") &&
+		knownClient(ctx, hc, authURL(prev.ClientID)) {
+		clientID = prev.ClientID
+	}
+	if clientID == "" {
+		if clientID, err = register(ctx, hc, o.Server, m, "http://127.0.0.1/callback", clientName(o.Checkout)); err != nil {
+			return err
+		}
+	}
 
 	done := make(chan callback, 1)
 	srv := &http.Server{Handler: callbackHandler(state, m.Issuer, m.IssParameter, done), ReadHeaderTimeout: 10 * time.Second}
@@ -280,12 +289,12 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 
 	opened := false
 	if !o.NoBrowser {
-		opened = openBrowser(authURL) == nil
+		opened = openBrowser(authURL(clientID)) == nil
 	}
 	if opened {
-		fmt.Fprintf(out, "Opening your browser to connect %s to %s.\nIf it does not open, visit this URL:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+		fmt.Fprintf(out, "Opening your browser to connect %s to %s.\nIf it does not open, visit this URL:\n\n  %s\n\n", o.Checkout, o.Server, authURL(clientID))
 	} else {
-		fmt.Fprintf(out, "To connect %s to %s, open this URL in a browser where you are signed in to osFoundry:\n\n  %s\n\n", o.Checkout, o.Server, authURL)
+		fmt.Fprintf(out, "To connect %s to %s, open this URL in a browser where you are signed in to osFoundry:\n\n  %s\n\n", o.Checkout, o.Server, authURL(clientID))
 	}
 	fmt.Fprintf(out, "Waiting for the approval (up to %s)…\n", o.Timeout)
 
@@ -317,15 +326,16 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 		TokenEndpoint: m.TokenEndpoint, RevocationEndpoint: m.RevocationEndpoint, ClientID: clientID, CreatedAt: now,
 	}
 	creds.apply(tr, now)
-	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
 	previous, err := replaceCredentials(ctx, acct, creds)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Connected %s to %s (scopes: %s).\nCredentials: %s\n", o.Checkout, o.Server, creds.Scope, acct.credentialsPath())
 	if previous != nil {
-		// The old grant's tokens go; when the server continued the same
-		// connection for this login, only the old registration's tokens do.
+		// The old tokens go. When the owner continued the connection, the
+		// server revokes only them (they are superseded); when the owner
+		// chose a new agent, it ends the old connection, which this
+		// checkout no longer holds.
 		revoke(ctx, hc, previous)
 		fmt.Fprintln(out, "The checkout's previous credentials were revoked.")
 	}
@@ -338,6 +348,26 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	}
 	fmt.Fprintln(out, "Next: osfoundry agent install claude-code")
 	return nil
+}
+
+// knownClient reports whether the server still knows the client an
+// authorization URL names: it shows an unknown one a 400 page, and sends a
+// signed-out visitor of a known one to sign in. A server that cannot be
+// asked counts as knowing it (the login then fails on its own).
+func knownClient(ctx context.Context, hc *http.Client, authURL string) bool {
+	probe := *hc
+	probe.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return true
+	}
+	req.Header.Set("User-Agent", userAgent)
+	res, err := probe.Do(req)
+	if err != nil {
+		return true
+	}
+	res.Body.Close()
+	return res.StatusCode != http.StatusBadRequest
 }
 
 // clientName names the OAuth client of a checkout: its folder name, for the

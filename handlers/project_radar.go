@@ -1,0 +1,48 @@
+package handlers
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// projectRadar is GET /projects/:id/radar: the project page's collision
+// warnings, or 204 when they would look the same as the version the page
+// shows (?v=).
+func (s *Server) projectRadar(c echo.Context) error {
+	p, err := s.projectParam(c)
+	if err != nil {
+		return err
+	}
+	agents, err := s.store.ListSeatedAgents(c.Request().Context(), p.WorkspaceID, p.ID)
+	if err != nil {
+		return err
+	}
+	v := radarOf(p.ID, agents)
+	if c.QueryParam("v") == v.Version {
+		return noContent(c)
+	}
+	return s.render(c, http.StatusOK, "", views.ProjectRadar(v))
+}
+
+// radarOf is a project's collision warnings with the fingerprint of what
+// they show.
+func radarOf(projectID int64, agents []store.SeatedAgent) views.ProjectRadarView {
+	v := views.ProjectRadarView{ProjectID: projectID, Warnings: views.Overlaps(agents)}
+	h := fnv.New64a()
+	for _, w := range v.Warnings {
+		fmt.Fprintf(h, "%q\x00%q\x00", w.Repo, w.Branch)
+		for _, a := range w.Agents {
+			fmt.Fprintf(h, "%q\x00", a.Handle)
+		}
+		h.Write([]byte{1})
+	}
+	v.Version = strconv.FormatUint(h.Sum64(), 36)
+	return v
+}

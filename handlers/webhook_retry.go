@@ -1,0 +1,23 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+)
+
+// webhookRetry is POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry
+// ("Retry" on a failed delivery): it joins the endpoint's outbox again, due
+// now, and the page shows the log where it is tried.
+func (s *Server) webhookRetry(c echo.Context) error {
+	projectID, hook, err := webhookParams(c)
+	if err != nil {
+		return err
+	}
+	delivery, err := paramID(c, "delivery")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RetryWebhookDelivery(c.Request().Context(), currentOwner(c).WorkspaceID, projectID, hook, delivery); err != nil {
+		return err
+	}
+	return redirect(c, webhookPath(projectID, hook)+"#delivery-log")
+}
