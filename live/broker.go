@@ -14,8 +14,12 @@
 //   - a receipt: the note's receipts line, rendered once (notes.go);
 //   - unread counts: one query per owner with an unread stream open
 //     (unread.go);
-//   - a sign-out: every stream of that cookie session ends;
+//   - a sign-out: every stream of that sign-in ends;
 //   - a heartbeat, after re-checking that each stream may stay open (beat.go).
+//
+// The streams one sign-in, one owner and one client address may hold are
+// bounded (Limits): past the first two, the oldest stream is closed; past
+// the third, new streams are refused (ErrTooMany).
 //
 // Sending never blocks: each stream has a bounded buffer, and a stream whose
 // buffer is full is closed (the browser reconnects with Last-Event-ID and
@@ -83,7 +87,23 @@ type Options struct {
 	// Buffer is how many events a stream may have waiting; one more and it
 	// is closed (64).
 	Buffer int
+	// Limits bound the streams held at once (DefaultLimits).
+	Limits Limits
 }
+
+// Limits bound the streams held at once, so that one cookie or one address
+// cannot take the server's connections and memory: a sign-in or an owner
+// past its limit has its oldest stream closed (the page behind it polls),
+// an address past its limit is refused new ones. A zero field is its
+// default.
+type Limits struct {
+	PerSignIn, PerOwner, PerAddress int
+}
+
+// DefaultLimits are the limits of the streams held at once: a browser
+// with many tabs, an owner with a few devices, an office behind one
+// address.
+var DefaultLimits = Limits{PerSignIn: 8, PerOwner: 16, PerAddress: 64}
 
 // Defaults of the options.
 const (
@@ -104,11 +124,16 @@ const (
 	closeForbidden = "no longer allowed"
 	closeShutdown  = "shutdown"
 	closeBehind    = "behind"
+	closeReplaced  = "replaced by a newer stream"
 )
 
 // ErrDown refuses a stream while the listener is disconnected or the broker
 // is closed: the page polls and its stream retries.
 var ErrDown = errors.New("live: streams are unavailable")
+
+// ErrTooMany refuses a stream from a client address that holds as many as
+// Limits.PerAddress allows.
+var ErrTooMany = errors.New("live: too many streams from this address")
 
 // Broker holds one replica's open streams and feeds them.
 type Broker struct {
@@ -121,6 +146,7 @@ type Broker struct {
 	heartbeat     time.Duration
 	presenceEvery time.Duration
 	buffer        int
+	limits        Limits
 	start         sync.Once
 	// wakeNotes and wakeUpkeep tell the two workers there is work pending.
 	wakeNotes  chan struct{}
@@ -130,10 +156,15 @@ type Broker struct {
 	up     bool // the listener is connected
 	closed bool // shut down
 	// sessions are the session streams by session id, owners the unread
-	// streams by owner id, signIns every stream by sign-in id.
+	// streams by owner id, signIns every stream by sign-in id, byOwner
+	// every stream by owner id, byAddr how many each client address holds.
 	sessions map[int64]*sessionTopic
 	owners   map[int64]*ownerTopic
-	signIns  map[string]map[*Stream]struct{}
+	signIns  map[int64]map[*Stream]struct{}
+	byOwner  map[int64]map[*Stream]struct{}
+	byAddr   map[string]int
+	// seq numbers the streams in the order they opened.
+	seq uint64
 	// Work for the workers: sessions with new notes, receipts per
 	// session, workspaces whose presence may have changed, owners whose
 	// unread counts may have, sessions with new notes whose workspace's
@@ -171,9 +202,10 @@ func New(o Options) *Broker {
 	ctx, stop := context.WithCancel(context.Background())
 	b := &Broker{
 		src: o.Source, render: o.Render, log: o.Log, ctx: ctx, stop: stop,
-		heartbeat: o.Heartbeat, presenceEvery: o.PresenceRefresh, buffer: o.Buffer,
+		heartbeat: o.Heartbeat, presenceEvery: o.PresenceRefresh, buffer: o.Buffer, limits: o.Limits,
 		wakeNotes: make(chan struct{}, 1), wakeUpkeep: make(chan struct{}, 1),
-		sessions: map[int64]*sessionTopic{}, owners: map[int64]*ownerTopic{}, signIns: map[string]map[*Stream]struct{}{},
+		sessions: map[int64]*sessionTopic{}, owners: map[int64]*ownerTopic{}, signIns: map[int64]map[*Stream]struct{}{},
+		byOwner: map[int64]map[*Stream]struct{}{}, byAddr: map[string]int{},
 		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
 		sessionWorkspace: map[int64]int64{},
@@ -186,6 +218,15 @@ func New(o Options) *Broker {
 	}
 	if b.buffer == 0 {
 		b.buffer = defaultBuffer
+	}
+	if b.limits.PerSignIn == 0 {
+		b.limits.PerSignIn = DefaultLimits.PerSignIn
+	}
+	if b.limits.PerOwner == 0 {
+		b.limits.PerOwner = DefaultLimits.PerOwner
+	}
+	if b.limits.PerAddress == 0 {
+		b.limits.PerAddress = DefaultLimits.PerAddress
 	}
 	return b
 }
@@ -262,7 +303,7 @@ func (b *Broker) readsHeard(ownerID int64) {
 	}
 }
 
-func (b *Broker) signedOut(signInID string) {
+func (b *Broker) signedOut(signInID int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for st := range b.signIns[signInID] {
@@ -282,7 +323,9 @@ func (b *Broker) Close() {
 
 // Subscribe registers a stream; a session stream names its session's
 // project and newest note. It returns ErrDown while the listener is
-// disconnected or the broker is closed.
+// disconnected or the broker is closed, and ErrTooMany when the stream's
+// address holds as many as it may; past the limit of its sign-in or its
+// owner, their oldest stream is closed.
 func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	b.start.Do(func() {
 		go b.sendNotes()
@@ -293,10 +336,14 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	if !b.up || b.closed {
 		return ErrDown
 	}
-	if b.signIns[st.signIn] == nil {
-		b.signIns[st.signIn] = map[*Stream]struct{}{}
+	if b.byAddr[st.addr] >= b.limits.PerAddress {
+		return ErrTooMany
 	}
-	b.signIns[st.signIn][st] = struct{}{}
+	b.seq++
+	st.seq = b.seq
+	b.byAddr[st.addr]++
+	b.trim(addStream(b.signIns, st.signIn, st), b.limits.PerSignIn)
+	b.trim(addStream(b.byOwner, st.ownerID, st), b.limits.PerOwner)
 	if st.sessionID == 0 {
 		t := b.owners[st.ownerID]
 		if t == nil {
@@ -321,6 +368,41 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 		b.send(st, Event{Data: t.presenceEvent})
 	}
 	return nil
+}
+
+// addStream adds st to the set of key in m and returns the set.
+func addStream(m map[int64]map[*Stream]struct{}, key int64, st *Stream) map[*Stream]struct{} {
+	set := m[key]
+	if set == nil {
+		set = map[*Stream]struct{}{}
+		m[key] = set
+	}
+	set[st] = struct{}{}
+	return set
+}
+
+// trim closes the oldest streams of set until it holds at most limit.
+// b.mu is held.
+func (b *Broker) trim(set map[*Stream]struct{}, limit int) {
+	for len(set) > limit {
+		var oldest *Stream
+		for st := range set {
+			if oldest == nil || st.seq < oldest.seq {
+				oldest = st
+			}
+		}
+		b.drop(oldest, closeReplaced)
+	}
+}
+
+// removeStream takes st out of the set of key in m.
+func removeStream(m map[int64]map[*Stream]struct{}, key int64, st *Stream) {
+	if set := m[key]; set != nil {
+		delete(set, st)
+		if len(set) == 0 {
+			delete(m, key)
+		}
+	}
 }
 
 // Unsubscribe forgets a stream that ended on its own (the client left).
@@ -350,11 +432,10 @@ func (b *Broker) drop(st *Stream, why string) {
 	}
 	st.why = why
 	close(st.done)
-	if set := b.signIns[st.signIn]; set != nil {
-		delete(set, st)
-		if len(set) == 0 {
-			delete(b.signIns, st.signIn)
-		}
+	removeStream(b.signIns, st.signIn, st)
+	removeStream(b.byOwner, st.ownerID, st)
+	if b.byAddr[st.addr]--; b.byAddr[st.addr] <= 0 {
+		delete(b.byAddr, st.addr)
 	}
 	if st.sessionID == 0 {
 		if t := b.owners[st.ownerID]; t != nil {

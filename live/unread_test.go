@@ -15,7 +15,7 @@ func TestUnreadCounts(t *testing.T) {
 	src := newSource()
 	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 2}}
 	b := newBroker(t, src, Options{})
-	st := b.subscribeTest(t, 1, 0, "a", "")
+	st := b.subscribeTest(t, 1, 0, 1, "")
 	first, err := b.UnreadEvent(context.Background(), testWorkspace, 1)
 	if err != nil {
 		t.Fatal(err)

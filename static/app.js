@@ -72,6 +72,14 @@
     sources.add(source);
     source.addEventListener("reload", function (ev) { reloadList(ev.data); });
     source.addEventListener("signout", signedOut);
+    // Newer pages of this sign-in took this one's place (the server bounds
+    // the streams one holds): stop the stream for good; the polls take over.
+    source.addEventListener("replaced", function () {
+      source.close();
+      if (!streamUp) return;
+      setStreamUp(false);
+      pollNow();
+    });
   });
   function streamDown(e) {
     if (!streamUp) return;
@@ -354,6 +362,8 @@
         setTitleCount(scope === "workspace" ? u.total : u.projects[scope.split(":")[1]] || 0);
       });
       es.addEventListener("signout", function () { es.close(); signedOut(); });
+      // Newer pages took this one's place: no reconnecting.
+      es.addEventListener("replaced", function () { es.close(); });
       es.addEventListener("error", function () {
         // The browser retries by itself unless the server refused the stream.
         if (es.readyState !== EventSource.CLOSED) return;
