@@ -8,8 +8,9 @@ CHROMIUM ?= /usr/bin/chromium
 .DEFAULT_GOAL := help
 
 # Lines starting with "#>" are the layout make help prints after the targets.
-#> cmd/osfoundry/      main.go dispatches; one file per subcommand (serve.go, migrate.go,
-#>                     owner_create.go, token_create.go) beside config.go, database.go, keys.go
+#> cmd/osfoundry/      main.go dispatches; one file per subcommand (serve.go, migrate.go, owner_create.go,
+#>                     owner_set_password.go, token_create.go) beside config.go, database.go, keys.go,
+#>                     setup_code.go
 #> cmd/osfoundry/agent `osfoundry agent`: login, the stdio bridge, hooks, install
 #> handlers/           HTTP only: one file per action (project_list.go, webhook_detail.go …);
 #>                     every route in routes.go; the SSE endpoints

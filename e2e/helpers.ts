@@ -14,10 +14,16 @@ export const owner = {
   workspace: 'Example Works',
 };
 
+/** The one-time setup code the server wrote to its data folder (fresh install only). */
+export function setupCode(): string {
+  return readFileSync(`${dataDir}/setup-code`, 'utf8').trim();
+}
+
 /** Signs the owner in, creating the first owner account on a fresh install. */
 export async function signIn(page: Page): Promise<void> {
   await page.goto('/');
   if (page.url().includes('/setup')) {
+    await page.getByLabel('Setup code').fill(setupCode());
     await page.getByLabel('Email').fill(owner.email);
     await page.getByLabel('Your name').fill(owner.name);
     await page.getByLabel('Workspace name').fill(owner.workspace);

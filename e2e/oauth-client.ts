@@ -2,7 +2,7 @@
 // cookie-carrying HTTP client that follows an authorization URL, signs the
 // owner in, approves the consent page and hands back the code; and an
 // OAuthClientProvider for the official TypeScript SDK that uses it.
-import { baseURL, owner } from './helpers';
+import { baseURL, owner, setupCode } from './helpers';
 
 /** Decodes the HTML entities templ writes in attribute values. */
 function unescapeHTML(s: string): string {
@@ -71,7 +71,8 @@ export class CookieBrowser {
     const setup = await this.fetch('/setup');
     if (setup.status === 200) {
       const fields = hiddenInputs(await setup.text());
-      const res = await this.postForm('/setup', [...fields, ['email', owner.email], ['display_name', owner.name], ['workspace', owner.workspace], ['password', owner.password]]);
+      const res = await this.postForm('/setup', [...fields, ['setup_code', setupCode()], ['email', owner.email], ['display_name', owner.name],
+        ['workspace', owner.workspace], ['password', owner.password]]);
       if (res.status === 303) return;
     } else await setup.arrayBuffer();
     await this.signIn();

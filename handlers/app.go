@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/osfoundry/osfoundry/handlers/inbound"
 )
 
 // Handler returns the application as an http.Handler.
@@ -21,8 +23,9 @@ func (s *Server) Echo() *echo.Echo {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
 	e.Pre(middleware.RequestID())
-	// Every request body is capped at 1 MB.
-	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders)
+	// Every request body is capped at 1 MB; a Host that is neither the
+	// public origin's nor loopback gets 421, on every route.
+	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders, echo.WrapMiddleware(inbound.RequireHost(s.publicHost)))
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name
 	}

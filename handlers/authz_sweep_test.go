@@ -33,6 +33,7 @@ type sweepWorld struct {
 	bobP       *store.Project
 	bobSession *store.Session
 	bobAg      agent                  // B's agent
+	signIn     int64                  // alice's sign-in
 	stranger   agent                  // A's connection, neither seated nor invited
 	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
 	readOnly   string
@@ -61,6 +62,9 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	w := &sweepWorld{app: app}
 	w.alice = app.owner("alice@example.com", "")
 	w.bob = app.owner("bob@example.com", "Bob's")
+	if err := app.sql().QueryRow(`SELECT id FROM sign_ins WHERE owner_id = $1`, w.alice.owner.ID).Scan(&w.signIn); err != nil {
+		t.Fatal(err)
+	}
 	w.p = w.alice.project(secretProject)
 	w.session = w.alice.session(w.p, secretSession)
 	w.ag = app.agent("alice@example.com", secretProject, secretHandle, secretName)
@@ -122,8 +126,8 @@ func (w *sweepWorld) bobPath(r route) string {
 }
 
 // fill fills a route's :id with p, session or conn (by the route's area),
-// its :conn, :hook and :note with A's agent, A's webhook endpoint and A's
-// note, and a wildcard with a static file.
+// or alice's sign-in, its :conn, :hook and :note with A's agent, A's
+// webhook endpoint and A's note, and a wildcard with a static file.
 func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, conn int64) string {
 	path := r.path
 	switch {
@@ -133,6 +137,8 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 		path = strings.Replace(path, ":id", fmt.Sprint(session.ID), 1)
 	case strings.HasPrefix(path, "/connections/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(conn), 1)
+	case strings.HasPrefix(path, "/account/sign-ins/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(w.signIn), 1)
 	}
 	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
 	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
@@ -142,8 +148,8 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 
 // digest fingerprints the rows of the database: of workspace ws only when ws
 // is not 0 (tables without a workspace_id are left out then), of the named
-// tables only when any are named. login_failures (the sign-in throttle's
-// counter) is never part of it.
+// tables only when any are named. attempts (the password checks'
+// throttle) is never part of it.
 func (a *testApp) digest(ws int64, only ...string) string {
 	a.t.Helper()
 	db := a.sql()
@@ -168,7 +174,7 @@ func (a *testApp) digest(ws int64, only ...string) string {
 	}
 	var b strings.Builder
 	for _, tb := range tables {
-		if tb.name == "login_failures" || len(only) > 0 && !slices.Contains(only, tb.name) {
+		if tb.name == "attempts" || len(only) > 0 && !slices.Contains(only, tb.name) {
 			continue
 		}
 		q := fmt.Sprintf(`SELECT coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM %q t`, tb.name)
@@ -259,6 +265,12 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /login":   {other: http.StatusSeeOther, signedOut: http.StatusOK},
 		"POST /login":  {form: url.Values{"email": {"nobody@example.com"}, "password": {"wrong password"}}, other: http.StatusUnauthorized, signedOut: http.StatusUnauthorized},
 		"POST /logout": {other: http.StatusSeeOther, signsOut: true},
+		// The account acts on the caller's own owner; another owner's
+		// sign-in is not found.
+		"GET /account":                      {other: http.StatusOK},
+		"POST /account/password":            {form: url.Values{"current_password": {"not it"}, "new_password": {"a hijacked password"}}, other: http.StatusUnprocessableEntity},
+		"POST /account/sign-ins/end-others": {other: http.StatusSeeOther},
+		"POST /account/sign-ins/:id/end":    {},
 
 		// Routes without ids act on the caller's own workspace.
 		"GET /":              {other: http.StatusOK},

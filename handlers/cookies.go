@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -11,18 +12,22 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
+// The cookie session (gorilla/sessions, signed and encrypted) holds the
+// CSRF token and, once signed in, the token of a sign-in the store holds
+// (store.SignIn): the cookie proves nothing by itself, and a copy of it is
+// worth nothing once that sign-in has ended.
 const (
 	cookieName = "osf_session"
-	keyOwnerID = "owner_id"
-	// keySignIn is a random id of one signed-in cookie session: signing
-	// out publishes it, so that every replica ends that sign-in's streams.
+	// keySignIn is the sign-in's token (the store keeps only its hash).
 	keySignIn  = "sign_in"
 	ctxSession = "cookie_session"
 	ctxOwner   = "owner"
+	ctxSignIn  = "sign_in"
 )
 
-// loadSession reads the signed cookie session, makes sure it has a CSRF
-// token, and loads the signed-in owner (if any) into the context.
+// loadSession reads the cookie session, makes sure it has a CSRF token,
+// and loads the sign-in it names (when it has not ended) and its owner into
+// the context.
 func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sess, err := s.cookies.Get(c.Request(), cookieName)
@@ -31,26 +36,51 @@ func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
 			sess, _ = s.cookies.New(c.Request(), cookieName)
 		}
 		c.Set(ctxSession, sess)
+		save := false
 		if _, ok := sess.Values[keyCSRF].(string); !ok {
 			sess.Values[keyCSRF] = randomToken()
-			if err := sess.Save(c.Request(), c.Response()); err != nil {
+			save = true
+		}
+		if token, ok := sess.Values[keySignIn].(string); ok {
+			found, err := s.loadSignIn(c, token)
+			if err != nil {
 				return err
 			}
+			if !found {
+				delete(sess.Values, keySignIn)
+				save = true
+			}
 		}
-		if id, ok := sess.Values[keyOwnerID].(int64); ok {
-			o, err := s.owners.get(c.Request().Context(), s.store, id)
-			switch {
-			case err == nil:
-				c.Set(ctxOwner, o)
-			case errors.Is(err, store.ErrNotFound):
-				delete(sess.Values, keyOwnerID)
-				_ = sess.Save(c.Request(), c.Response())
-			default:
+		if save {
+			if err := sess.Save(c.Request(), c.Response()); err != nil {
 				return err
 			}
 		}
 		return next(c)
 	}
+}
+
+// loadSignIn puts the sign-in of token and its owner in the context; false
+// when it has ended (or its owner is gone).
+func (s *Server) loadSignIn(c echo.Context, token string) (bool, error) {
+	ctx := c.Request().Context()
+	si, err := s.signIns.get(ctx, s.store, token)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	o, err := s.owners.get(ctx, s.store, si.OwnerID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	c.Set(ctxSignIn, si)
+	c.Set(ctxOwner, o)
+	return true, nil
 }
 
 func randomToken() string {
@@ -72,44 +102,57 @@ func currentOwner(c echo.Context) *store.Owner {
 	return o
 }
 
-// signInID returns the sign-in id of the signed-in cookie session, giving
-// one to a session signed in before sign-in ids existed.
-func signInID(c echo.Context) (string, error) {
-	sess := cookieSession(c)
-	if id, ok := sess.Values[keySignIn].(string); ok && id != "" {
-		return id, nil
-	}
-	id := randomToken()
-	sess.Values[keySignIn] = id
-	return id, sess.Save(c.Request(), c.Response())
+// currentSignIn returns the sign-in of the request, or nil.
+func currentSignIn(c echo.Context) *store.SignIn {
+	si, _ := c.Get(ctxSignIn).(*store.SignIn)
+	return si
 }
 
-// signIn rotates the session to a new CSRF token and sign-in id, and
-// records the owner.
+// signIn records a new sign-in of the owner from this browser (ending the
+// one it had, if any) and rotates the cookie session to its token and a new
+// CSRF token.
 func (s *Server) signIn(c echo.Context, o *store.Owner) error {
+	ctx := c.Request().Context()
+	if err := s.endSignIn(ctx, currentOwner(c), currentSignIn(c)); err != nil {
+		return err
+	}
+	token, si, err := s.store.CreateSignIn(ctx, o, c.RealIP(), c.Request().UserAgent())
+	if err != nil {
+		return err
+	}
 	sess := cookieSession(c)
-	sess.Values[keyOwnerID] = o.ID
+	clear(sess.Values)
+	sess.Values[keySignIn] = token
 	sess.Values[keyCSRF] = randomToken()
-	sess.Values[keySignIn] = randomToken()
 	c.Set(ctxOwner, o)
+	c.Set(ctxSignIn, si)
 	c.Set("page", nil)
 	return sess.Save(c.Request(), c.Response())
 }
 
-// signOut forgets the owner and the CSRF token, and tells every replica to
-// end the live streams of this sign-in.
+// signOut ends the request's sign-in, on every replica (its live streams
+// close), and forgets the cookie session.
 func (s *Server) signOut(c echo.Context) error {
-	sess := cookieSession(c)
-	id, _ := sess.Values[keySignIn].(string)
-	delete(sess.Values, keyOwnerID)
-	delete(sess.Values, keySignIn)
-	sess.Values[keyCSRF] = randomToken()
-	sess.Options.MaxAge = -1
-	if err := sess.Save(c.Request(), c.Response()); err != nil {
+	if err := s.endSignIn(c.Request().Context(), currentOwner(c), currentSignIn(c)); err != nil {
 		return err
 	}
-	if id != "" {
-		s.store.NotifySignOut(id)
+	sess := cookieSession(c)
+	clear(sess.Values)
+	sess.Values[keyCSRF] = randomToken()
+	sess.Options.MaxAge = -1
+	return sess.Save(c.Request(), c.Response())
+}
+
+// endSignIn ends one of the owner's sign-ins (nothing when si is nil); this
+// replica forgets it at once, the others when they hear of it.
+func (s *Server) endSignIn(ctx context.Context, o *store.Owner, si *store.SignIn) error {
+	if o == nil || si == nil {
+		return nil
 	}
-	return nil
+	err := s.store.EndSignIn(ctx, o.ID, si.ID)
+	s.signIns.forget(si.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }

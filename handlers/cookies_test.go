@@ -13,7 +13,7 @@ import (
 func TestTamperedCookieIsIgnored(t *testing.T) {
 	t.Parallel()
 	app := newTestApp(t)
-	if _, err := app.store.CreateFirstOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
+	if _, err := app.store.CreateOwner(context.Background(), store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
 		t.Fatal(err)
 	}
 	c := app.client()

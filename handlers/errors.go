@@ -30,6 +30,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "Page not found"
 	case errors.Is(err, store.ErrForbidden):
 		return http.StatusForbidden, "You are not allowed to do that"
+	case errors.Is(err, store.ErrBusy):
+		return http.StatusServiceUnavailable, "The server is busy checking other passwords. Try again in a moment."
 	case isUnavailable(err):
 		return http.StatusServiceUnavailable, "The database is unavailable. Try again in a moment."
 	default:

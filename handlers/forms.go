@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"errors"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/store"
@@ -18,12 +16,27 @@ func formOf(c echo.Context, fields ...string) views.Form {
 	return f
 }
 
-// fieldErrors turns a store.FieldError into form errors; other errors are
-// returned as they are.
+// fieldErrors turns the store.FieldErrors in err into form errors, every
+// refused field at once; an error that holds none is returned as it is.
 func fieldErrors(err error) (views.FormErrors, error) {
-	var fe *store.FieldError
-	if errors.As(err, &fe) {
-		return views.FormErrors{fe.Field: fe.Message}, nil
+	if fe := formErrors(err); fe != nil {
+		return fe, nil
 	}
 	return nil, err
+}
+
+// formErrors is the form errors of the store.FieldErrors in err (nil when
+// it holds none); a field refused twice shows its first message.
+func formErrors(err error) views.FormErrors {
+	fes := store.FieldErrorsOf(err)
+	if len(fes) == 0 {
+		return nil
+	}
+	out := views.FormErrors{}
+	for _, fe := range fes {
+		if _, ok := out[fe.Field]; !ok {
+			out[fe.Field] = fe.Message
+		}
+	}
+	return out
 }

@@ -50,13 +50,7 @@ func (a *testApp) owner(email, workspace string) *ownerClient {
 	a.t.Helper()
 	ctx := context.Background()
 	n := store.NewOwner{Email: email, DisplayName: "Owner " + email, Password: testPassword, WorkspaceName: workspace}
-	var o *store.Owner
-	var err error
-	if has, _ := a.store.HasOwner(ctx); !has {
-		o, err = a.store.CreateFirstOwner(ctx, n)
-	} else {
-		o, err = a.store.CreateOwner(ctx, n)
-	}
+	o, err := a.store.CreateOwner(ctx, n)
 	if err != nil {
 		a.t.Fatal(err)
 	}

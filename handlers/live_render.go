@@ -40,10 +40,23 @@ func renderFragment(now time.Time, c templ.Component) ([]byte, error) {
 // stops: the page polls and its stream retries.
 var errLiveDown = echo.NewHTTPError(http.StatusServiceUnavailable, "Live updates are unavailable for a moment; the page checks for new notes every few seconds instead.")
 
-// streamsDown answers live.ErrDown with errLiveDown.
+// errTooManyStreams refuses a stream from an address that holds as many as
+// it may (live.Limits).
+var errTooManyStreams = echo.NewHTTPError(http.StatusTooManyRequests, "Too many live pages are open from your address. Close some tabs; this page checks for new notes every few seconds meanwhile.")
+
+// streamsDown answers live.ErrDown with errLiveDown and live.ErrTooMany
+// with errTooManyStreams.
 func streamsDown(err error) error {
-	if errors.Is(err, live.ErrDown) {
+	switch {
+	case errors.Is(err, live.ErrDown):
 		return errLiveDown
+	case errors.Is(err, live.ErrTooMany):
+		return errTooManyStreams
 	}
 	return err
+}
+
+// streamClient is who opens a stream: the request's sign-in and address.
+func streamClient(c echo.Context) live.Client {
+	return live.Client{SignIn: currentSignIn(c).ID, Addr: c.RealIP()}
 }

@@ -5,19 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
-)
-
-// Login throttling: this many failures for an email or an address within the
-// window lock sign-in for that email/address until the window passes.
-const (
-	loginMaxFailures = 10
-	loginWindow      = 15 * time.Minute
 )
 
 // loginForm is GET /login: the sign-in form (the setup form while no owner
@@ -37,32 +29,32 @@ func (s *Server) loginForm(c echo.Context) error {
 	return s.render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
 }
 
-// loginSubmit is POST /login: signs the owner in and goes where next points;
-// failures are counted and throttled.
+// loginSubmit is POST /login: signs the owner in and goes where next points.
+// The try is reserved before the password is hashed (signInKeys): past the
+// free tries of this email from this address, or of this address, each try
+// waits longer, and the page says how many are left.
 func (s *Server) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := views.LoginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}
 	addr := c.RealIP()
-	n, err := s.store.RecentLoginFailures(ctx, f.Email, addr, loginWindow)
+	try, err := s.store.ReserveAttempt(ctx, store.ActionSignIn, addr, signInKeys(f.Email)...)
 	if err != nil {
 		return err
 	}
-	if n >= loginMaxFailures {
-		f.Error = "Too many failed sign-in attempts. Wait 15 minutes and try again."
+	if !try.Allowed {
+		f.Error = refuseAttempt(c, try)
 		return s.render(c, http.StatusTooManyRequests, "Sign in", views.LoginPage(f))
 	}
 	o, err := s.store.Authenticate(ctx, f.Email, c.FormValue("password"))
 	if errors.Is(err, store.ErrInvalidCredentials) {
-		if err := s.store.RecordLoginFailure(ctx, f.Email, addr); err != nil {
-			return err
-		}
 		f.Error = "That email and password do not match an owner account."
+		f.Hint = triesLeft(try)
 		return s.render(c, http.StatusUnauthorized, "Sign in", views.LoginPage(f))
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.store.ClearLoginFailures(ctx, f.Email); err != nil {
+	if err := s.store.AttemptSucceeded(ctx, store.ActionSignIn, addr, f.Email); err != nil {
 		return err
 	}
 	if err := s.signIn(c, o); err != nil {

@@ -36,7 +36,7 @@ func TestMailPoll(t *testing.T) {
 
 	// Server time of an unchanged poll: the router alone, in process.
 	h := f.app.h.Handler()
-	req := httptest.NewRequest(http.MethodGet, poll, nil)
+	req := httptest.NewRequest(http.MethodGet, f.app.srv.URL+poll, nil)
 	req.Header.Set("HX-Request", "true")
 	site, _ := url.Parse(f.app.srv.URL)
 	for _, ck := range f.alice.http.Jar.Cookies(site) {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -30,19 +31,24 @@ type testApp struct {
 // requests (not the listener's or other background work, such as its sweep).
 func (a *testApp) requestStatements() uint64 { return a.store.StatementCounts().Request }
 
-func newTestApp(t *testing.T) *testApp {
+// newTestApp starts the app; tune changes its configuration first.
+func newTestApp(t *testing.T, tune ...func(*Config)) *testApp {
 	t.Helper()
 	st := storetest.New(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	listener, mail := runListener(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
+	cfg := Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))}
+	for _, f := range tune {
+		f(&cfg)
+	}
 	h := New(Deps{
 		Store:    st,
 		Listener: listener,
 		Mail:     mail,
 		Logger:   quiet,
-		Config:   Config{BaseURL: base, SessionHashKey: []byte(strings.Repeat("k", 64)), SessionBlockKey: []byte(strings.Repeat("b", 32))},
+		Config:   cfg,
 	})
 	srv.Config.Handler = h.Handler()
 	srv.Start()
@@ -58,9 +64,19 @@ type client struct {
 	http *http.Client
 }
 
-func (a *testApp) client() *client {
+func (a *testApp) client() *client { return a.clientFrom("") }
+
+// clientFrom is a client whose connections come from the loopback address
+// ip (like 127.0.0.2: another client address, as the server sees it), or
+// any address when ip is "".
+func (a *testApp) clientFrom(ip string) *client {
 	jar, _ := cookiejar.New(nil)
-	return &client{t: a.t, app: a, http: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if ip != "" {
+		tr.DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
+	}
+	a.t.Cleanup(tr.CloseIdleConnections)
+	return &client{t: a.t, app: a, http: &http.Client{Jar: jar, Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}}
 }

@@ -58,6 +58,10 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/login", "login", s.loginForm, accessWeb},
 		{http.MethodPost, "/login", "login-submit", s.loginSubmit, accessWeb},
 		{http.MethodPost, "/logout", "logout", s.logout, accessWeb},
+		{http.MethodGet, "/account", "account", s.accountPage, accessOwner},
+		{http.MethodPost, "/account/password", "account-password", s.accountPassword, accessOwner},
+		{http.MethodPost, "/account/sign-ins/end-others", "sign-ins-end-others", s.signInEndOthers, accessOwner},
+		{http.MethodPost, "/account/sign-ins/:id/end", "sign-in-end", s.signInEnd, accessOwner},
 
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/sessions"
 
+	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
@@ -32,6 +33,9 @@ type Config struct {
 	// documents, webhooks) reach addresses that are not public: loopback,
 	// private networks, link-local and the like. Off, they are refused.
 	AllowPrivateTargets bool
+	// StreamLimits bound the live streams held at once per sign-in, per
+	// owner and per client address (zero fields: live.DefaultLimits).
+	StreamLimits live.Limits
 	// NoClientMetadataDocuments stops accepting and advertising client ID
 	// metadata documents, so clients register instead.
 	NoClientMetadataDocuments bool
@@ -46,13 +50,18 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	cookies *sessions.CookieStore
-	mcp     http.Handler
-	mcpMeta http.Handler
-	oauth   *oauth.Server
+	// publicHost is the host (and port) of BaseURL: with loopback, the
+	// only Host the listener answers.
+	publicHost string
+	mcp        http.Handler
+	mcpMeta    http.Handler
+	oauth      *oauth.Server
 	// mail answers "anything new in this session?" without a query.
 	mail *store.MailCache
 	// owners caches signed-in owners briefly, so that polls need no query.
 	owners ownerCache
+	// signIns caches sign-ins, forgetting each as it ends on any replica.
+	signIns signInCache
 	// live holds this replica's open event streams; the listener feeds it.
 	live *live.Broker
 	// metrics receives the tool calls and, through requests, the HTTP requests.
@@ -96,11 +105,13 @@ func New(d Deps) *Server {
 	cs := sessions.NewCookieStore(d.Config.SessionHashKey, d.Config.SessionBlockKey)
 	cs.Options = &sessions.Options{
 		Path:     "/",
-		MaxAge:   30 * 24 * 3600,
+		MaxAge:   int(store.SignInLifetime.Seconds()),
 		HttpOnly: true,
 		Secure:   d.Config.Secure(),
 		SameSite: http.SameSiteLaxMode,
 	}
+	// The cookie outlives no sign-in (the store ends sign-ins earlier still).
+	cs.MaxAge(int(store.SignInLifetime.Seconds()))
 	if d.Listener == nil {
 		d.Listener = d.Store.NewListener(d.Logger)
 	}
@@ -111,7 +122,9 @@ func New(d Deps) *Server {
 		d.Metrics = metrics.New()
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
-	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger})
+	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
+	s.signIns.hear(d.Listener)
+	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,

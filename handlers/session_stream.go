@@ -27,7 +27,9 @@ import (
 //     the URL of the newest page of rows, the id the newest note id.
 //   - unread: the owner's unread counts, as the unread stream sends them
 //     (the navigation's inbox count follows them), first on connect.
-//   - signout: the owner signed out (on any replica); the stream ends.
+//   - signout: the sign-in ended (on any replica); the stream ends.
+//   - replaced: newer streams of the sign-in or owner took its place
+//     (live.Limits); the stream ends and the page polls instead.
 //
 // On connect it replays the notes after the newest of the Last-Event-ID
 // header (the browser's own reconnect) and ?after= (the page's newest row,
@@ -49,11 +51,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 	if !ok {
 		after = latest
 	}
-	signIn, err := signInID(c)
-	if err != nil {
-		return err
-	}
-	st := s.live.NewStream(o, session.ID, signIn, c.QueryParam("v"))
+	st := s.live.NewStream(o, session.ID, streamClient(c), c.QueryParam("v"))
 	// Subscribed before the replay reads the database: a note committed
 	// after that read is announced to this stream; one before, replayed.
 	if err := s.live.Subscribe(st, session.ProjectID, latest); err != nil {

@@ -229,7 +229,7 @@ func TestStreamsEndAtShutdown(t *testing.T) {
 		t.Fatalf("shutdown took %v with open streams, want well under the 10 s drain", took)
 	}
 	// The handler refuses new streams (the listener is gone: ask it directly).
-	if err := f.app.h.live.Subscribe(f.app.h.live.NewStream(f.alice.owner, f.session.ID, "x", ""), f.p.ID, 0); err != live.ErrDown {
+	if err := f.app.h.live.Subscribe(f.app.h.live.NewStream(f.alice.owner, f.session.ID, live.Client{SignIn: 1}, ""), f.p.ID, 0); err != live.ErrDown {
 		t.Fatalf("subscribe after close: %v, want live.ErrDown", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
+const setupTitle = "Create the first owner account"
+
 // setupForm is GET /setup: the form that creates the first owner account,
 // while there is none (then it is the sign-in page).
 func (s *Server) setupForm(c echo.Context) error {
@@ -20,30 +22,53 @@ func (s *Server) setupForm(c echo.Context) error {
 	if has {
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
-	return s.render(c, http.StatusOK, "Create the first owner account", views.SetupPage(views.SetupForm{}))
+	return s.render(c, http.StatusOK, setupTitle, views.SetupPage(views.SetupForm{}))
 }
 
-// setupSubmit is POST /setup: the first owner and workspace, signed in.
+// setupSubmit is POST /setup: the first owner and workspace, signed in. It
+// needs the setup code the server printed at start. Once an owner exists it
+// only sends the visitor to sign in, before any throttle or hash; until
+// then, tries are throttled per address, and every refused field (the code
+// among them) is shown at once, nothing hashed.
 func (s *Server) setupSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	has, err := s.store.HasOwner(ctx)
+	if err != nil {
+		return err
+	}
+	if has {
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
 	f := views.SetupForm{
 		Email:       c.FormValue("email"),
 		DisplayName: c.FormValue("display_name"),
 		Workspace:   c.FormValue("workspace"),
 	}
-	o, err := s.store.CreateFirstOwner(c.Request().Context(), store.NewOwner{
+	addr := c.RealIP()
+	try, err := s.store.ReserveAttempt(ctx, store.ActionSetup, addr, store.AttemptKey{FreeTries: setupFreeTries})
+	if err != nil {
+		return err
+	}
+	if !try.Allowed {
+		f.Errors = views.FormErrors{"form": refuseAttempt(c, try)}
+		return s.render(c, http.StatusTooManyRequests, setupTitle, views.SetupPage(f))
+	}
+	o, err := s.store.CreateFirstOwner(ctx, store.NewOwner{
 		Email: f.Email, DisplayName: f.DisplayName, Password: c.FormValue("password"), WorkspaceName: f.Workspace,
-	})
-	var fe *store.FieldError
+	}, c.FormValue("setup_code"))
 	switch {
-	case errors.As(err, &fe):
-		f.Errors = views.FormErrors{fe.Field: fe.Message}
-		return s.render(c, http.StatusUnprocessableEntity, "Create the first owner account", views.SetupPage(f))
+	case errors.Is(err, store.ErrInvalid):
+		f.Errors = formErrors(err)
+		return s.render(c, http.StatusUnprocessableEntity, setupTitle, views.SetupPage(f))
 	case errors.Is(err, store.ErrConflict):
 		return c.Redirect(http.StatusSeeOther, "/login")
 	case err != nil:
 		return err
 	}
 	s.log.Info("first owner created", "owner_id", o.ID, "workspace_id", o.WorkspaceID)
+	if err := s.store.AttemptSucceeded(ctx, store.ActionSetup, addr, ""); err != nil {
+		return err
+	}
 	if err := s.signIn(c, o); err != nil {
 		return err
 	}

@@ -70,8 +70,11 @@ func (s *Server) pump(ctx context.Context, w *sseWriter, st *live.Stream, sent i
 		case <-ctx.Done():
 			return
 		case <-st.Done():
-			if st.SignedOut() {
+			switch {
+			case st.SignedOut():
 				_ = w.write(live.Frame("signout", 0, nil))
+			case st.Replaced():
+				_ = w.write(live.Frame("replaced", 0, nil))
 			}
 			return
 		case ev := <-st.Events():

@@ -7,15 +7,11 @@ import "github.com/labstack/echo/v4"
 // ({"total": n, "projects": {"<id>": n}, "sessions": {"<id>": n}}, sessions
 // with unread notes only) on connect and whenever the counts change (a note
 // posted in the workspace, a read mark moved on any replica); heartbeats
-// and sign-out as the session stream.
+// sign-out and replaced as the session stream.
 func (s *Server) unreadStream(c echo.Context) error {
 	o := currentOwner(c)
 	ctx := c.Request().Context()
-	signIn, err := signInID(c)
-	if err != nil {
-		return err
-	}
-	st := s.live.NewStream(o, 0, signIn, "")
+	st := s.live.NewStream(o, 0, streamClient(c), "")
 	if err := s.live.Subscribe(st, 0, 0); err != nil {
 		return streamsDown(err)
 	}

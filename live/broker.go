@@ -15,8 +15,12 @@
 //   - unread counts: one query per owner with a stream open, sent to all
 //     of the owner's streams (the lists' counts, the navigation's inbox
 //     count) (unread.go);
-//   - a sign-out: every stream of that cookie session ends;
+//   - a sign-out: every stream of that sign-in ends;
 //   - a heartbeat, after re-checking that each stream may stay open (beat.go).
+//
+// The streams one sign-in, one owner and one client address may hold are
+// bounded (Limits): past the first two, the oldest stream is closed; past
+// the third, new streams are refused (ErrTooMany).
 //
 // Sending never blocks: each stream has a bounded buffer, and a stream whose
 // buffer is full is closed (the browser reconnects with Last-Event-ID and
@@ -84,7 +88,23 @@ type Options struct {
 	// Buffer is how many events a stream may have waiting; one more and it
 	// is closed (64).
 	Buffer int
+	// Limits bound the streams held at once (DefaultLimits).
+	Limits Limits
 }
+
+// Limits bound the streams held at once, so that one cookie or one address
+// cannot take the server's connections and memory: a sign-in or an owner
+// past its limit has its oldest stream closed (the page behind it polls),
+// an address past its limit is refused new ones. A zero field is its
+// default.
+type Limits struct {
+	PerSignIn, PerOwner, PerAddress int
+}
+
+// DefaultLimits are the limits of the streams held at once: a browser
+// with many tabs, an owner with a few devices, an office behind one
+// address.
+var DefaultLimits = Limits{PerSignIn: 8, PerOwner: 16, PerAddress: 64}
 
 // Defaults of the options.
 const (
@@ -105,11 +125,16 @@ const (
 	closeForbidden = "no longer allowed"
 	closeShutdown  = "shutdown"
 	closeBehind    = "behind"
+	closeReplaced  = "replaced by a newer stream"
 )
 
 // ErrDown refuses a stream while the listener is disconnected or the broker
 // is closed: the page polls and its stream retries.
 var ErrDown = errors.New("live: streams are unavailable")
+
+// ErrTooMany refuses a stream from a client address that holds as many as
+// Limits.PerAddress allows.
+var ErrTooMany = errors.New("live: too many streams from this address")
 
 // Broker holds one replica's open streams and feeds them.
 type Broker struct {
@@ -122,6 +147,7 @@ type Broker struct {
 	heartbeat     time.Duration
 	presenceEvery time.Duration
 	buffer        int
+	limits        Limits
 	start         sync.Once
 	// wakeNotes and wakeUpkeep tell the two workers there is work pending.
 	wakeNotes  chan struct{}
@@ -130,12 +156,15 @@ type Broker struct {
 	mu     sync.Mutex
 	up     bool // the listener is connected
 	closed bool // shut down
-	// sessions are the session streams by session id, owners every stream
-	// by owner id (each hears its owner's unread counts), signIns every
-	// stream by sign-in id.
+	// sessions are the session streams by session id, signIns every stream
+	// by sign-in id, byOwner every stream by owner id (each hears its
+	// owner's unread counts), byAddr how many each client address holds.
 	sessions map[int64]*sessionTopic
-	owners   map[int64]*ownerTopic
-	signIns  map[string]map[*Stream]struct{}
+	signIns  map[int64]map[*Stream]struct{}
+	byOwner  map[int64]map[*Stream]struct{}
+	byAddr   map[string]int
+	// seq numbers the streams in the order they opened.
+	seq uint64
 	// Work for the workers: sessions with new notes, receipts per
 	// session, workspaces whose presence may have changed, owners whose
 	// unread counts may have, sessions with new notes whose workspace's
@@ -160,11 +189,6 @@ type sessionTopic struct {
 	presenceEvent []byte
 }
 
-type ownerTopic struct {
-	workspaceID int64
-	streams     map[*Stream]struct{}
-}
-
 // New returns a broker; it hears nothing until Hear.
 func New(o Options) *Broker {
 	if o.Log == nil {
@@ -173,9 +197,10 @@ func New(o Options) *Broker {
 	ctx, stop := context.WithCancel(context.Background())
 	b := &Broker{
 		src: o.Source, render: o.Render, log: o.Log, ctx: ctx, stop: stop,
-		heartbeat: o.Heartbeat, presenceEvery: o.PresenceRefresh, buffer: o.Buffer,
+		heartbeat: o.Heartbeat, presenceEvery: o.PresenceRefresh, buffer: o.Buffer, limits: o.Limits,
 		wakeNotes: make(chan struct{}, 1), wakeUpkeep: make(chan struct{}, 1),
-		sessions: map[int64]*sessionTopic{}, owners: map[int64]*ownerTopic{}, signIns: map[string]map[*Stream]struct{}{},
+		sessions: map[int64]*sessionTopic{}, signIns: map[int64]map[*Stream]struct{}{},
+		byOwner: map[int64]map[*Stream]struct{}{}, byAddr: map[string]int{},
 		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
 		sessionWorkspace: map[int64]int64{},
@@ -188,6 +213,15 @@ func New(o Options) *Broker {
 	}
 	if b.buffer == 0 {
 		b.buffer = defaultBuffer
+	}
+	if b.limits.PerSignIn == 0 {
+		b.limits.PerSignIn = DefaultLimits.PerSignIn
+	}
+	if b.limits.PerOwner == 0 {
+		b.limits.PerOwner = DefaultLimits.PerOwner
+	}
+	if b.limits.PerAddress == 0 {
+		b.limits.PerAddress = DefaultLimits.PerAddress
 	}
 	return b
 }
@@ -229,7 +263,7 @@ func (b *Broker) noteHeard(n store.NoteNotice) {
 		b.pendingNotes[n.SessionID] = struct{}{}
 		wake(b.wakeNotes)
 	}
-	if len(b.owners) > 0 {
+	if len(b.byOwner) > 0 {
 		b.unreadSessions[n.SessionID] = struct{}{}
 		wake(b.wakeUpkeep)
 	}
@@ -258,13 +292,13 @@ func (b *Broker) presenceHeard(workspaceID int64) {
 func (b *Broker) readsHeard(ownerID int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.owners[ownerID] != nil {
+	if b.byOwner[ownerID] != nil {
 		b.dirtyUnread[ownerID] = struct{}{}
 		wake(b.wakeUpkeep)
 	}
 }
 
-func (b *Broker) signedOut(signInID string) {
+func (b *Broker) signedOut(signInID int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for st := range b.signIns[signInID] {
@@ -284,7 +318,9 @@ func (b *Broker) Close() {
 
 // Subscribe registers a stream; a session stream names its session's
 // project and newest note. It returns ErrDown while the listener is
-// disconnected or the broker is closed.
+// disconnected or the broker is closed, and ErrTooMany when the stream's
+// address holds as many as it may; past the limit of its sign-in or its
+// owner, their oldest stream is closed.
 func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	b.start.Do(func() {
 		go b.sendNotes()
@@ -295,16 +331,14 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	if !b.up || b.closed {
 		return ErrDown
 	}
-	if b.signIns[st.signIn] == nil {
-		b.signIns[st.signIn] = map[*Stream]struct{}{}
+	if b.byAddr[st.addr] >= b.limits.PerAddress {
+		return ErrTooMany
 	}
-	b.signIns[st.signIn][st] = struct{}{}
-	ot := b.owners[st.ownerID]
-	if ot == nil {
-		ot = &ownerTopic{workspaceID: st.workspaceID, streams: map[*Stream]struct{}{}}
-		b.owners[st.ownerID] = ot
-	}
-	ot.streams[st] = struct{}{}
+	b.seq++
+	st.seq = b.seq
+	b.byAddr[st.addr]++
+	b.trim(addStream(b.signIns, st.signIn, st), b.limits.PerSignIn)
+	b.trim(addStream(b.byOwner, st.ownerID, st), b.limits.PerOwner)
 	if st.sessionID == 0 {
 		return nil
 	}
@@ -323,6 +357,41 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 		b.send(st, Event{Data: t.presenceEvent})
 	}
 	return nil
+}
+
+// addStream adds st to the set of key in m and returns the set.
+func addStream(m map[int64]map[*Stream]struct{}, key int64, st *Stream) map[*Stream]struct{} {
+	set := m[key]
+	if set == nil {
+		set = map[*Stream]struct{}{}
+		m[key] = set
+	}
+	set[st] = struct{}{}
+	return set
+}
+
+// trim closes the oldest streams of set until it holds at most limit.
+// b.mu is held.
+func (b *Broker) trim(set map[*Stream]struct{}, limit int) {
+	for len(set) > limit {
+		var oldest *Stream
+		for st := range set {
+			if oldest == nil || st.seq < oldest.seq {
+				oldest = st
+			}
+		}
+		b.drop(oldest, closeReplaced)
+	}
+}
+
+// removeStream takes st out of the set of key in m.
+func removeStream(m map[int64]map[*Stream]struct{}, key int64, st *Stream) {
+	if set := m[key]; set != nil {
+		delete(set, st)
+		if len(set) == 0 {
+			delete(m, key)
+		}
+	}
 }
 
 // Unsubscribe forgets a stream that ended on its own (the client left).
@@ -352,17 +421,10 @@ func (b *Broker) drop(st *Stream, why string) {
 	}
 	st.why = why
 	close(st.done)
-	if set := b.signIns[st.signIn]; set != nil {
-		delete(set, st)
-		if len(set) == 0 {
-			delete(b.signIns, st.signIn)
-		}
-	}
-	if t := b.owners[st.ownerID]; t != nil {
-		delete(t.streams, st)
-		if len(t.streams) == 0 {
-			delete(b.owners, st.ownerID)
-		}
+	removeStream(b.signIns, st.signIn, st)
+	removeStream(b.byOwner, st.ownerID, st)
+	if b.byAddr[st.addr]--; b.byAddr[st.addr] <= 0 {
+		delete(b.byAddr, st.addr)
 	}
 	if st.sessionID == 0 {
 		return
@@ -405,8 +467,8 @@ func (b *Broker) Count(sessionID int64) int {
 	defer b.mu.Unlock()
 	if sessionID == 0 {
 		n := 0
-		for _, t := range b.owners {
-			for st := range t.streams {
+		for _, set := range b.byOwner {
+			for st := range set {
 				if st.sessionID == 0 {
 					n++
 				}

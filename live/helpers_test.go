@@ -125,9 +125,9 @@ func newBroker(t *testing.T, src *fakeSource, o Options) *Broker {
 
 // subscribeTest opens a stream of the owner: of testSession, or (session 0) an
 // unread stream.
-func (b *Broker) subscribeTest(t *testing.T, owner int64, session int64, signIn, presence string) *Stream {
+func (b *Broker) subscribeTest(t *testing.T, owner int64, session int64, signIn int64, presence string) *Stream {
 	t.Helper()
-	st := b.NewStream(testOwner(owner), session, signIn, presence)
+	st := b.NewStream(testOwner(owner), session, Client{SignIn: signIn, Addr: "192.0.2.1"}, presence)
 	if err := b.Subscribe(st, testProject, 0); err != nil {
 		t.Fatal(err)
 	}

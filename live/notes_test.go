@@ -15,8 +15,8 @@ func TestNotesInOrderOnceEach(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	b := newBroker(t, src, Options{})
-	alice := b.subscribeTest(t, 1, testSession, "a", "v1")
-	carol := b.subscribeTest(t, 2, testSession, "c", "v1")
+	alice := b.subscribeTest(t, 1, testSession, 1, "v1")
+	carol := b.subscribeTest(t, 2, testSession, 3, "v1")
 
 	first, second := src.addNote(0), src.addNote(1)
 	b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: second})
@@ -50,8 +50,8 @@ func TestFullBufferClosesOnlyThatStream(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	b := newBroker(t, src, Options{Buffer: 8})
-	slow := b.subscribeTest(t, 1, testSession, "s", "v1")
-	fast := b.subscribeTest(t, 2, testSession, "f", "v1")
+	slow := b.subscribeTest(t, 1, testSession, 4, "v1")
+	fast := b.subscribeTest(t, 2, testSession, 5, "v1")
 	for i := range 9 {
 		id := src.addNote(0)
 		b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: id})
@@ -73,7 +73,7 @@ func TestTooManyNewNotesCloseTheSession(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	b := newBroker(t, src, Options{Buffer: 2 * MaxReplay})
-	st := b.subscribeTest(t, 1, testSession, "a", "v1")
+	st := b.subscribeTest(t, 1, testSession, 1, "v1")
 	for range MaxReplay + 1 {
 		src.addNote(0)
 	}
@@ -90,7 +90,7 @@ func TestReceiptEvent(t *testing.T) {
 	src := newSource()
 	src.receipts[7] = []store.Receipt{{NoteID: 7, Reader: "Claude"}}
 	b := newBroker(t, src, Options{})
-	st := b.subscribeTest(t, 1, testSession, "a", "v1")
+	st := b.subscribeTest(t, 1, testSession, 1, "v1")
 	b.receiptHeard(store.NoteRef{SessionID: testSession + 1, NoteID: 8})
 	b.receiptHeard(store.NoteRef{SessionID: testSession, NoteID: 7})
 	if ev := nextNamed(t, st, "receipt"); data(ev) != "[receipts 7 1]" || ev.NoteID != 0 {

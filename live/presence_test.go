@@ -10,7 +10,7 @@ func TestPresenceOnlyWhenItChanged(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	b := newBroker(t, src, Options{})
-	st := b.subscribeTest(t, 1, testSession, "a", "v1")
+	st := b.subscribeTest(t, 1, testSession, 1, "v1")
 	src.mu.Lock()
 	src.version = "v2"
 	src.mu.Unlock()
@@ -19,7 +19,7 @@ func TestPresenceOnlyWhenItChanged(t *testing.T) {
 	if got := data(next(t, st)); got != "[presence v2]" {
 		t.Fatalf("first event %s, want presence v2", got)
 	}
-	late := b.subscribeTest(t, 2, testSession, "b", "v1")
+	late := b.subscribeTest(t, 2, testSession, 2, "v1")
 	if got := data(next(t, late)); got != "[presence v2]" {
 		t.Fatalf("a later stream's first event %s, want presence v2", got)
 	}

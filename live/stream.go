@@ -8,8 +8,12 @@ type Stream struct {
 	workspaceID int64
 	// sessionID is the session of a session stream, 0 for an unread stream.
 	sessionID int64
-	signIn    string
-	events    chan Event
+	// signIn and addr are the sign-in and client address that opened it;
+	// seq orders the streams by opening, so that the oldest is known.
+	signIn int64
+	addr   string
+	seq    uint64
+	events chan Event
 	// done is closed when the broker drops the stream; why says why.
 	done chan struct{}
 	why  string
@@ -34,12 +38,23 @@ func (st *Stream) Events() <-chan Event { return st.events }
 func (st *Stream) Done() <-chan struct{} { return st.done }
 
 // SignedOut reports, once Done is closed, whether the stream ended because
-// its owner signed out.
+// its sign-in ended.
 func (st *Stream) SignedOut() bool { return st.why == closeSignOut }
+
+// Replaced reports, once Done is closed, whether the stream was closed to
+// make room for a newer one of its sign-in or owner (Limits): the page
+// should not reconnect, and polls instead.
+func (st *Stream) Replaced() bool { return st.why == closeReplaced }
+
+// Client is who opens a stream: the sign-in and the client's address.
+type Client struct {
+	SignIn int64
+	Addr   string
+}
 
 // NewStream makes a stream for the owner; sessionID 0 makes an unread
 // stream. presence is the sidebar version the page shows.
-func (b *Broker) NewStream(o *store.Owner, sessionID int64, signIn, presence string) *Stream {
-	return &Stream{ownerID: o.ID, workspaceID: o.WorkspaceID, sessionID: sessionID, signIn: signIn, presence: presence,
+func (b *Broker) NewStream(o *store.Owner, sessionID int64, cl Client, presence string) *Stream {
+	return &Stream{ownerID: o.ID, workspaceID: o.WorkspaceID, sessionID: sessionID, signIn: cl.SignIn, addr: cl.Addr, presence: presence,
 		events: make(chan Event, b.buffer), done: make(chan struct{})}
 }

@@ -41,16 +41,14 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 }
 
 // refreshUnread recounts an owner's unread notes and sends the counts to
-// their unread streams when they changed.
+// each of their streams that had other counts last.
 func (b *Broker) refreshUnread(owner int64) {
 	b.mu.Lock()
-	t := b.owners[owner]
-	if t == nil {
-		b.mu.Unlock()
+	ws, ok := b.ownerWorkspace(owner)
+	b.mu.Unlock()
+	if !ok {
 		return
 	}
-	ws := t.workspaceID
-	b.mu.Unlock()
 	ev, err := b.UnreadEvent(b.ctx, ws, owner)
 	if err != nil {
 		if b.ctx.Err() == nil {
@@ -60,14 +58,21 @@ func (b *Broker) refreshUnread(owner int64) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if t := b.owners[owner]; t != nil {
-		for st := range t.streams {
-			if !bytes.Equal(st.unread, ev) {
-				st.unread = ev
-				b.send(st, Event{Data: ev})
-			}
+	for st := range b.byOwner[owner] {
+		if !bytes.Equal(st.unread, ev) {
+			st.unread = ev
+			b.send(st, Event{Data: ev})
 		}
 	}
+}
+
+// ownerWorkspace is the workspace of an owner's open streams, and false
+// when they have none. b.mu is held.
+func (b *Broker) ownerWorkspace(owner int64) (int64, bool) {
+	for st := range b.byOwner[owner] {
+		return st.workspaceID, true
+	}
+	return 0, false
 }
 
 // FirstUnread queues a new stream's first unread event (UnreadEvent),

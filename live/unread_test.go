@@ -15,7 +15,7 @@ func TestUnreadCounts(t *testing.T) {
 	src := newSource()
 	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 2}}
 	b := newBroker(t, src, Options{})
-	st := b.subscribeTest(t, 1, 0, "a", "")
+	st := b.subscribeTest(t, 1, 0, 1, "")
 	first, err := b.UnreadEvent(context.Background(), testWorkspace, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -50,8 +50,8 @@ func TestSessionStreamsHearUnread(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	b := newBroker(t, src, Options{})
-	st := b.subscribeTest(t, 1, testSession, "a", "v1")
-	other := b.subscribeTest(t, 2, testSession, "b", "v1")
+	st := b.subscribeTest(t, 1, testSession, 1, "v1")
+	other := b.subscribeTest(t, 2, testSession, 2, "v1")
 	if n := b.Count(0); n != 0 {
 		t.Fatalf("%d unread streams, want 0", n)
 	}

@@ -32,8 +32,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *collector) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 
 // WatchStore exports, read at each scrape, the statements the store sent,
-// its connection pool and the webhook outbox (one statement per scrape,
-// counted as background work).
+// its connection pool, the password hashes it ran and refused, and the
+// webhook outbox (one statement per scrape, counted as background work).
 func (m *Metrics) WatchStore(st *store.Store) {
 	var (
 		statements    = desc("db", "statements_total", "Statements sent to PostgreSQL, BEGIN and COMMIT included, by origin: request (serving a request) or background (note hub, webhook sender, this scrape).", "origin")
@@ -48,10 +48,14 @@ func (m *Metrics) WatchStore(st *store.Store) {
 		pending       = desc("webhook_outbox", "pending", "Webhook deliveries not yet delivered or failed.")
 		due           = desc("webhook_outbox", "due", "Endpoints with a delivery due now that no sender is sending.")
 		oldestDue     = desc("webhook_outbox", "oldest_due_seconds", "How long the most overdue of those has been due; growing means no sender runs or they cannot keep up.")
+		hashes        = desc("", "password_hashes_total", "Password hashes (argon2id) by outcome: run, or refused because as many as may run at once were running (the request got 503).", "outcome")
 	)
 	m.reg.MustRegister(&collector{
-		descs: []*prometheus.Desc{statements, acquired, idle, total, maxConns, acquires, acquireSecs, emptyAcquires, canceled, pending, due, oldestDue},
+		descs: []*prometheus.Desc{statements, acquired, idle, total, maxConns, acquires, acquireSecs, emptyAcquires, canceled, pending, due, oldestDue, hashes},
 		collect: func(ch chan<- prometheus.Metric) {
+			h := st.Hashes().Counts()
+			ch <- prometheus.MustNewConstMetric(hashes, prometheus.CounterValue, float64(h.Run), "run")
+			ch <- prometheus.MustNewConstMetric(hashes, prometheus.CounterValue, float64(h.Refused), "refused")
 			n := st.StatementCounts()
 			ch <- prometheus.MustNewConstMetric(statements, prometheus.CounterValue, float64(n.Request), "request")
 			ch <- prometheus.MustNewConstMetric(statements, prometheus.CounterValue, float64(n.Background), "background")

@@ -75,6 +75,14 @@
     source.addEventListener("reload", function (ev) { reloadList(ev.data); });
     source.addEventListener("signout", signedOut);
     source.addEventListener("unread", function (ev) { unreadHeard(JSON.parse(ev.data), ""); });
+    // Newer pages of this sign-in took this one's place (the server bounds
+    // the streams one holds): stop the stream for good; the polls take over.
+    source.addEventListener("replaced", function () {
+      source.close();
+      if (!streamUp) return;
+      setStreamUp(false);
+      pollNow();
+    });
   });
   function streamDown(e) {
     if (!streamUp) return;
@@ -437,6 +445,8 @@
       es.addEventListener("open", function () { retry = 1; });
       es.addEventListener("unread", function (ev) { unreadHeard(JSON.parse(ev.data), scope); });
       es.addEventListener("signout", function () { es.close(); signedOut(); });
+      // Newer pages took this one's place: no reconnecting.
+      es.addEventListener("replaced", function () { es.close(); });
       es.addEventListener("error", function () {
         // The browser retries by itself unless the server refused the stream.
         if (es.readyState !== EventSource.CLOSED) return;

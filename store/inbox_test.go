@@ -28,7 +28,7 @@ func newInboxWorld(t *testing.T) *inboxWorld {
 	t.Helper()
 	ctx := context.Background()
 	st := storetest.New(t)
-	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
+	o, err := st.CreateOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
 	if err != nil {
 		t.Fatal(err)
 	}

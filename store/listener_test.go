@@ -28,7 +28,7 @@ func hear(l *store.Listener) *heard {
 	store.Listen(l, store.ReceiptTopic, func(r store.NoteRef) { h.add(store.ReceiptsChannel, fmt.Sprintf("%d:%d", r.SessionID, r.NoteID)) })
 	store.Listen(l, store.ReadsTopic, func(owner int64) { h.add(store.ReadsChannel, fmt.Sprint(owner)) })
 	store.Listen(l, store.PresenceTopic, func(ws int64) { h.add(store.PresenceChannel, fmt.Sprint(ws)) })
-	store.Listen(l, store.SignOutTopic, func(id string) { h.add(store.SignOutChannel, id) })
+	store.Listen(l, store.SignOutTopic, func(id int64) { h.add(store.SignOutChannel, fmt.Sprint(id)) })
 	l.Watch(func(connected bool) {
 		h.mu.Lock()
 		h.live = append(h.live, connected)
@@ -133,8 +133,15 @@ func TestListenerHearsLiveTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.st.NotifySignOut("sign-in-1")
-	h.waitFor(t, store.SignOutChannel+" sign-in-1")
+	// A sign-in that ends says so.
+	_, si, err := f.st.CreateSignIn(ctx, f.owner, "127.0.0.1", "Test browser")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.EndSignIn(ctx, f.owner.ID, si.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(t, fmt.Sprintf("%s %d", store.SignOutChannel, si.ID))
 	h.none(t, store.ReadsChannel) // the unmoved mark, sent before the sign-out, was not heard
 
 	// The agent reads an owner's note: its receipt is announced.

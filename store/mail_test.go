@@ -32,7 +32,7 @@ func newMailFixture(t testing.TB) *mailFixture {
 func fillMailFixture(t testing.TB, st *store.Store) *mailFixture {
 	t.Helper()
 	ctx := context.Background()
-	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
+	o, err := st.CreateOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive", Password: "long enough password"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestDisplayNamesRefuseControlCharacters(t *testing.T) {
 			t.Errorf("owner %q: %v", name, err)
 		}
 	}
-	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "a@example.com", DisplayName: "Ana María 🚀", Password: "correct horse battery"})
+	o, err := st.CreateOwner(ctx, store.NewOwner{Email: "a@example.com", DisplayName: "Ana María 🚀", Password: "correct horse battery"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,10 +100,3 @@ func (s *Store) sendQueued() {
 		}
 	}
 }
-
-// NotifySignOut tells every replica that the signed-in cookie session with
-// this sign-in id ended, so that they close its live streams. It returns at
-// once; the notification follows (notifyAfterCommit).
-func (s *Store) NotifySignOut(signInID string) {
-	s.notifyAfterCommit(SignOutTopic.notification(signInID))
-}

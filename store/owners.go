@@ -45,33 +45,65 @@ func (e *FieldError) Unwrap() error { return ErrInvalid }
 // NormalizeEmail lower-cases and trims an email address.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// Limits of a new owner: the display name in characters, the password in
-// bytes.
+// Limits of a new owner: the display name and the workspace's name in
+// characters, the password in bytes.
 const (
-	MaxOwnerNameLen  = 80
-	MaxPasswordBytes = 1024
+	MaxOwnerNameLen     = 80
+	MaxWorkspaceNameLen = 100
+	MaxPasswordBytes    = 1024
 )
 
 // Validate checks the fields of a new owner and normalises them in place.
+// It reports every refused field at once (FieldErrorsOf lists them).
 func (n *NewOwner) Validate() error {
 	n.Email = NormalizeEmail(n.Email)
 	n.DisplayName = strings.TrimSpace(n.DisplayName)
+	n.WorkspaceName = strings.TrimSpace(n.WorkspaceName)
+	var errs []error
 	if a, err := mail.ParseAddress(n.Email); err != nil || a.Address != n.Email || len(n.Email) > 254 {
-		return &FieldError{"email", "enter a valid email address, like name@example.com"}
+		errs = append(errs, &FieldError{"email", "enter a valid email address, like name@example.com"})
 	}
 	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > MaxOwnerNameLen {
-		return &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)}
+		errs = append(errs, &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)})
+	} else if err := CheckDisplayName("display_name", n.DisplayName); err != nil {
+		errs = append(errs, err)
 	}
-	if err := CheckDisplayName("display_name", n.DisplayName); err != nil {
-		return err
+	if utf8.RuneCountInString(n.WorkspaceName) > MaxWorkspaceNameLen {
+		errs = append(errs, &FieldError{"workspace", fmt.Sprintf("use at most %d characters", MaxWorkspaceNameLen)})
 	}
-	if utf8.RuneCountInString(n.Password) < MinPasswordLength {
-		return &FieldError{"password", fmt.Sprintf("use at least %d characters", MinPasswordLength)}
+	if err := validatePassword("password", n.Password); err != nil {
+		errs = append(errs, err)
 	}
-	if len(n.Password) > MaxPasswordBytes {
-		return &FieldError{"password", fmt.Sprintf("use at most %d bytes", MaxPasswordBytes)}
+	return errors.Join(errs...)
+}
+
+// validatePassword checks a new password, refused as field.
+func validatePassword(field, password string) error {
+	if utf8.RuneCountInString(password) < MinPasswordLength {
+		return &FieldError{field, fmt.Sprintf("use at least %d characters", MinPasswordLength)}
+	}
+	if len(password) > MaxPasswordBytes {
+		return &FieldError{field, fmt.Sprintf("use at most %d bytes", MaxPasswordBytes)}
 	}
 	return nil
+}
+
+// FieldErrorsOf lists the field errors in err (one, or several joined),
+// in order; nil when it holds none.
+func FieldErrorsOf(err error) []*FieldError {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *FieldError:
+		return []*FieldError{e}
+	case interface{ Unwrap() []error }:
+		var out []*FieldError
+		for _, inner := range e.Unwrap() {
+			out = append(out, FieldErrorsOf(inner)...)
+		}
+		return out
+	}
+	return FieldErrorsOf(errors.Unwrap(err))
 }
 
 // firstOwnerLock serialises first-run setup across replicas.
@@ -86,36 +118,53 @@ func (s *Store) HasOwner(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
-// CreateFirstOwner creates the first workspace and its owner. It fails with
-// ErrConflict once any owner exists, also when two requests race.
-func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner) (*Owner, error) {
-	if err := n.Validate(); err != nil {
-		return nil, err
-	}
-	hash, err := HashPassword(n.Password)
-	if err != nil {
-		return nil, err
-	}
-	if n.WorkspaceName == "" {
-		n.WorkspaceName = "My workspace"
-	}
+// CreateFirstOwner creates the first workspace and its owner, for the
+// one-time setup code a starting server offered (AddSetupCode). It fails
+// with ErrConflict once any owner exists, also when two requests race; that
+// is checked first, under the lock, before anything else and before the
+// password is hashed. A wrong code and refused fields come back together
+// (FieldErrorsOf), and nothing is hashed then either.
+func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner, setupCode string) (*Owner, error) {
 	var o *Owner
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, firstOwnerLock); err != nil {
 			return err
 		}
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM owners)`).Scan(&exists); err != nil {
+		var exists, codeOK bool
+		err := tx.QueryRow(ctx, `
+			SELECT EXISTS (SELECT 1 FROM owners), EXISTS (SELECT 1 FROM setup_codes WHERE code_hash = $1)`,
+			setupCodeHash(setupCode)).Scan(&exists, &codeOK)
+		if err != nil {
 			return err
 		}
 		if exists {
 			return ErrConflict
 		}
+		var errs []error
+		if !codeOK {
+			errs = append(errs, &FieldError{"setup_code", "that is not the setup code: the server prints it at start and keeps it in the setup-code file of its data folder"})
+		}
+		if err := n.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+		if n.WorkspaceName == "" {
+			n.WorkspaceName = "My workspace"
+		}
+		hash, err := s.hashPassword(ctx, n.Password)
+		if err != nil {
+			return err
+		}
 		var wsID int64
 		if err := tx.QueryRow(ctx, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, n.WorkspaceName).Scan(&wsID); err != nil {
 			return err
 		}
-		o, err = insertOwner(ctx, tx, wsID, n, hash)
+		if o, err = insertOwner(ctx, tx, wsID, n, hash); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM setup_codes`)
 		return err
 	})
 	if err != nil {
@@ -132,7 +181,7 @@ func (s *Store) CreateOwner(ctx context.Context, n NewOwner) (*Owner, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
-	hash, err := HashPassword(n.Password)
+	hash, err := s.hashPassword(ctx, n.Password)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +213,11 @@ func (s *Store) CreateOwner(ctx context.Context, n NewOwner) (*Owner, error) {
 				return err
 			}
 		}
-		o, err = insertOwner(ctx, tx, wsID, n, hash)
+		if o, err = insertOwner(ctx, tx, wsID, n, hash); err != nil {
+			return err
+		}
+		// The first owner made by the operator ends the setup codes as well.
+		_, err = tx.Exec(ctx, `DELETE FROM setup_codes`)
 		return err
 	})
 	if err != nil {
@@ -195,7 +248,8 @@ func scanOwner(row pgx.Row) (*Owner, error) {
 }
 
 // Authenticate returns the owner whose email and password match, or
-// ErrInvalidCredentials. Emails compare case-insensitively.
+// ErrInvalidCredentials; ErrBusy when the hash gate is full. Emails compare
+// case-insensitively; an unknown email costs a hash as well.
 func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owner, error) {
 	var hash string
 	o := &Owner{}
@@ -204,16 +258,12 @@ func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owne
 		FROM owners o JOIN workspaces w ON w.id = o.workspace_id
 		WHERE o.email = $1`, NormalizeEmail(email)).
 		Scan(&o.ID, &o.WorkspaceID, &o.WorkspaceName, &o.Email, &o.DisplayName, &o.CreatedAt, &hash)
-	if errors.Is(err, pgx.ErrNoRows) {
-		_, _ = CheckPassword(dummyHash(), password)
-		return nil, fmt.Errorf("store: authenticate: %w", ErrInvalidCredentials)
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: authenticate: %w", err)
 	}
-	ok, err := CheckPassword(hash, password)
+	ok, err := s.checkPassword(ctx, hash, password)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: authenticate: %w", err)
 	}
 	if !ok {
 		return nil, fmt.Errorf("store: authenticate: %w", ErrInvalidCredentials)
@@ -221,7 +271,68 @@ func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owne
 	return o, nil
 }
 
-// OwnerByID returns an owner by id (the id comes from the signed session cookie).
+// ChangePassword sets an owner's new password after checking the current
+// one, and ends every other sign-in of theirs (keep is the one making the
+// change). A wrong current password and a refused new one come back
+// together (FieldErrorsOf); ErrBusy when the hash gate is full.
+func (s *Store) ChangePassword(ctx context.Context, ownerID int64, current, next string, keep int64) error {
+	var hash string
+	if err := s.pool.QueryRow(ctx, `SELECT password_hash FROM owners WHERE id = $1`, ownerID).Scan(&hash); err != nil {
+		return wrap("change password", err)
+	}
+	var errs []error
+	ok, err := s.checkPassword(ctx, hash, current)
+	if err != nil {
+		return fmt.Errorf("store: change password: %w", err)
+	}
+	if !ok {
+		errs = append(errs, &FieldError{"current_password", "that is not your current password"})
+	}
+	if err := validatePassword("new_password", next); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	_, err = s.setPassword(ctx, `id = $1`, ownerID, next, keep)
+	return err
+}
+
+// SetPassword is the operator's reset of an owner's password (osfoundry
+// owner set-password): it needs no current password and ends every sign-in
+// of the owner. It returns how many sign-ins ended; ErrNotFound when no
+// owner has the email.
+func (s *Store) SetPassword(ctx context.Context, email, password string) (int, error) {
+	if err := validatePassword("password", password); err != nil {
+		return 0, err
+	}
+	return s.setPassword(ctx, `email = $1`, NormalizeEmail(email), password, 0)
+}
+
+// setPassword hashes and stores the password of the owner where names,
+// and ends the owner's sign-ins but keep, in one transaction.
+func (s *Store) setPassword(ctx context.Context, where string, arg any, password string, keep int64) (int, error) {
+	hash, err := s.hashPassword(ctx, password)
+	if err != nil {
+		return 0, err
+	}
+	var ended []int64
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, `UPDATE owners SET password_hash = $2 WHERE `+where+` RETURNING id`, arg, hash).Scan(&id); err != nil {
+			return err
+		}
+		ended, err = endSignIns(ctx, tx, `owner_id = $1 AND id <> $2`, id, keep)
+		return err
+	})
+	if err != nil {
+		return 0, wrap("set password", err)
+	}
+	s.notifySignOuts(ended)
+	return len(ended), nil
+}
+
+// OwnerByID returns an owner by id (the owner of a sign-in).
 func (s *Store) OwnerByID(ctx context.Context, id int64) (*Owner, error) {
 	o, err := scanOwner(s.pool.QueryRow(ctx, `
 		SELECT `+ownerColumns+`
@@ -231,35 +342,4 @@ func (s *Store) OwnerByID(ctx context.Context, id int64) (*Owner, error) {
 		return nil, wrap("owner by id", err)
 	}
 	return o, nil
-}
-
-// RecordLoginFailure notes a failed sign-in for throttling.
-func (s *Store) RecordLoginFailure(ctx context.Context, email, remoteAddr string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO login_failures (email, remote_addr) VALUES ($1, $2)`, NormalizeEmail(email), remoteAddr)
-	if err != nil {
-		return fmt.Errorf("store: record login failure: %w", err)
-	}
-	return nil
-}
-
-// RecentLoginFailures counts failures for the email or the address within window.
-func (s *Store) RecentLoginFailures(ctx context.Context, email, remoteAddr string, window time.Duration) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, `
-		SELECT count(*) FROM login_failures
-		WHERE created_at > now() - make_interval(secs => $3) AND (email = $1 OR remote_addr = $2)`,
-		NormalizeEmail(email), remoteAddr, window.Seconds()).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("store: recent login failures: %w", err)
-	}
-	return n, nil
-}
-
-// ClearLoginFailures forgets the failures of an email after a successful sign-in.
-func (s *Store) ClearLoginFailures(ctx context.Context, email string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM login_failures WHERE email = $1 OR created_at < now() - interval '1 day'`, NormalizeEmail(email))
-	if err != nil {
-		return fmt.Errorf("store: clear login failures: %w", err)
-	}
-	return nil
 }

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -19,15 +21,43 @@ func TestCreateFirstOwnerAndAuthenticate(t *testing.T) {
 	if err != nil || has {
 		t.Fatalf("fresh install has owner=%v err=%v", has, err)
 	}
-	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "  Ada@Example.COM ", DisplayName: "Ada", Password: "long enough password"})
+	code := store.NewSetupCode()
+	if ok, err := st.AddSetupCode(ctx, code); err != nil || !ok {
+		t.Fatalf("setup code on a fresh install: %v %v", ok, err)
+	}
+	// A wrong code and a bad field are refused together, nothing hashed.
+	_, err = st.CreateFirstOwner(ctx, store.NewOwner{Email: "ada@example.com", DisplayName: " ", Password: "long enough password"}, "WRONG-CODE")
+	if fes := store.FieldErrorsOf(err); len(fes) != 2 || fes[0].Field != "setup_code" || fes[1].Field != "display_name" {
+		t.Fatalf("wrong code and no name: %v", err)
+	}
+	if n := st.Hashes().Counts().Run; n != 0 {
+		t.Fatalf("%d passwords hashed for a refused form", n)
+	}
+	// The code is typed as it reads, or in lower case without dashes.
+	typed := strings.ToLower(strings.ReplaceAll(code, "-", ""))
+	o, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "  Ada@Example.COM ", DisplayName: "Ada", Password: "long enough password"}, typed)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var left int
+	storetest.SQL(t, st).QueryRow(`SELECT count(*) FROM setup_codes`).Scan(&left)
+	if left != 0 {
+		t.Fatalf("%d setup codes left after the first owner", left)
+	}
+	if ok, err := st.AddSetupCode(ctx, store.NewSetupCode()); err != nil || ok {
+		t.Fatalf("setup code once an owner exists: %v %v", ok, err)
 	}
 	if o.Email != "ada@example.com" || o.WorkspaceID == 0 || o.WorkspaceName == "" {
 		t.Fatalf("owner = %+v", o)
 	}
-	if _, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "b@example.com", DisplayName: "B", Password: "long enough password"}); !errors.Is(err, store.ErrConflict) {
+	// Once an owner exists the answer is a conflict, before the code or
+	// the fields are looked at and before anything is hashed.
+	hashed := st.Hashes().Counts().Run
+	if _, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "b@example.com", DisplayName: "B", Password: "long enough password"}, code); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("second first owner: want ErrConflict, got %v", err)
+	}
+	if st.Hashes().Counts().Run != hashed {
+		t.Fatal("a refused first owner was hashed")
 	}
 
 	tests := []struct {
@@ -60,6 +90,10 @@ func TestCreateFirstOwnerRaceCreatesOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.New(t)
+	code := store.NewSetupCode()
+	if _, err := st.AddSetupCode(ctx, code); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created := 0
@@ -67,7 +101,7 @@ func TestCreateFirstOwnerRaceCreatesOne(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o" + string(rune('a'+i)) + "@example.com", DisplayName: "O", Password: "long enough password"})
+			_, err := st.CreateFirstOwner(ctx, store.NewOwner{Email: "o" + string(rune('a'+i)) + "@example.com", DisplayName: "O", Password: "long enough password"}, code)
 			if err == nil {
 				mu.Lock()
 				created++
@@ -106,10 +140,19 @@ func TestNewOwnerValidation(t *testing.T) {
 			}
 		})
 	}
+	// Every refused field at once, in the form's order.
+	_, err := st.CreateOwner(ctx, store.NewOwner{Email: "nope", DisplayName: "", Password: "short"})
+	var fields []string
+	for _, fe := range store.FieldErrorsOf(err) {
+		fields = append(fields, fe.Field)
+	}
+	if !slices.Equal(fields, []string{"email", "display_name", "password"}) {
+		t.Fatalf("all refused fields: %v (%v)", fields, err)
+	}
 	if _, err := st.CreateOwner(ctx, store.NewOwner{Email: "a@example.com", DisplayName: "A", Password: "long enough password"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := st.CreateOwner(ctx, store.NewOwner{Email: "A@EXAMPLE.COM", DisplayName: "A2", Password: "long enough password"})
+	_, err = st.CreateOwner(ctx, store.NewOwner{Email: "A@EXAMPLE.COM", DisplayName: "A2", Password: "long enough password"})
 	var fe *store.FieldError
 	if !errors.As(err, &fe) || fe.Field != "email" {
 		t.Fatalf("duplicate email: want field error on email, got %v", err)
@@ -139,32 +182,6 @@ func TestCreateOwnerWorkspaces(t *testing.T) {
 	var fe *store.FieldError
 	if !errors.As(err, &fe) || fe.Field != "workspace" {
 		t.Fatalf("with several workspaces a name is required, got %v", err)
-	}
-}
-
-func TestLoginFailuresCount(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	st := storetest.New(t)
-	for range 3 {
-		if err := st.RecordLoginFailure(ctx, "X@example.com", "10.0.0.1"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	n, err := st.RecentLoginFailures(ctx, "x@example.com", "127.0.0.1", 15*60e9)
-	if err != nil || n != 3 {
-		t.Fatalf("by email: %d %v", n, err)
-	}
-	n, _ = st.RecentLoginFailures(ctx, "y@example.com", "10.0.0.1", 15*60e9)
-	if n != 3 {
-		t.Fatalf("by address: %d", n)
-	}
-	if err := st.ClearLoginFailures(ctx, "x@example.com"); err != nil {
-		t.Fatal(err)
-	}
-	n, _ = st.RecentLoginFailures(ctx, "x@example.com", "127.0.0.1", 15*60e9)
-	if n != 0 {
-		t.Fatalf("after clear: %d", n)
 	}
 }
 

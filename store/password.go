@@ -1,13 +1,17 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -71,3 +75,81 @@ var dummyHash = sync.OnceValue(func() string {
 	h, _ := HashPassword("osfoundry-dummy-password")
 	return h
 })
+
+// HashGate bounds the password hashes (argon2id, 19 MiB and tens of
+// milliseconds of CPU each) that run at once: a flood of sign-ins or
+// first-run forms can neither exhaust memory nor take every CPU from the
+// rest of the server. A hash that finds no free slot within HashWait is not
+// run: the caller gets ErrBusy (a 503 with Retry-After). A server process
+// has one Store, so its gate is the process's bound.
+type HashGate struct {
+	slots   chan struct{}
+	run     atomic.Uint64
+	refused atomic.Uint64
+}
+
+// HashWait is how long a password hash waits for a free slot of the gate.
+const HashWait = time.Second
+
+// newHashGate lets half the CPUs hash at once (at least one).
+func newHashGate() *HashGate {
+	return &HashGate{slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
+}
+
+// Acquire takes a slot of the gate, waiting at most HashWait, and returns
+// the function that gives it back; ErrBusy when none freed in time.
+func (g *HashGate) Acquire(ctx context.Context) (release func(), err error) {
+	t := time.NewTimer(HashWait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
+	case <-t.C:
+		g.refused.Add(1)
+		return nil, fmt.Errorf("store: hash password: %w", ErrBusy)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Size is how many hashes may run at once.
+func (g *HashGate) Size() int { return cap(g.slots) }
+
+// HashCounts are the password hashes a gate has run and refused.
+type HashCounts struct{ Run, Refused uint64 }
+
+// Counts reads the gate's counters (the metrics export them).
+func (g *HashGate) Counts() HashCounts {
+	return HashCounts{Run: g.run.Load(), Refused: g.refused.Load()}
+}
+
+// Hashes is the store's gate of password hashes.
+func (s *Store) Hashes() *HashGate { return s.hashes }
+
+// hashPassword hashes a new password through the gate.
+func (s *Store) hashPassword(ctx context.Context, password string) (string, error) {
+	release, err := s.hashes.Acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	s.hashes.run.Add(1)
+	return HashPassword(password)
+}
+
+// checkPassword checks a password against a hash through the gate; an
+// empty hash (an unknown email) is checked against a dummy one, so that it
+// costs the same.
+func (s *Store) checkPassword(ctx context.Context, hash, password string) (bool, error) {
+	release, err := s.hashes.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	s.hashes.run.Add(1)
+	if hash == "" {
+		_, _ = CheckPassword(dummyHash(), password)
+		return false, nil
+	}
+	return CheckPassword(hash, password)
+}

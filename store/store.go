@@ -30,6 +30,9 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrInvalid means the input broke a rule of the data model; the wrapped text names the field.
 	ErrInvalid = errors.New("invalid")
+	// ErrBusy means the bound of password hashes running at once was reached
+	// (HashGate): nothing was checked or written; try again shortly.
+	ErrBusy = errors.New("busy checking other passwords")
 )
 
 // DefaultMaxConns is the pool size unless the database URL sets pool_max_conns.
@@ -41,6 +44,8 @@ type Store struct {
 	statements *statementCounter
 	// notifications are the NOTIFYs queued after commits (notifyAfterCommit).
 	notifications notifyQueue
+	// hashes bounds the password hashes running at once.
+	hashes *HashGate
 }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
@@ -73,7 +78,7 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool, statements: counter}, nil
+	return &Store{pool: pool, statements: counter, hashes: newHashGate()}, nil
 }
 
 // Close sends the notifications still queued (see notifyAfterCommit), then releases

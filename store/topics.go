@@ -25,8 +25,9 @@ const (
 	// in a workspace (a status set or cleared, a profile claimed, a
 	// connection revoked): "<workspace id>".
 	PresenceChannel = "osfoundry_presence"
-	// SignOutChannel says a signed-in cookie session ended: its sign-in id
-	// (a random id, not a credential).
+	// SignOutChannel says a sign-in ended (signed out, ended from the
+	// account page, or by a password change): "<sign-in id>", the row's id,
+	// not its token.
 	SignOutChannel = "osfoundry_signouts"
 	// WebhooksChannel wakes the webhook senders when deliveries are queued;
 	// the payload is empty.
@@ -78,8 +79,8 @@ var (
 	ReadsTopic = Topic[int64]{ReadsChannel, encodeID, decodeID}
 	// PresenceTopic: the workspace id.
 	PresenceTopic = Topic[int64]{PresenceChannel, encodeID, decodeID}
-	// SignOutTopic: the sign-in id, as it is.
-	SignOutTopic = Topic[string]{SignOutChannel, func(s string) string { return s }, func(s string) (string, bool) { return s, true }}
+	// SignOutTopic: the sign-in id.
+	SignOutTopic = Topic[int64]{SignOutChannel, encodeID, decodeID}
 	// WebhookTopic: empty; the statements that queue a delivery send it
 	// (SetWebhookEndpointEnabled, QueueWebhookTest) or the note's writer
 	// does, after its commit. Any payload wakes the senders.

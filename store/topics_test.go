@@ -14,7 +14,7 @@ func TestTopicPayloads(t *testing.T) {
 		{ReceiptTopic.encode(NoteRef{SessionID: 12, NoteID: 345}), "12:345"},
 		{ReadsTopic.encode(7), "7"},
 		{PresenceTopic.encode(9), "9"},
-		{SignOutTopic.encode("abc"), "abc"},
+		{SignOutTopic.encode(42), "42"},
 		{WebhookTopic.encode(struct{}{}), ""},
 	} {
 		if c.got != c.want {

@@ -42,7 +42,7 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, dsn: storetest.NewDatabase(t)}
 	w.st = w.open()
 	var err error
-	if w.owner, err = w.st.CreateFirstOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive Owner", Password: "long enough password"}); err != nil {
+	if w.owner, err = w.st.CreateOwner(ctx, store.NewOwner{Email: "o@example.com", DisplayName: "Olive Owner", Password: "long enough password"}); err != nil {
 		t.Fatal(err)
 	}
 	if w.project, err = w.st.CreateProject(ctx, w.owner.WorkspaceID, "Storefront"); err != nil {

@@ -138,7 +138,12 @@ func run() error {
 				return err
 			}
 		}
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn", "--ops-addr", o.opsAddr)
+		// The streams scenario holds all its streams on one sign-in from one
+		// address: the server's stream limits must let it (a --url server
+		// needs its --stream-limits raised the same way).
+		limit := max(o.streams, 1)
+		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn", "--ops-addr", o.opsAddr,
+			"--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit))
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+pg.DSN)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {

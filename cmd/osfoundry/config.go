@@ -8,8 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/osfoundry/osfoundry/live"
 )
 
 // config is the server's configuration, from flags with env fallbacks.
@@ -23,10 +26,15 @@ type config struct {
 	shutdown    time.Duration
 	opsAddr     string
 	// deprecated lists the deprecated flags and variables given, to warn of.
-	deprecated    []string
+	deprecated []string
+	// exposed lists the secret flags given on the command line, to warn of.
+	exposed       []string
 	trustProxy    bool
 	allowPrivate  bool
 	headerTimeout time.Duration
+	// streamLimitsText is --stream-limits as given; streamLimits, parsed.
+	streamLimitsText string
+	streamLimits     live.Limits
 	// metadataDocuments: client ID metadata documents are accepted and advertised.
 	metadataDocuments onOff
 	// envErr is a variable that could not be read, reported by finish.
@@ -67,6 +75,8 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
+	fs.StringVar(&c.streamLimitsText, "stream-limits", envOr("OSFOUNDRY_STREAM_LIMITS", fmt.Sprintf("%d,%d,%d", live.DefaultLimits.PerSignIn, live.DefaultLimits.PerOwner, live.DefaultLimits.PerAddress)),
+		"live streams held at once per sign-in, per owner and per client address: past the first two the oldest closes, past the third new ones are refused (OSFOUNDRY_STREAM_LIMITS)")
 	c.metadataDocuments = true
 	if v := os.Getenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS"); v != "" {
 		if err := c.metadataDocuments.Set(v); err != nil {
@@ -86,6 +96,21 @@ func (c *config) register(fs *flag.FlagSet) {
 		c.opsAddr = v
 		c.deprecated = append(c.deprecated, "--pprof-addr")
 		return nil
+	})
+}
+
+// secretFlags are the flags whose values are secrets, with the variable to
+// set instead: on the command line anyone on the machine can read them
+// (ps, /proc/<pid>/cmdline).
+var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL"}
+
+// noteSecretFlags records the secret flags given on the command line (a
+// database URL only when it holds a password), to warn of at start.
+func (c *config) noteSecretFlags(fs *flag.FlagSet) {
+	fs.Visit(func(f *flag.Flag) {
+		if _, ok := secretFlags[f.Name]; ok && (f.Name != "database-url" || maskURL(f.Value.String()) != f.Value.String()) {
+			c.exposed = append(c.exposed, f.Name)
+		}
 	})
 }
 
@@ -138,7 +163,30 @@ func (c *config) finish() error {
 	if c.baseURL != "" && !strings.HasPrefix(c.baseURL, "http://") && !strings.HasPrefix(c.baseURL, "https://") {
 		return fmt.Errorf("--base-url %q: must start with http:// or https://", c.baseURL)
 	}
+	limits, err := parseStreamLimits(c.streamLimitsText)
+	if err != nil {
+		return err
+	}
+	c.streamLimits = limits
 	return nil
+}
+
+// parseStreamLimits reads "per sign-in,per owner,per address", each a
+// positive number.
+func parseStreamLimits(s string) (live.Limits, error) {
+	parts := strings.Split(s, ",")
+	var n [3]int
+	if len(parts) != 3 {
+		return live.Limits{}, fmt.Errorf("--stream-limits %q: give three numbers, per sign-in,per owner,per address (like 8,16,64)", s)
+	}
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || v < 1 {
+			return live.Limits{}, fmt.Errorf("--stream-limits %q: give three numbers of at least 1, per sign-in,per owner,per address (like 8,16,64)", s)
+		}
+		n[i] = v
+	}
+	return live.Limits{PerSignIn: n[0], PerOwner: n[1], PerAddress: n[2]}, nil
 }
 
 // listenBaseURL is serve's base URL when --base-url is not given:
@@ -166,9 +214,13 @@ func (c *config) log(l *slog.Logger) {
 	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
-		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr)
+		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText)
 	for _, d := range c.deprecated {
 		l.Warn(d + " is deprecated: use --ops-addr (OSFOUNDRY_OPS_ADDR)")
+	}
+	for _, name := range c.exposed {
+		l.Warn("--" + name + " was given on the command line, where anyone on this machine can read it: set " + secretFlags[name] + " instead")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
@@ -69,6 +70,33 @@ func TestNoFlagForTests(t *testing.T) {
 	printFlags(fs)
 	if strings.Contains(out.String(), "pprof-addr") || !strings.Contains(out.String(), "-allow-private-targets") {
 		t.Fatalf("--help lists:\n%s", out.String())
+	}
+}
+
+// TestStreamLimitsConfig: --stream-limits (or OSFOUNDRY_STREAM_LIMITS) sets
+// the live stream limits per sign-in, per owner and per address; the
+// default is live.DefaultLimits, and anything but three positive numbers is
+// refused.
+func TestStreamLimitsConfig(t *testing.T) {
+	t.Setenv("OSFOUNDRY_STREAM_LIMITS", "")
+	c := parseConfig(t)
+	if err := c.finish(); err != nil || c.streamLimits != live.DefaultLimits {
+		t.Fatalf("default: %+v %v", c.streamLimits, err)
+	}
+	c = parseConfig(t, "--stream-limits", "2, 3,4")
+	if err := c.finish(); err != nil || c.streamLimits != (live.Limits{PerSignIn: 2, PerOwner: 3, PerAddress: 4}) {
+		t.Fatalf("2,3,4: %+v %v", c.streamLimits, err)
+	}
+	t.Setenv("OSFOUNDRY_STREAM_LIMITS", "5,6,7")
+	c = parseConfig(t)
+	if err := c.finish(); err != nil || c.streamLimits.PerAddress != 7 {
+		t.Fatalf("from the environment: %+v %v", c.streamLimits, err)
+	}
+	for _, bad := range []string{"1,2", "0,1,2", "a,b,c", "1,2,3,4"} {
+		c = parseConfig(t, "--stream-limits", bad)
+		if err := c.finish(); err == nil || !strings.Contains(err.Error(), "--stream-limits") {
+			t.Errorf("%q: %v, want refused", bad, err)
+		}
 	}
 }
 

@@ -3,10 +3,12 @@
 // subcommands.
 //
 // One file per subcommand: serve.go, migrate.go, owner_create.go,
-// token_create.go (the agent side is the package agent). What they share:
-// config.go (flags with env fallbacks), database.go (the private PostgreSQL or
-// DATABASE_URL), keys.go (the cookie keys), background.go (the goroutines serve
-// runs beside the HTTP server), ops.go (the operations listener).
+// owner_set_password.go, token_create.go (the agent side is the package
+// agent). What they share: config.go (flags with env fallbacks), database.go
+// (the private PostgreSQL or DATABASE_URL), keys.go (the cookie keys),
+// setup_code.go (the first run's one-time code), background.go (the
+// goroutines serve runs beside the HTTP server), ops.go (the operations
+// listener).
 package main
 
 import (
@@ -29,6 +31,7 @@ Usage:
   osfoundry [serve] [flags]                      start the server (default)
   osfoundry owner create --email E --name N [--workspace W] [flags]
                                                  create an owner; password from stdin or a prompt
+  osfoundry owner set-password --email E [flags] set an owner's password (stdin or a prompt); their sign-ins end
   osfoundry token create --email OWNER [--client NAME] [--scope read,write] [--project NAME]... [flags]
                                                  mint a bearer token for a client without OAuth (shown once),
                                                  bound to the base URL the server last started with (or --base-url)
@@ -56,6 +59,8 @@ func commandNamed(name string) command {
 		return migrateCommand{}
 	case "owner create":
 		return &ownerCreateCommand{}
+	case "owner set-password":
+		return &ownerSetPasswordCommand{}
 	case "token create":
 		return &tokenCreateCommand{}
 	}
@@ -80,8 +85,8 @@ func run(args []string, tune ...func(*config)) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name = args[0]
 		args = args[1:]
-		if (name == "owner" || name == "token") && len(args) > 0 && args[0] == "create" {
-			name += " create"
+		if len(args) > 0 && (name == "owner" && (args[0] == "create" || args[0] == "set-password") || name == "token" && args[0] == "create") {
+			name += " " + args[0]
 			args = args[1:]
 		}
 	}
@@ -108,6 +113,7 @@ func run(args []string, tune ...func(*config)) error {
 		}
 		return err
 	}
+	cfg.noteSecretFlags(fs)
 	if err := cfg.finish(); err != nil {
 		return err
 	}

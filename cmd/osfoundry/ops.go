@@ -8,21 +8,25 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/metrics"
 )
 
 // serveOps serves the operations listener: Prometheus metrics at /metrics
 // and Go's profiles under /debug/pprof/. It must be on loopback: both reveal
 // internals and are never part of the public app (a scraper on another
-// machine reaches it through a tunnel or a sidecar).
-func serveOps(addr string, m *metrics.Metrics, log *slog.Logger) error {
+// machine reaches it through a tunnel or a sidecar). Like the web listener
+// it answers only to loopback and the public origin's host (publicHost):
+// a web page that rebinds a name to 127.0.0.1 gets 421. The command line
+// (/debug/pprof/cmdline) is not served: it may hold secrets.
+func serveOps(addr, publicHost string, m *metrics.Metrics, log *slog.Logger) error {
 	if err := checkOpsAddr(addr); err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", m.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.Handle("/debug/pprof/cmdline", http.NotFoundHandler())
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -30,7 +34,7 @@ func serveOps(addr string, m *metrics.Metrics, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--ops-addr: %w", err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: inbound.RequireHost(publicHost)(mux), ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck
 	url := "http://" + ln.Addr().String()
 	log.Info("operations listener", "metrics", url+"/metrics", "profiles", url+"/debug/pprof/")

@@ -89,6 +89,8 @@ func TestMetricsOfARealServer(t *testing.T) {
 		{"osfoundry_db_pool_max_connections", nil, 24},
 		{"osfoundry_webhook_outbox_pending", nil, 0},
 		{"osfoundry_live_streams", nil, 0},
+		{"osfoundry_password_hashes_total", []string{"outcome", "run"}, 1}, // the owner's sign-in
+		{"osfoundry_password_hashes_total", []string{"outcome", "refused"}, 0},
 	} {
 		if got := s.Value(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
@@ -124,7 +126,7 @@ func TestOpsListenerIsLoopbackOnly(t *testing.T) {
 	t.Parallel()
 	quiet := slog.New(slog.DiscardHandler)
 	for _, addr := range []string{"0.0.0.0:9100", ":9100", "192.0.2.1:9100", "[::]:9100", "example.com:9100", "no-port"} {
-		if err := serveOps(addr, metrics.New(), quiet); err == nil || !strings.Contains(err.Error(), "--ops-addr") {
+		if err := serveOps(addr, "localhost", metrics.New(), quiet); err == nil || !strings.Contains(err.Error(), "--ops-addr") {
 			t.Errorf("serveOps(%q) = %v, want a refusal", addr, err)
 		}
 	}
@@ -157,5 +159,44 @@ func TestOpsAddrFlags(t *testing.T) {
 	t.Setenv("OSFOUNDRY_OPS_ADDR", "127.0.0.1:9103")
 	if c := parseConfig(t); c.opsAddr != "127.0.0.1:9103" || len(c.deprecated) != 0 {
 		t.Fatalf("OSFOUNDRY_OPS_ADDR beside OSFOUNDRY_PPROF_ADDR: %q %v", c.opsAddr, c.deprecated)
+	}
+}
+
+// TestOpsListenerChecksHostAndHidesTheCommandLine: the operations listener
+// answers a foreign Host (DNS rebinding) with 421, and never serves the
+// command line, which here holds the cookie key; serve warns that a secret
+// was given there.
+func TestOpsListenerChecksHostAndHidesTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.NewDatabase(t)
+	ops := freePort(t)
+	r := startReplica(t, dsn, "", "--ops-addr", ops, "--session-key", testSessionKey)
+	r.waitReady()
+	r.waitLog("--session-key was given on the command line")
+	get := func(path, host string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+ops+path, nil)
+		if host != "" {
+			req.Host = host
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/goroutine?debug=1"} {
+		if code, _ := get(path, "rebind.attacker.example"+ops[strings.LastIndexByte(ops, ':'):]); code != http.StatusMisdirectedRequest {
+			t.Errorf("%s under a rebound name: %d, want 421", path, code)
+		}
+		if code, _ := get(path, ""); code != http.StatusOK {
+			t.Errorf("%s on loopback: %d, want 200", path, code)
+		}
+	}
+	code, body := get("/debug/pprof/cmdline", "")
+	if code != http.StatusNotFound || strings.Contains(body, testSessionKey) {
+		t.Fatalf("/debug/pprof/cmdline: %d, holds the key: %v", code, strings.Contains(body, testSessionKey))
 	}
 }

@@ -56,10 +56,12 @@ func binary(t *testing.T) string {
 
 // replica is one running server process.
 type replica struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	URL  string
-	logs *syncBuffer
+	t   *testing.T
+	cmd *exec.Cmd
+	URL string
+	// dataDir is the replica's --data-dir.
+	dataDir string
+	logs    *syncBuffer
 	// done is closed when the process has exited; err is its exit error.
 	done chan struct{}
 	err  error
@@ -132,10 +134,11 @@ func startServer(t *testing.T, program string, first []string, dsn, baseURL stri
 	if baseURL == "" {
 		baseURL = "http://" + addr
 	}
-	args := append(first, "serve", "--addr", addr, "--base-url", baseURL, "--data-dir", t.TempDir(), "--log-level", "info")
+	dataDir := t.TempDir()
+	args := append(first, "serve", "--addr", addr, "--base-url", baseURL, "--data-dir", dataDir, "--log-level", "info")
 	cmd := exec.Command(program, append(args, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "OSFOUNDRY_SESSION_KEY="+testSessionKey)
-	r := &replica{t: t, cmd: cmd, URL: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
+	r := &replica{t: t, cmd: cmd, URL: "http://" + addr, dataDir: dataDir, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout = r.logs
 	cmd.Stderr = r.logs
 	if err := cmd.Start(); err != nil {

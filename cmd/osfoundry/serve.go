@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"time"
 
 	"github.com/osfoundry/osfoundry/handlers"
+	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/webhook"
 )
@@ -55,6 +57,13 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
+	setupCode, setupWatch, err := offerSetupCode(ctx, st, cfg.dataDir, log)
+	if err != nil {
+		return err
+	}
+	if setupWatch != nil {
+		defer setupWatch.stop()
+	}
 	// What operators scrape on the operations listener.
 	m := metrics.New()
 	m.WatchStore(st)
@@ -83,8 +92,8 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Mail:     mail,
 		Logger:   log,
 		Metrics:  m,
-		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy, AllowPrivateTargets: cfg.allowPrivate,
-			NoClientMetadataDocuments: !bool(cfg.metadataDocuments)},
+		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
+			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -100,14 +109,19 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	if cfg.opsAddr != "" {
-		if err := serveOps(cfg.opsAddr, m, log); err != nil {
+		if err := serveOps(cfg.opsAddr, inbound.PublicHost(cfg.baseURL), m, log); err != nil {
 			return err
 		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("osfoundry is ready", "took", time.Since(begin).Round(time.Millisecond))
-	fmt.Fprintf(os.Stderr, "\n  osFoundry is running at %s\n  MCP endpoint: %s/mcp\n  Press Ctrl-C to stop.\n\n", cfg.baseURL, cfg.baseURL)
+	fmt.Fprintf(os.Stderr, "\n  osFoundry is running at %s\n  MCP endpoint: %s/mcp\n", cfg.baseURL, cfg.baseURL)
+	if setupCode != "" {
+		fmt.Fprintf(os.Stderr, "  First run: open %s/setup and enter the setup code %s\n  (also in %s until the first owner exists).\n",
+			cfg.baseURL, setupCode, filepath.Join(cfg.dataDir, setupCodeFile))
+	}
+	fmt.Fprintf(os.Stderr, "  Press Ctrl-C to stop.\n\n")
 
 	select {
 	case err := <-errc:

@@ -5,6 +5,8 @@ package inbound
 
 import (
 	"net"
+	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -23,4 +25,38 @@ func IsLoopbackHost(hostport string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// PublicHost is the Host header that names the public origin baseURL
+// (host, and port when it has one); "" when baseURL is not a URL.
+func PublicHost(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// HostAllowed reports whether a request's Host names this server: the host
+// of its configured public origin (publicHost, with the port when the
+// origin has one), or loopback on any port. Anything else is another name
+// pointed at this address, as DNS rebinding does, and is refused.
+func HostAllowed(publicHost, host string) bool {
+	return strings.EqualFold(host, publicHost) || IsLoopbackHost(host)
+}
+
+// RequireHost answers 421 Misdirected Request to a request whose Host is
+// not allowed (HostAllowed), before anything else sees it: every listener
+// puts it in front of all its routes.
+func RequireHost(publicHost string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !HostAllowed(publicHost, r.Host) {
+				w.Header().Set("Cache-Control", "no-store")
+				http.Error(w, "Misdirected Request: this server does not answer to that host name.", http.StatusMisdirectedRequest)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }

@@ -92,12 +92,7 @@ func (h *Handler) checkHostAndOrigin(next http.Handler) http.Handler {
 
 // allowedHost accepts the configured public host and loopback hosts (any
 // port).
-func (h *Handler) allowedHost(host string) bool {
-	if strings.EqualFold(host, h.publicHost) {
-		return true
-	}
-	return inbound.IsLoopbackHost(host)
-}
+func (h *Handler) allowedHost(host string) bool { return inbound.HostAllowed(h.publicHost, host) }
 
 // allowedOrigin accepts the configured public origin and loopback origins.
 func (h *Handler) allowedOrigin(origin string) bool {

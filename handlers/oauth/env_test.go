@@ -90,7 +90,7 @@ func newEnvWith(t *testing.T, tune func(*handlers.Config)) *env {
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.Handler()}}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	o, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: ownerPassword})
+	o, err := st.CreateOwner(context.Background(), store.NewOwner{Email: "owner@example.com", DisplayName: "Olivia", Password: ownerPassword})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func FuzzOAuthParameters(f *testing.F) {
 		f.Add(s.kind, s.data)
 	}
 	st := storetest.New(f)
-	if _, err := st.CreateFirstOwner(context.Background(), store.NewOwner{Email: "fuzz@example.com", DisplayName: "F", Password: ownerPassword}); err != nil {
+	if _, err := st.CreateOwner(context.Background(), store.NewOwner{Email: "fuzz@example.com", DisplayName: "F", Password: ownerPassword}); err != nil {
 		f.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)

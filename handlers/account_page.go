@@ -1,0 +1,36 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// accountNotices are what the account page says after an action redirected
+// to it (?done=).
+var accountNotices = map[string]string{
+	"password":   "Your password is changed. Your other sign-ins were signed out.",
+	"signed-out": "That sign-in was signed out.",
+	"others":     "Every other sign-in was signed out.",
+}
+
+// accountPage is GET /account: the owner, the password change form, and
+// the owner's sign-ins.
+func (s *Server) accountPage(c echo.Context) error {
+	return s.renderAccount(c, http.StatusOK, views.Form{}, accountNotices[c.QueryParam("done")])
+}
+
+// renderAccount shows the account page with the password form as given.
+func (s *Server) renderAccount(c echo.Context, status int, password views.Form, notice string) error {
+	o := currentOwner(c)
+	signIns, err := s.store.ListSignIns(c.Request().Context(), o.ID)
+	if err != nil {
+		return err
+	}
+	s.page(c).Nav = "account"
+	return s.render(c, status, "Account", views.AccountPage(views.AccountData{
+		Owner: o, SignIns: signIns, Current: currentSignIn(c).ID, Password: password, Notice: notice,
+	}))
+}

@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// signInEnd is POST /account/sign-ins/:id/end: "Sign out" on one of the
+// owner's sign-ins (another owner's id is a 404). It ends at once on every
+// replica, its live streams with it; this browser's own is signing out.
+func (s *Server) signInEnd(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return store.ErrNotFound
+	}
+	if si := currentSignIn(c); si.ID == id {
+		return s.logout(c)
+	}
+	o := currentOwner(c)
+	if err := s.store.EndSignIn(c.Request().Context(), o.ID, id); err != nil {
+		return err
+	}
+	s.signIns.forget(id)
+	s.log.Info("sign-in ended", "owner_id", o.ID, "sign_in_id", id)
+	return redirect(c, "/account?done=signed-out")
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The actions whose password checks are throttled (ReserveAttempt).
+const (
+	ActionSignIn   = "sign-in"
+	ActionSetup    = "setup"
+	ActionPassword = "password"
+)
+
+// How tries slow down: past a key's free tries, each try must wait
+// AttemptDelay after the one before, doubling with every try, at most
+// AttemptMaxDelay; a key without a try for AttemptQuiet starts over.
+const (
+	AttemptDelay    = 30 * time.Second
+	AttemptMaxDelay = 15 * time.Minute
+	AttemptQuiet    = time.Hour
+)
+
+// AttemptKey is one counter a try is reserved on: tries for an email from
+// the client's address, or (Email "") every try from the address.
+type AttemptKey struct {
+	Email string
+	// FreeTries is how many tries go one after the other before they slow down.
+	FreeTries int
+}
+
+// Attempt is the outcome of reserving a try.
+type Attempt struct {
+	// Allowed says the try may go ahead: its password may be checked.
+	Allowed bool
+	// Left is how many more tries go at once after this one (the fewest
+	// of the keys); 0 when the next one waits.
+	Left int
+	// Wait is how long until the next try is allowed: for a refused try,
+	// before it may be made again; for an allowed one, before the one
+	// after it (0 while tries are left).
+	Wait time.Duration
+}
+
+// ReserveAttempt counts a try of action from addr on every key, before its
+// password is checked, in one statement: concurrent tries are counted one
+// after the other, so no more go ahead than the keys allow, however many
+// arrive at once. The try is allowed when every key allows it; a key that
+// does not is left as it was. A successful try gives its count back
+// (AttemptSucceeded); a failed one stays counted.
+func (s *Store) ReserveAttempt(ctx context.Context, action, addr string, keys ...AttemptKey) (Attempt, error) {
+	emails := make([]string, len(keys))
+	free := make([]int32, len(keys))
+	for i, k := range keys {
+		emails[i], free[i] = NormalizeEmail(k.Email), int32(max(k.FreeTries, 1))
+	}
+	// tries is the count after this try: it starts over after a quiet spell.
+	const tries = `CASE WHEN a.last_at < clock_timestamp() - make_interval(secs => $7) THEN 1 ELSE a.tries + 1 END`
+	// nextAt is when the try after one numbered t may go.
+	nextAt := func(t, free string) string {
+		return fmt.Sprintf(`clock_timestamp() + CASE WHEN %[1]s < %[2]s THEN interval '0' ELSE make_interval(secs => least($5 * power(2, least(%[1]s - %[2]s, 30)), $6)) END`, t, free)
+	}
+	rows, err := s.pool.Query(ctx, `
+		WITH k AS (SELECT * FROM unnest($2::text[], $4::int[]) AS k(email, free_tries)),
+		r AS (
+			INSERT INTO attempts AS a (action, email, remote_addr, tries, free_tries, next_at, last_at)
+			SELECT $1, k.email, $3, 1, k.free_tries, `+nextAt("1", "k.free_tries")+`, clock_timestamp() FROM k
+			ON CONFLICT (action, email, remote_addr) DO UPDATE SET
+				tries = `+tries+`,
+				free_tries = EXCLUDED.free_tries,
+				next_at = `+nextAt(tries, "EXCLUDED.free_tries")+`,
+				last_at = clock_timestamp()
+			WHERE a.next_at <= clock_timestamp()
+			RETURNING a.email, a.tries, a.next_at
+		)
+		SELECT r.tries IS NOT NULL, coalesce(k.free_tries - r.tries, 0),
+			greatest(extract(epoch FROM coalesce(r.next_at, a.next_at, clock_timestamp() + make_interval(secs => $5)) - clock_timestamp()), 0)
+		FROM k LEFT JOIN r ON r.email = k.email
+			LEFT JOIN attempts a ON a.action = $1 AND a.email = k.email AND a.remote_addr = $3`,
+		action, emails, addr, free, AttemptDelay.Seconds(), AttemptMaxDelay.Seconds(), AttemptQuiet.Seconds())
+	if err != nil {
+		return Attempt{}, fmt.Errorf("store: reserve attempt: %w", err)
+	}
+	defer rows.Close()
+	out := Attempt{Allowed: true, Left: -1}
+	var refusedWait time.Duration
+	for rows.Next() {
+		var allowed bool
+		var left int
+		var wait float64
+		if err := rows.Scan(&allowed, &left, &wait); err != nil {
+			return Attempt{}, fmt.Errorf("store: reserve attempt: %w", err)
+		}
+		d := time.Duration(wait * float64(time.Second)).Round(time.Second)
+		if !allowed {
+			out.Allowed = false
+			refusedWait = max(refusedWait, d)
+			continue
+		}
+		if out.Left < 0 || left < out.Left {
+			out.Left = max(left, 0)
+		}
+		out.Wait = max(out.Wait, d)
+	}
+	if err := rows.Err(); err != nil {
+		return Attempt{}, fmt.Errorf("store: reserve attempt: %w", err)
+	}
+	if !out.Allowed {
+		return Attempt{Wait: max(refusedWait, time.Second)}, nil
+	}
+	if out.Wait > 0 {
+		out.Left = 0
+	}
+	out.Left = max(out.Left, 0)
+	return out, nil
+}
+
+// AttemptSucceeded forgets the tries of action for the email from addr
+// (the password was right) and gives the address's count (key "") its try
+// back; tries not seen for a day are forgotten on the way.
+func (s *Store) AttemptSucceeded(ctx context.Context, action, addr, email string) error {
+	_, err := s.pool.Exec(ctx, `
+		WITH forgot AS (
+			DELETE FROM attempts
+			WHERE (action = $1 AND email = $2 AND remote_addr = $3)
+				OR (last_at < now() - interval '1 day' AND NOT (action = $1 AND email = '' AND remote_addr = $3))
+		)
+		UPDATE attempts SET tries = greatest(tries - 1, 0)
+		WHERE action = $1 AND email = '' AND remote_addr = $3 AND $2 <> ''`,
+		action, NormalizeEmail(email), addr)
+	if err != nil {
+		return fmt.Errorf("store: attempt succeeded: %w", err)
+	}
+	return nil
+}
