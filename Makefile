@@ -140,6 +140,11 @@ lint: ## gofmt, go vet, staticcheck, and fail if templ output or go.mod/go.sum a
 bench: pg-deps ## run the load benchmark and print the table
 	$(GO) run ./cmd/osfoundry-bench
 
+# Filling a million notes takes minutes, so search has a target of its own.
+.PHONY: bench-search
+bench-search: pg-deps ## run the search scenarios over a workspace of 1 M notes
+	$(GO) run ./cmd/osfoundry-bench --search-notes 1000000 --only search --streams 0 --concurrency 1,8
+
 # Fuzz targets as package:Function. `make test` runs each briefly; `make fuzz` longer.
 # The budgets are counts of executions (Nx), not durations: with a duration,
 # go 1.26's fuzzing coordinator can report "context deadline exceeded" as a
@@ -150,7 +155,8 @@ FUZZ_TARGETS := \
 	./handlers/mcp:FuzzToolArguments \
 	./handlers/oauth:FuzzMatchRedirectURI \
 	./handlers/oauth:FuzzOAuthParameters \
-	./views:FuzzMailRow
+	./views:FuzzMailRow \
+	./views:FuzzMarkdown
 FUZZ_BRIEF ?= 4000x
 FUZZ_LONG ?= 200000x
 

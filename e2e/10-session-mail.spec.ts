@@ -2,7 +2,7 @@
 // without a reload, the sidebar shows self-reported status, the owner
 // replies at the agent's sender slug and the agent reads the reply.
 import { test, expect, type Page } from '@playwright/test';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import * as sdkAuth from '@modelcontextprotocol/sdk/client/auth.js';
 import { baseURL, signIn, callTool, toolJSON, expectAccessible, killNoteHub } from './helpers';
 import { CookieBrowser, TestProvider } from './oauth-client';
@@ -161,10 +161,6 @@ test('an agent posts, the owner sees it live, replies, and the agent reads the r
       const file = `${shots}/session-${name}-${scheme}.png`;
       await page.screenshot({ path: file, fullPage: name === 'phone' });
       await testInfo.attach(`session-${name}-${scheme}`, { path: file, contentType: 'image/png' });
-      if (name === 'desktop' && scheme === 'light' && process.env.UPDATE_DOCS_SCREENSHOT) {
-        mkdirSync('docs', { recursive: true });
-        writeFileSync('docs/screenshot-session.png', await page.screenshot());
-      }
     }
   }
   await page.setViewportSize({ width: 1440, height: 900 });

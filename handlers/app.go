@@ -39,7 +39,7 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Referrer-Policy", "same-origin")
 		if c.Path() != "/mcp" {
 			h.Set("X-Frame-Options", "DENY")
-			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' http: https:; base-uri 'none'")
+			h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' http: https:; base-uri 'none'")
 		}
 		return next(c)
 	}

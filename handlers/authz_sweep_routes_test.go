@@ -56,7 +56,7 @@ func TestSweepRoutes(t *testing.T) {
 		}
 	})
 
-	// Bob's own project and session, with A's agent, note or project named
+	// Bob's own project and session, with A's agent, webhook or note named
 	// inside: never a 403 or a 500, never A's data, never a change in A.
 	t.Run("own ids mixed with another workspace's", func(t *testing.T) {
 		for _, r := range routes {
@@ -72,8 +72,8 @@ func TestSweepRoutes(t *testing.T) {
 			if res.status >= 500 || res.status == http.StatusForbidden {
 				t.Errorf("%s: %s", what, res)
 			}
-			if (strings.Contains(r.path, ":conn") || strings.Contains(r.path, ":hook")) && res.status != http.StatusNotFound {
-				t.Errorf("%s: %s, want 404 for A's connection or webhook endpoint", what, res)
+			if (strings.Contains(r.path, ":conn") || strings.Contains(r.path, ":hook") || strings.Contains(r.path, ":note")) && res.status != http.StatusNotFound {
+				t.Errorf("%s: %s, want 404 for A's connection, webhook endpoint or note", what, res)
 			}
 			noSecrets(t, what, res.body, secretsOfA)
 			if w.app.digest(aliceWS) != beforeA {

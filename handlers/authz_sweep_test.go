@@ -119,15 +119,15 @@ func (w *sweepWorld) path(r route) string {
 }
 
 // bobPath fills a route's parameters with bob's own project, session and
-// agent, except :conn and :hook, which name A's agent and A's webhook
-// endpoint: ids of two workspaces mixed.
+// agent, except :conn, :hook and :note, which name A's agent, A's webhook
+// endpoint and A's note: ids of two workspaces mixed.
 func (w *sweepWorld) bobPath(r route) string {
 	return w.fill(r, w.bobP, w.bobSession, w.bobAg.connID)
 }
 
 // fill fills a route's :id with p, session or conn (by the route's area),
-// or alice's sign-in, its :conn and :hook with A's agent and A's webhook
-// endpoint, and a wildcard with a static file.
+// or alice's sign-in, its :conn, :hook and :note with A's agent, A's
+// webhook endpoint and A's note, and a wildcard with a static file.
 func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, conn int64) string {
 	path := r.path
 	switch {
@@ -142,6 +142,7 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 	}
 	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
 	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
+	path = strings.Replace(path, ":note", fmt.Sprint(w.note), 1)
 	return strings.Replace(path, "*", "0/app.css", 1)
 }
 
@@ -275,6 +276,9 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /":              {other: http.StatusOK},
 		"POST /projects":     {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
 		"GET /connections":   {other: http.StatusOK},
+		"GET /inbox":         {other: http.StatusOK},
+		"POST /inbox/read":   {other: http.StatusSeeOther},
+		"GET /search":        {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
 		"GET /unread/stream": {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
 			other: http.StatusUnprocessableEntity},
@@ -303,6 +307,9 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/presence":                                   {query: "?v=x"},
 		"GET /sessions/:id/compose":                                    {query: fmt.Sprintf("?reply_to=%d", w.note)},
 		"POST /sessions/:id/mail":                                      {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
+		"GET /sessions/:id/notes/:note":                                {},
+		"GET /sessions/:id/export.md":                                  {},
+		"GET /sessions/:id/export.json":                                {},
 		"GET /sessions/:id/participants":                               {},
 		"POST /sessions/:id/invitations":                               {form: url.Values{"connection_id": {conn}, "role": {store.RoleRunner}}},
 		"POST /sessions/:id/invitations/:conn":                         {form: url.Values{"role": {store.RoleRunner}}},

@@ -8,9 +8,9 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// noteCompose opens the reply composer for an agent's note: inline for htmx,
-// as a page of its own otherwise. Answering a revoked agent, it says at once
-// that the reply would be refused.
+// noteCompose opens the reply composer for a note of the session: inline
+// for htmx, as a page of its own otherwise. Answering a revoked agent, it
+// says at once that the reply would be refused.
 func (s *Server) noteCompose(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
@@ -24,5 +24,5 @@ func (s *Server) noteCompose(c echo.Context) error {
 	if isHTMX(c) {
 		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
 	}
-	return s.render(c, http.StatusOK, "Reply to "+n.SenderSlug, views.ComposePage(comp))
+	return s.render(c, http.StatusOK, "Reply to "+n.SenderName, views.ComposePage(comp))
 }

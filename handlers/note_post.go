@@ -11,15 +11,15 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// replyTarget loads the agent note a reply answers (store.ReplyTarget); a
-// note that cannot be answered is a page that does not exist (404). The
-// note of a revoked agent comes with the form errors that say so, for the
-// composer to show.
+// replyTarget loads the note a reply answers (store.ReplyTarget); a note
+// that is not the session's is a page that does not exist (404). A note
+// whose reply would go to a revoked agent comes with the form errors that
+// say so, for the composer to show.
 func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, views.FormErrors, error) {
-	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID)
+	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, currentOwner(c).ID)
 	switch {
 	case errors.Is(err, store.ErrNotAnswerable):
-		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "Only an agent's note can be answered")
+		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "No such note in this session")
 	case errors.Is(err, store.ErrRecipientRevoked):
 		return n, views.FormErrors{store.ErrRecipientRevoked.Field: store.ErrRecipientRevoked.Message}, nil
 	}
@@ -67,11 +67,11 @@ func (s *Server) notePost(c echo.Context) error {
 		return err
 	}
 	msg := "Note posted to the whole session."
-	switch note.MessageType {
-	case store.MessageReply:
-		msg = "Reply sent to " + *note.RecipientSlug + "."
-	case store.MessageAnalysis:
+	switch {
+	case note.MessageType == store.MessageAnalysis:
 		msg = "Analysis note saved; only owners see it."
+	case note.RecipientSlug != nil:
+		msg = "Reply sent to " + *note.RecipientSlug + "."
 	}
 	reset := views.Composer{SessionID: session.ID, ReplyTo: comp.ReplyTo, OOB: true}
 	return s.render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))

@@ -48,7 +48,7 @@ func TestReply(t *testing.T) {
 	if errDoc.Find(`[data-testid="error-body"]`).Length() != 1 {
 		t.Fatal("no body error")
 	}
-	// Replying to an owner's note, or to nothing, is not possible.
+	// Replying to nothing is not possible.
 	form.Set("body", "x")
 	form.Set("reply_to", "999999")
 	if res := f.alice.postHTMX(f.url+"/mail", form); res.StatusCode != http.StatusNotFound {
@@ -68,8 +68,15 @@ func TestReply(t *testing.T) {
 	if got := rows.Find(`[data-testid="note-type"]`).Text(); got != "reply" {
 		t.Fatalf("type %q", got)
 	}
-	if rows.Find(`[data-testid="note-outside"]`).Length() != 0 || rows.Find(`[data-testid="reply-button"]`).Length() != 0 {
-		t.Fatal("an owner's note is not from an outside assistant and has no Reply")
+	if rows.Find(`[data-testid="note-outside"]`).Length() != 0 {
+		t.Fatal("an owner's note is not from an outside assistant")
+	}
+	// It answers the agent's note: it quotes it, and has its own Reply.
+	if got := rows.Find(`[data-testid="note-parent"]`).AttrOr("href", ""); got != fmt.Sprintf("%s?note=%d#note-%d", f.url, note, note) {
+		t.Fatalf("the reply links to its parent at %q", got)
+	}
+	if rows.Find(`[data-testid="reply-button"]`).Length() != 1 {
+		t.Fatal("an owner's reply has no Reply")
 	}
 	if v, _ := doc.Find(fmt.Sprintf(`#reply-slot-%d`, note)).Attr("hx-swap-oob"); v == "" {
 		t.Fatal("the inline composer is not closed")

@@ -29,7 +29,8 @@ func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, erro
 }
 
 // sessionPage is the Team mail tab: newest notes first, the composer, and
-// the presence sidebar; it polls for more.
+// the presence sidebar; it polls for more. ?note= opens a note in place:
+// the newest page when it is on it, else the older page that starts with it.
 func (s *Server) sessionPage(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -48,6 +49,12 @@ func (s *Server) sessionPage(c echo.Context) error {
 	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, before, store.MailPageSize)
 	if err != nil {
 		return err
+	}
+	if note := int64Param(c.QueryParam("note")); before == 0 && note > 0 && len(notes) > store.MailPageSize && note < notes[store.MailPageSize-1].ID {
+		before = note + 1
+		if notes, err = s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, before, store.MailPageSize); err != nil {
+			return err
+		}
 	}
 	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0,
 		Receipts: marks.Receipt, ServerURL: s.cfg.BaseURL}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/PuerkitoBio/goquery"
-
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -39,7 +37,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 		"note-body":        "Body " + xss + "\nsecond line",
 	}
 	for id, want := range checks {
-		if got := row.Find(`[data-testid="` + id + `"]`).Text(); got != want {
+		if got := strings.TrimSpace(row.Find(`[data-testid="` + id + `"]`).Text()); got != want {
 			t.Errorf("%s = %q, want %q", id, got, want)
 		}
 	}
@@ -51,7 +49,7 @@ func TestSessionPageShowsMailAndPresence(t *testing.T) {
 	}
 	// A long body is collapsed behind "show more", whole inside.
 	body := doc.Find(fmt.Sprintf(`#note-%d [data-testid="note-body"]`, second))
-	if goquery.NodeName(body) != "details" || body.Find(".full").Text() != long {
+	if body.Find("details .full").Length() != 1 || body.Find(".preview").Length() != 1 || strings.TrimSpace(body.Find(".full").Text()) != long {
 		t.Error("long body not collapsed with the full text inside")
 	}
 	// The poller starts from the newest note, and from no receipt.

@@ -25,6 +25,8 @@ import (
 //     replaces the one on the page. It carries no id.
 //   - reload: more notes were missed than a reconnect replays; the data is
 //     the URL of the newest page of rows, the id the newest note id.
+//   - unread: the owner's unread counts, as the unread stream sends them
+//     (the navigation's inbox count follows them), first on connect.
 //   - signout: the sign-in ended (on any replica); the stream ends.
 //   - replaced: newer streams of the sign-in or owner took its place
 //     (live.Limits); the stream ends and the page polls instead.
@@ -56,6 +58,10 @@ func (s *Server) sessionStream(c echo.Context) error {
 		return streamsDown(err)
 	}
 	defer s.live.Unsubscribe(st)
+	ev, err := s.live.UnreadEvent(ctx, o.WorkspaceID, o.ID)
+	if err != nil {
+		return err
+	}
 	w, err := openStream(c)
 	if err != nil {
 		return nil
@@ -67,6 +73,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 		}
 		return nil
 	}
+	s.live.FirstUnread(st, ev)
 	s.pump(ctx, w, st, sent)
 	return nil
 }

@@ -64,7 +64,7 @@ func TestSessionStreamDeliversNotes(t *testing.T) {
 			t.Fatalf("note event id %q, want %d", m.id, id)
 		}
 		noRawXSS(t, m.data)
-		for _, want := range []string{fmt.Sprintf(`id="note-%d"`, id), `data-testid="note-unread"`, "outside assistant", "v1 or v2?\n\nv2 has &lt;b&gt;errors&lt;/b&gt;."} {
+		for _, want := range []string{fmt.Sprintf(`id="note-%d"`, id), `data-testid="note-unread"`, "outside assistant", "<p>v1 or v2?</p>\n<p>v2 has &lt;b&gt;errors&lt;/b&gt;.</p>"} {
 			if !strings.Contains(m.data, want) {
 				t.Errorf("row lacks %q:\n%s", want, m.data)
 			}

@@ -12,8 +12,9 @@
 //     once and sends the sidebar to the streams whose version differs
 //     (presence.go);
 //   - a receipt: the note's receipts line, rendered once (notes.go);
-//   - unread counts: one query per owner with an unread stream open
-//     (unread.go);
+//   - unread counts: one query per owner with a stream open, sent to all
+//     of the owner's streams (the lists' counts, the navigation's inbox
+//     count) (unread.go);
 //   - a sign-out: every stream of that sign-in ends;
 //   - a heartbeat, after re-checking that each stream may stay open (beat.go).
 //
@@ -155,11 +156,10 @@ type Broker struct {
 	mu     sync.Mutex
 	up     bool // the listener is connected
 	closed bool // shut down
-	// sessions are the session streams by session id, owners the unread
-	// streams by owner id, signIns every stream by sign-in id, byOwner
-	// every stream by owner id, byAddr how many each client address holds.
+	// sessions are the session streams by session id, signIns every stream
+	// by sign-in id, byOwner every stream by owner id (each hears its
+	// owner's unread counts), byAddr how many each client address holds.
 	sessions map[int64]*sessionTopic
-	owners   map[int64]*ownerTopic
 	signIns  map[int64]map[*Stream]struct{}
 	byOwner  map[int64]map[*Stream]struct{}
 	byAddr   map[string]int
@@ -189,11 +189,6 @@ type sessionTopic struct {
 	presenceEvent []byte
 }
 
-type ownerTopic struct {
-	workspaceID int64
-	streams     map[*Stream]struct{}
-}
-
 // New returns a broker; it hears nothing until Hear.
 func New(o Options) *Broker {
 	if o.Log == nil {
@@ -204,7 +199,7 @@ func New(o Options) *Broker {
 		src: o.Source, render: o.Render, log: o.Log, ctx: ctx, stop: stop,
 		heartbeat: o.Heartbeat, presenceEvery: o.PresenceRefresh, buffer: o.Buffer, limits: o.Limits,
 		wakeNotes: make(chan struct{}, 1), wakeUpkeep: make(chan struct{}, 1),
-		sessions: map[int64]*sessionTopic{}, owners: map[int64]*ownerTopic{}, signIns: map[int64]map[*Stream]struct{}{},
+		sessions: map[int64]*sessionTopic{}, signIns: map[int64]map[*Stream]struct{}{},
 		byOwner: map[int64]map[*Stream]struct{}{}, byAddr: map[string]int{},
 		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
@@ -268,7 +263,7 @@ func (b *Broker) noteHeard(n store.NoteNotice) {
 		b.pendingNotes[n.SessionID] = struct{}{}
 		wake(b.wakeNotes)
 	}
-	if len(b.owners) > 0 {
+	if len(b.byOwner) > 0 {
 		b.unreadSessions[n.SessionID] = struct{}{}
 		wake(b.wakeUpkeep)
 	}
@@ -297,7 +292,7 @@ func (b *Broker) presenceHeard(workspaceID int64) {
 func (b *Broker) readsHeard(ownerID int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.owners[ownerID] != nil {
+	if b.byOwner[ownerID] != nil {
 		b.dirtyUnread[ownerID] = struct{}{}
 		wake(b.wakeUpkeep)
 	}
@@ -345,12 +340,6 @@ func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	b.trim(addStream(b.signIns, st.signIn, st), b.limits.PerSignIn)
 	b.trim(addStream(b.byOwner, st.ownerID, st), b.limits.PerOwner)
 	if st.sessionID == 0 {
-		t := b.owners[st.ownerID]
-		if t == nil {
-			t = &ownerTopic{workspaceID: st.workspaceID, streams: map[*Stream]struct{}{}}
-			b.owners[st.ownerID] = t
-		}
-		t.streams[st] = struct{}{}
 		return nil
 	}
 	b.sessionWorkspace[st.sessionID] = st.workspaceID
@@ -438,12 +427,6 @@ func (b *Broker) drop(st *Stream, why string) {
 		delete(b.byAddr, st.addr)
 	}
 	if st.sessionID == 0 {
-		if t := b.owners[st.ownerID]; t != nil {
-			delete(t.streams, st)
-			if len(t.streams) == 0 {
-				delete(b.owners, st.ownerID)
-			}
-		}
 		return
 	}
 	if t := b.sessions[st.sessionID]; t != nil {
@@ -484,8 +467,12 @@ func (b *Broker) Count(sessionID int64) int {
 	defer b.mu.Unlock()
 	if sessionID == 0 {
 		n := 0
-		for _, t := range b.owners {
-			n += len(t.streams)
+		for _, set := range b.byOwner {
+			for st := range set {
+				if st.sessionID == 0 {
+					n++
+				}
+			}
 		}
 		return n
 	}

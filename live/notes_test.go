@@ -30,7 +30,7 @@ func TestNotesInOrderOnceEach(t *testing.T) {
 		{carol, []string{fmt.Sprintf("[note %d new]", first), fmt.Sprintf("[note %d new]", second)}},
 	} {
 		for i, want := range c.want {
-			ev := next(t, c.st)
+			ev := nextNamed(t, c.st, "note")
 			if got := data(ev); got != want || ev.NoteID != int64(i+1) {
 				t.Fatalf("event %d: %s (note %d), want %s", i, got, ev.NoteID, want)
 			}
@@ -39,7 +39,7 @@ func TestNotesInOrderOnceEach(t *testing.T) {
 	// The repeated notification sent nothing more: the next event is the next note's.
 	third := src.addNote(0)
 	b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: third})
-	if ev := next(t, carol); ev.NoteID != third {
+	if ev := nextNamed(t, carol, "note"); ev.NoteID != third {
 		t.Fatalf("after the repeat: note %d, want %d", ev.NoteID, third)
 	}
 }
@@ -49,13 +49,13 @@ func TestNotesInOrderOnceEach(t *testing.T) {
 func TestFullBufferClosesOnlyThatStream(t *testing.T) {
 	t.Parallel()
 	src := newSource()
-	b := newBroker(t, src, Options{Buffer: 4})
+	b := newBroker(t, src, Options{Buffer: 8})
 	slow := b.subscribeTest(t, 1, testSession, 4, "v1")
 	fast := b.subscribeTest(t, 2, testSession, 5, "v1")
-	for i := range 5 {
+	for i := range 9 {
 		id := src.addNote(0)
 		b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: id})
-		if ev := next(t, fast); ev.NoteID != id {
+		if ev := nextNamed(t, fast, "note"); ev.NoteID != id {
 			t.Fatalf("fast stream, note %d: got %d", i, ev.NoteID)
 		}
 	}

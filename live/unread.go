@@ -8,11 +8,15 @@ import (
 )
 
 // unreadCounts is the data of the unread event: the owner's unread notes in
-// all, per project and per session (those with any), ids as keys.
+// all, per project and per session (those with any), ids as keys; and of
+// them, those in the owner's inbox and the newest of those, which the inbox
+// page fetches when it has not got it.
 type unreadCounts struct {
-	Total    int            `json:"total"`
-	Projects map[string]int `json:"projects"`
-	Sessions map[string]int `json:"sessions"`
+	Total       int            `json:"total"`
+	Projects    map[string]int `json:"projects"`
+	Sessions    map[string]int `json:"sessions"`
+	Inbox       int            `json:"inbox"`
+	InboxNewest int64          `json:"inbox_newest"`
 }
 
 // UnreadEvent loads the owner's unread counts as the unread event.
@@ -26,6 +30,8 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 		u.Total += r.Unread
 		u.Projects[strconv.FormatInt(r.ProjectID, 10)] += r.Unread
 		u.Sessions[strconv.FormatInt(r.SessionID, 10)] = r.Unread
+		u.Inbox += r.Inbox
+		u.InboxNewest = max(u.InboxNewest, r.InboxNewest)
 	}
 	data, err := json.Marshal(u)
 	if err != nil {
@@ -35,16 +41,14 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 }
 
 // refreshUnread recounts an owner's unread notes and sends the counts to
-// their unread streams when they changed.
+// each of their streams that had other counts last.
 func (b *Broker) refreshUnread(owner int64) {
 	b.mu.Lock()
-	t := b.owners[owner]
-	if t == nil {
-		b.mu.Unlock()
+	ws, ok := b.ownerWorkspace(owner)
+	b.mu.Unlock()
+	if !ok {
 		return
 	}
-	ws := t.workspaceID
-	b.mu.Unlock()
 	ev, err := b.UnreadEvent(b.ctx, ws, owner)
 	if err != nil {
 		if b.ctx.Err() == nil {
@@ -54,17 +58,24 @@ func (b *Broker) refreshUnread(owner int64) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if t := b.owners[owner]; t != nil {
-		for st := range t.streams {
-			if !bytes.Equal(st.unread, ev) {
-				st.unread = ev
-				b.send(st, Event{Data: ev})
-			}
+	for st := range b.byOwner[owner] {
+		if !bytes.Equal(st.unread, ev) {
+			st.unread = ev
+			b.send(st, Event{Data: ev})
 		}
 	}
 }
 
-// FirstUnread queues a new unread stream's first event (UnreadEvent),
+// ownerWorkspace is the workspace of an owner's open streams, and false
+// when they have none. b.mu is held.
+func (b *Broker) ownerWorkspace(owner int64) (int64, bool) {
+	for st := range b.byOwner[owner] {
+		return st.workspaceID, true
+	}
+	return 0, false
+}
+
+// FirstUnread queues a new stream's first unread event (UnreadEvent),
 // unless a recount since it subscribed already queued it one (as new or
 // newer).
 func (b *Broker) FirstUnread(st *Stream, ev []byte) {

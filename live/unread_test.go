@@ -21,7 +21,7 @@ func TestUnreadCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.FirstUnread(st, first)
-	if got, want := data(next(t, st)), `[{"total":2,"projects":{"2":2},"sessions":{"3":2}}]`; got != want {
+	if got, want := data(next(t, st)), `[{"total":2,"projects":{"2":2},"sessions":{"3":2},"inbox":0,"inbox_newest":0}]`; got != want {
 		t.Fatalf("first counts %s, want %s", got, want)
 	}
 
@@ -30,15 +30,46 @@ func TestUnreadCounts(t *testing.T) {
 	src.unread = nil
 	src.mu.Unlock()
 	b.readsHeard(1)
-	if got, want := data(next(t, st)), `[{"total":0,"projects":{},"sessions":{}}]`; got != want {
+	if got, want := data(next(t, st)), `[{"total":0,"projects":{},"sessions":{},"inbox":0,"inbox_newest":0}]`; got != want {
 		t.Fatalf("after reading %s, want %s", got, want)
 	}
 
 	src.mu.Lock()
-	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 1}}
+	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 1, Inbox: 1, InboxNewest: 9}}
 	src.mu.Unlock()
 	b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: 9})
-	if got, want := data(next(t, st)), `[{"total":1,"projects":{"2":1},"sessions":{"3":1}}]`; got != want {
+	if got, want := data(next(t, st)), `[{"total":1,"projects":{"2":1},"sessions":{"3":1},"inbox":1,"inbox_newest":9}]`; got != want {
 		t.Fatalf("after a note %s, want %s", got, want)
+	}
+}
+
+// TestSessionStreamsHearUnread: a session page's stream carries its owner's
+// unread counts too (the navigation's inbox count), and the unread streams'
+// count leaves it out.
+func TestSessionStreamsHearUnread(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	b := newBroker(t, src, Options{})
+	st := b.subscribeTest(t, 1, testSession, 1, "v1")
+	other := b.subscribeTest(t, 2, testSession, 2, "v1")
+	if n := b.Count(0); n != 0 {
+		t.Fatalf("%d unread streams, want 0", n)
+	}
+	src.mu.Lock()
+	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 1, Inbox: 1, InboxNewest: 5}}
+	src.mu.Unlock()
+	b.readsHeard(1)
+	if got, want := data(nextNamed(t, st, "unread")), `[{"total":1,"projects":{"2":1},"sessions":{"3":1},"inbox":1,"inbox_newest":5}]`; got != want {
+		t.Fatalf("session stream heard %s, want %s", got, want)
+	}
+	// The other owner's stream heard nothing of it.
+	select {
+	case ev := <-other.Events():
+		t.Fatalf("another owner's stream got %s", ev.Data)
+	default:
+	}
+	b.Unsubscribe(st)
+	if n := b.Count(testSession); n != 1 {
+		t.Fatalf("%d session streams after leaving, want 1", n)
 	}
 }

@@ -29,8 +29,8 @@ func (b *Broker) upkeep() {
 		b.mu.Unlock()
 		for ws := range b.workspacesOf(sessions) {
 			b.mu.Lock()
-			for owner, t := range b.owners {
-				if t.workspaceID == ws {
+			for owner := range b.byOwner {
+				if w, _ := b.ownerWorkspace(owner); w == ws {
 					unread[owner] = struct{}{}
 				}
 			}

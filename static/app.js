@@ -1,10 +1,12 @@
 // osFoundry page behaviour that htmx attributes cannot express without eval
 // (the CSP forbids it): follow the live stream's state and poll only while it
 // is down, keep Team mail rows in order by note id whichever way they came
-// (stream, replay, post answer, poll), announce new notes, carry the unread
-// count in the tab title, desktop notifications, live unread counts on the
-// lists, dismiss inline composers, show htmx errors, copy buttons, keep
-// relative times current.
+// (stream, replay, post answer, poll) and a thread's to its own, announce new
+// notes, carry the unread count in the tab title, desktop notifications, live
+// unread counts on the lists and the navigation's inbox, the inbox's live
+// rows, dismiss inline composers, show htmx errors, copy buttons, times
+// relative under a day then absolute in the browser's zone with a separator
+// between days, and the keyboard shortcuts.
 (function () {
   "use strict";
 
@@ -72,6 +74,7 @@
     sources.add(source);
     source.addEventListener("reload", function (ev) { reloadList(ev.data); });
     source.addEventListener("signout", signedOut);
+    source.addEventListener("unread", function (ev) { unreadHeard(JSON.parse(ev.data), ""); });
     // Newer pages of this sign-in took this one's place (the server bounds
     // the streams one holds): stop the stream for good; the polls take over.
     source.addEventListener("replaced", function () {
@@ -144,9 +147,14 @@
     });
   }
 
+  // A thread page's list (data-thread) keeps, oldest first, only the notes
+  // that answer one of its own; the stream brings it all the session's.
+  var thread = list && list.hasAttribute("data-thread");
+
   // placeRows runs after anything was swapped into the list: a row already
   // there keeps its place (and any reply being written under it), a copy is
-  // dropped, and every other new row moves to its place (newest first).
+  // dropped, and every other new row moves to its place (newest first, or
+  // oldest first in a thread).
   function placeRows() {
     if (!list) return;
     var placed = {};
@@ -162,17 +170,29 @@
         el.remove();
         return;
       }
-      placed[id] = el;
       fresh.push(el);
     });
     if (fresh.length === 0) return;
-    fresh.sort(function (a, b) { return noteId(b) - noteId(a); });
+    fresh.sort(function (a, b) { return noteId(a) - noteId(b); });
+    var seenNewest = placedNewest;
+    var kept = [];
     fresh.forEach(function (el) {
+      var id = noteId(el);
+      seenNewest = Math.max(seenNewest, id);
+      if (thread && !placed[Number(el.getAttribute("data-in-reply-to"))]) {
+        el.remove();
+        return;
+      }
+      placed[id] = el;
+      kept.push(el);
+    });
+    kept.forEach(function (el) {
       var id = noteId(el);
       var before = null;
       var rows = rowsOf(list);
       for (var i = 0; i < rows.length; i++) {
-        if (rows[i] !== el && rows[i].hasAttribute("data-placed") && noteId(rows[i]) < id) {
+        if (rows[i] === el || !rows[i].hasAttribute("data-placed")) continue;
+        if (thread ? noteId(rows[i]) > id : noteId(rows[i]) < id) {
           before = rows[i];
           break;
         }
@@ -180,10 +200,33 @@
       if (el.nextElementSibling !== before) list.insertBefore(el, before);
       el.setAttribute("data-placed", "");
     });
-    var arrived = fresh.filter(function (el) { return noteId(el) > placedNewest; });
-    placedNewest = Math.max(placedNewest, noteId(fresh[0]));
+    var arrived = kept.filter(function (el) { return noteId(el) > placedNewest; });
+    placedNewest = seenNewest;
     keepStreamCursor(placedNewest);
+    arrived.forEach(countReply);
+    arrived.reverse();
     if (arrived.length) noteArrived(arrived);
+    refreshTimes(list);
+  }
+
+  // A reply that arrives adds one to "N replies" of every note above it in
+  // its thread that the page shows.
+  function countReply(row) {
+    var seen = {};
+    var parent = Number(row.getAttribute("data-in-reply-to"));
+    while (parent && !seen[parent]) {
+      seen[parent] = true;
+      var up = document.getElementById("note-" + parent);
+      if (!up) return;
+      var link = up.querySelector(":scope > [data-testid=note-replies]");
+      if (link) {
+        var n = (Number(link.getAttribute("data-replies")) || 0) + 1;
+        link.setAttribute("data-replies", String(n));
+        link.textContent = n === 1 ? "1 reply" : n + " replies";
+        link.hidden = false;
+      }
+      parent = Number(up.getAttribute("data-in-reply-to"));
+    }
   }
   document.addEventListener("htmx:afterSwap", function (e) {
     if (e.detail.target === list || e.target === list) placeRows();
@@ -256,6 +299,10 @@
   // "older" link, replaced too, reaches it).
   function reloadList(url) {
     if (!list || !window.htmx) return;
+    if (thread) {
+      location.reload();
+      return;
+    }
     fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } })
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) {
@@ -342,25 +389,61 @@
     } catch (_) { /* some browsers allow notifications from service workers only */ }
   }
 
-  // ---- Live unread counts on the projects and sessions lists.
+  // ---- Live unread counts: the lists' badges, the navigation's inbox count,
+  // the title, and the inbox's rows. A page with a session stream hears them
+  // on it; any other opens the unread stream (the first [data-unread-stream]
+  // on the page says what its title counts).
+
+  var inboxList = document.getElementById("inbox-list");
+  var inboxPoller = document.getElementById("inbox-poller");
+  function newestInbox() {
+    var max = 0;
+    if (inboxList) rowsOf(inboxList).forEach(function (el) { max = Math.max(max, noteId(el)); });
+    return max;
+  }
+
+  function unreadHeard(u, scope) {
+    document.querySelectorAll("[data-unread]").forEach(function (b) {
+      var key = b.getAttribute("data-unread").split(":");
+      if (key[0] === "inbox") {
+        b.textContent = String(u.inbox || 0);
+        b.setAttribute("aria-label", (u.inbox || 0) + " unread");
+        b.hidden = !u.inbox;
+        return;
+      }
+      var n = (key[0] === "project" ? u.projects : u.sessions)[key[1]] || 0;
+      b.textContent = n + " unread";
+      b.hidden = n === 0;
+    });
+    if (scope === "workspace") setTitleCount(u.total);
+    else if (scope === "inbox") setTitleCount(u.inbox || 0);
+    else if (scope.indexOf("project:") === 0) setTitleCount(u.projects[scope.split(":")[1]] || 0);
+    if (!inboxList) return;
+    // Read elsewhere: the rows of a session with nothing unread are read.
+    rowsOf(inboxList).forEach(function (el) {
+      if (!el.classList.contains("unread") || u.sessions[el.getAttribute("data-session-id")]) return;
+      el.classList.remove("unread");
+      var badge = el.querySelector("[data-testid=note-unread]");
+      if (badge) badge.remove();
+    });
+    // An inbox note newer than any the page has heard of: fetch what is
+    // newer than its newest row (which this view may not show at all).
+    var newest = u.inbox_newest || 0;
+    if (inboxPoller && window.htmx && newest > Math.max(inboxHeard, newestInbox())) {
+      inboxHeard = newest;
+      window.htmx.trigger(inboxPoller, "inboxnew");
+    }
+  }
+  var inboxHeard = 0;
 
   var unreadEl = document.querySelector("[data-unread-stream]");
-  if (unreadEl && window.EventSource) {
-    var scope = unreadEl.getAttribute("data-unread-scope") || "workspace";
+  if (unreadEl && !streamEl && window.EventSource) {
+    var scope = unreadEl.getAttribute("data-unread-scope") || "";
     var retry = 1;
     var connect = function () {
       var es = new EventSource(unreadEl.getAttribute("data-unread-stream"));
       es.addEventListener("open", function () { retry = 1; });
-      es.addEventListener("unread", function (ev) {
-        var u = JSON.parse(ev.data);
-        document.querySelectorAll("[data-unread]").forEach(function (b) {
-          var key = b.getAttribute("data-unread").split(":");
-          var n = (key[0] === "project" ? u.projects : u.sessions)[key[1]] || 0;
-          b.textContent = n + " unread";
-          b.hidden = n === 0;
-        });
-        setTitleCount(scope === "workspace" ? u.total : u.projects[scope.split(":")[1]] || 0);
-      });
+      es.addEventListener("unread", function (ev) { unreadHeard(JSON.parse(ev.data), scope); });
       es.addEventListener("signout", function () { es.close(); signedOut(); });
       // Newer pages took this one's place: no reconnecting.
       es.addEventListener("replaced", function () { es.close(); });
@@ -373,6 +456,32 @@
     };
     connect();
   }
+
+  // The inbox's fetch asks for what is newer than its newest row; new rows
+  // are announced.
+  document.addEventListener("htmx:configRequest", function (e) {
+    if (!e.detail.elt.hasAttribute("data-inbox-after")) return;
+    var url = new URL(e.detail.path, location.href);
+    url.searchParams.set("after", String(newestInbox()));
+    e.detail.path = url.pathname + url.search;
+  });
+  document.addEventListener("htmx:afterSwap", function (e) {
+    if (!inboxList || e.detail.target !== inboxList) return;
+    var fresh = rowsOf(inboxList).filter(function (el) { return !el.hasAttribute("data-placed"); });
+    fresh.forEach(function (el) { el.setAttribute("data-placed", ""); });
+    if (fresh.length) {
+      var who = text(fresh[0], "note-sender-name");
+      announce(fresh.length === 1 ? "New in your inbox from " + who + ": " + text(fresh[0], "note-subject")
+        : fresh.length + " new in your inbox. Newest from " + who + ".");
+    }
+    refreshTimes(inboxList);
+  });
+  if (inboxList) rowsOf(inboxList).forEach(function (el) { el.setAttribute("data-placed", ""); });
+
+  // Filters that apply as soon as they change.
+  document.addEventListener("change", function (e) {
+    if (e.target.hasAttribute && e.target.hasAttribute("data-autosubmit") && e.target.form) e.target.form.submit();
+  });
 
   // ---- Composers, errors, times.
 
@@ -395,6 +504,15 @@
     if (t && t.classList && t.classList.contains("reply-slot")) {
       var body = t.querySelector("textarea");
       if (body) body.focus();
+    }
+  });
+
+  // A composer that stays on the page after it sent (a thread's) starts empty.
+  document.addEventListener("htmx:afterRequest", function (e) {
+    var f = e.detail.elt;
+    if (e.detail.successful && f && f.classList && f.classList.contains("composer") && document.body.contains(f)) {
+      var body = f.querySelector("textarea");
+      if (body) body.value = "";
     }
   });
 
@@ -450,20 +568,158 @@
     });
   });
 
-  // Relative times ("3 min ago") stay true while the page is open.
+  // Times: relative under a day ("3 min ago"), then the date and time in the
+  // browser's own zone, the exact moment on hover; kept true while the page
+  // is open. Lists of notes get a separator between days.
   function ago(ms) {
     var s = ms / 1000;
     if (s < 45) return "just now";
     if (s < 3600) return Math.round(s / 60) + " min ago";
-    if (s < 86400) return Math.floor(s / 3600) + " h ago";
-    return Math.floor(s / 86400) + " d ago";
+    return Math.floor(s / 3600) + " h ago";
   }
-  setInterval(function () {
-    if (document.hidden) return;
+  var dateFmt = { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" };
+  var yearFmt = { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit" };
+  var fullFmt = { dateStyle: "full", timeStyle: "long" };
+  function when(at, now) {
+    var d = new Date(at);
+    if (now - at < 86400000) return ago(now - at);
+    return d.toLocaleString(undefined, d.getFullYear() === new Date(now).getFullYear() ? dateFmt : yearFmt);
+  }
+  function refreshTimes(root) {
     var now = Date.now();
-    document.querySelectorAll("time[data-relative]").forEach(function (t) {
+    (root || document).querySelectorAll("time[data-relative]").forEach(function (t) {
       var at = Date.parse(t.getAttribute("datetime"));
-      if (!isNaN(at)) t.textContent = ago(now - at);
+      if (isNaN(at)) return;
+      t.textContent = when(at, now);
+      if (!t.hasAttribute("data-titled")) {
+        try { t.title = new Date(at).toLocaleString(undefined, fullFmt); } catch (_) { /* keep the UTC title */ }
+        t.setAttribute("data-titled", "");
+      }
     });
-  }, 30000);
+    document.querySelectorAll("ol.mail").forEach(daySeparators);
+  }
+
+  // daySeparators puts a separator before the first note of each day (the
+  // browser's day) in a list of notes, and removes those that no longer fit.
+  function dayOf(el) {
+    var t = el.querySelector("time[datetime]");
+    if (!t) return "";
+    var d = new Date(Date.parse(t.getAttribute("datetime")));
+    return isNaN(d) ? "" : d.toDateString();
+  }
+  function dayLabel(day) {
+    var d = new Date(day);
+    var today = new Date();
+    var yesterday = new Date(today.getTime() - 86400000);
+    if (day === today.toDateString()) return "Today";
+    if (day === yesterday.toDateString()) return "Yesterday";
+    return d.toLocaleDateString(undefined, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
+  }
+  function daySeparators(ol) {
+    ol.querySelectorAll(":scope > .day-sep").forEach(function (sep) { sep.remove(); });
+    var last = "";
+    rowsOf(ol).forEach(function (el) {
+      var day = dayOf(el);
+      if (!day || day === last) return;
+      last = day;
+      var sep = document.createElement("li");
+      sep.className = "day-sep";
+      sep.setAttribute("aria-hidden", "true");
+      sep.setAttribute("data-testid", "day-separator");
+      sep.textContent = dayLabel(day);
+      ol.insertBefore(sep, el);
+    });
+  }
+  refreshTimes(document);
+  setInterval(function () { if (!document.hidden) refreshTimes(document); }, 30000);
+  document.addEventListener("htmx:afterSettle", function (e) { refreshTimes(e.detail.target || document); });
+
+  // ---- Keyboard: j/k move between notes, r replies, Enter opens (inbox,
+  // search), Esc closes, Ctrl/⌘+Enter sends, / searches, g i opens the
+  // inbox, ? lists them. Keys typed into a field are the field's, but for
+  // Esc and Ctrl/⌘+Enter.
+
+  var shortcuts = document.getElementById("shortcuts");
+  function showShortcuts() {
+    if (shortcuts && !shortcuts.open && shortcuts.showModal) shortcuts.showModal();
+  }
+  document.addEventListener("click", function (e) {
+    if (e.target.closest && e.target.closest("[data-shortcuts-open]")) showShortcuts();
+  });
+
+  function noteRows() {
+    var root = document.getElementById("mail-list") || inboxList || document.getElementById("search-list");
+    return root ? rowsOf(root) : [];
+  }
+  function currentRow() {
+    var el = document.activeElement;
+    return el && el.closest ? el.closest("[data-note-id]") : null;
+  }
+  function move(step) {
+    var rows = noteRows();
+    if (!rows.length) return;
+    var at = rows.indexOf(currentRow());
+    var next = at < 0 ? (step > 0 ? 0 : rows.length - 1) : Math.min(rows.length - 1, Math.max(0, at + step));
+    rows[next].focus();
+    rows[next].scrollIntoView({ block: "nearest" });
+  }
+  function typing(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  var pendingG = 0;
+  document.addEventListener("keydown", function (e) {
+    var el = e.target;
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && el.form && el.tagName === "TEXTAREA") {
+      e.preventDefault();
+      if (el.form.requestSubmit) el.form.requestSubmit(); else el.form.submit();
+      return;
+    }
+    if (e.key === "Escape") {
+      var form = el.closest && el.closest("form.composer");
+      var cancel = form && form.querySelector("[data-dismiss]");
+      if (cancel) {
+        e.preventDefault();
+        cancel.click();
+      } else if (typing(el)) {
+        el.blur();
+      }
+      return;
+    }
+    if (typing(el) || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (pendingG && Date.now() - pendingG < 1500 && e.key === "i") {
+      pendingG = 0;
+      e.preventDefault();
+      location.href = "/inbox";
+      return;
+    }
+    pendingG = 0;
+    switch (e.key) {
+      case "j": e.preventDefault(); move(1); break;
+      case "k": e.preventDefault(); move(-1); break;
+      case "g": pendingG = Date.now(); break;
+      case "/": {
+        var box = document.getElementById("search-q") || document.getElementById("nav-search");
+        if (box) { e.preventDefault(); box.focus(); box.select(); }
+        break;
+      }
+      case "?": e.preventDefault(); showShortcuts(); break;
+      case "r": {
+        var row = currentRow();
+        var reply = row && row.querySelector("[data-testid=reply-button]");
+        if (reply) { e.preventDefault(); reply.click(); }
+        break;
+      }
+      case "Enter": {
+        var open = el.matches && el.matches("[data-note-id]") && el.querySelector(".inbox-open");
+        if (open) { e.preventDefault(); open.click(); }
+        break;
+      }
+    }
+  });
+
+  // A note opened in place (#note-N) is the one j/k start from.
+  if (location.hash.indexOf("#note-") === 0) {
+    var target = document.getElementById(location.hash.slice(1));
+    if (target) target.focus({ preventScroll: true });
+  }
 })();

@@ -148,16 +148,18 @@ type nullableNote struct {
 	MessageType, Subject, Body        *string
 	IdempotencyKey                    *string
 	CreatedAt                         *time.Time
+	InReplyTo                         *int64
 }
 
 func (n *nullableNote) targets() []any {
 	return []any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
-		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}
+		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt,
+		&n.InReplyTo}
 }
 
 func (n *nullableNote) note() Note {
 	return Note{ID: *n.ID, WorkspaceID: *n.WorkspaceID, SessionID: *n.SessionID, SenderKind: *n.SenderKind,
 		SenderOwnerID: n.SenderOwnerID, SenderConnectionID: n.SenderConnectionID, SenderSlug: *n.SenderSlug,
 		SenderName: *n.SenderName, RecipientSlug: n.RecipientSlug, MessageType: *n.MessageType, Subject: *n.Subject,
-		Body: *n.Body, IdempotencyKey: n.IdempotencyKey, CreatedAt: *n.CreatedAt}
+		Body: *n.Body, IdempotencyKey: n.IdempotencyKey, CreatedAt: *n.CreatedAt, InReplyTo: n.InReplyTo}
 }

@@ -13,6 +13,10 @@ import (
 var (
 	UseAccessTokenSQL = useAccessTokenSQL
 	ReadAgentMailSQL  = readAgentMailSQL
+	InboxAllSQL       = inboxAll
+	InboxUnreadSQL    = inboxUnread
+	UnreadMailSQL     = unreadMailSQL
+	SearchWindow      = searchWindow
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

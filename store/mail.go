@@ -50,13 +50,13 @@ func pageBefore(beforeID int64) int64 {
 // tell whether an older page exists.
 func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, beforeID int64, limit int) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+noteColumns+` FROM notes n
+		SELECT `+listedColumns+` FROM notes n `+listedJoin+`
 		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id < $3
 		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, pageBefore(beforeID), limit+1)
 	if err != nil {
 		return nil, fmt.Errorf("store: list session mail: %w", err)
 	}
-	return collectNotes(rows, "list session mail")
+	return collectListedNotes(rows, "list session mail")
 }
 
 // SessionMailAfter returns the notes of a session newer than afterID, newest
@@ -65,24 +65,13 @@ func (s *Store) ListSessionMail(ctx context.Context, workspaceID, sessionID, bef
 // skips a note that commits later.
 func (s *Store) SessionMailAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Note, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+noteColumns+` FROM notes n
+		SELECT `+listedColumns+` FROM notes n `+listedJoin+`
 		WHERE n.workspace_id = $1 AND `+inSession("$2")+` AND n.id > $3
 		ORDER BY n.session_id, n.id DESC LIMIT $4`, workspaceID, sessionID, afterID, maxMailAfter)
 	if err != nil {
 		return nil, fmt.Errorf("store: session mail after: %w", err)
 	}
-	return collectNotes(rows, "session mail after")
-}
-
-func collectNotes(rows pgx.Rows, op string) ([]Note, error) {
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
-		n, err := scanNote(r)
-		return *n, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: %s: %w", op, err)
-	}
-	return out, nil
+	return collectListedNotes(rows, "session mail after")
 }
 
 // GetSessionNote returns one note of a session of the workspace.
@@ -100,9 +89,9 @@ func sessionNote(ctx context.Context, q queryRower, workspaceID, sessionID, note
 		workspaceID, sessionID, noteID))
 }
 
-// ErrNotAnswerable means an owner's reply names a note it cannot answer: one
-// that is not an agent's note of the session.
-var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to an agent's note of this session only"}
+// ErrNotAnswerable means an owner's reply names a note that is not one of
+// the session's.
+var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to a note of this session only"}
 
 // ErrRecipientRevoked refuses an owner's reply to an agent whose connection
 // was revoked: it can read nothing, as reply_to_sender refuses the same
@@ -110,35 +99,61 @@ var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to an agent's note
 var ErrRecipientRevoked = &FieldError{"reply_to", "this agent's connection was revoked, so it cannot read a reply; " +
 	"if it signs in again and its owner continues the connection on the consent page, write to it then"}
 
-// ReplyTarget returns the note of the session an owner's reply answers: an
-// agent's note (FromAgent), whose sender slug the reply goes to; any other
-// note, or none, gives ErrNotAnswerable, and the note of an agent whose
-// connection is revoked comes with ErrRecipientRevoked. PostOwnerNote
-// checks a reply with it.
-func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID int64) (*Note, error) {
-	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID)
+// ReplyTarget returns the note of the session the owner's reply answers
+// (any of its notes); none gives ErrNotAnswerable, and a note whose reply
+// would go to an agent whose connection is revoked (ReplyAddress) comes with
+// ErrRecipientRevoked. PostOwnerNote checks a reply with it.
+func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID, ownerID int64) (*Note, error) {
+	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID, ownerID)
 	if err != nil && err != ErrNotAnswerable && err != ErrRecipientRevoked {
 		return nil, fmt.Errorf("store: reply target: %w", err)
 	}
 	return n, err
 }
 
-func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID int64) (*Note, error) {
+func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, noteID, ownerID int64) (*Note, error) {
 	n, err := sessionNote(ctx, q, workspaceID, sessionID, noteID)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows) || (err == nil && !n.FromAgent()):
+	case errors.Is(err, pgx.ErrNoRows):
 		return nil, ErrNotAnswerable
 	case err != nil:
 		return nil, err
 	}
+	_, to := ReplyAddress(n, ownerID)
+	if to == nil {
+		return n, nil
+	}
+	if _, isOwner := ParseOwnerSlug(*to); isOwner {
+		return n, nil
+	}
 	var revoked bool
-	if err := q.QueryRow(ctx, `SELECT revoked_at IS NOT NULL FROM connections WHERE id = $1`, *n.SenderConnectionID).Scan(&revoked); err != nil {
+	if err := q.QueryRow(ctx, `
+		SELECT EXISTS (SELECT 1 FROM connections WHERE workspace_id = $1 AND sender_slug = $2 AND revoked_at IS NOT NULL)`,
+		workspaceID, *to).Scan(&revoked); err != nil {
 		return nil, err
 	}
 	if revoked {
 		return n, ErrRecipientRevoked
 	}
 	return n, nil
+}
+
+// ReplyAddress is the one rule of where an owner's reply to a note goes, and
+// so its message type: a reply to an analysis note is an analysis note
+// (owners only, as what it answers); a reply to one's own note goes on to
+// whom that note went (to the whole session, a note; to one sender, a
+// reply); a reply to anyone else's note goes to its sender. recipient nil
+// is the whole session.
+func ReplyAddress(parent *Note, ownerID int64) (messageType string, recipient *string) {
+	switch {
+	case parent.MessageType == MessageAnalysis:
+		return MessageAnalysis, nil
+	case parent.SentBy(ownerID) && parent.RecipientSlug == nil:
+		return MessageNote, nil
+	case parent.SentBy(ownerID):
+		return MessageReply, parent.RecipientSlug
+	}
+	return MessageReply, &parent.SenderSlug
 }
 
 // MailMarks are the newest note and the newest receipt on an owner's note of
@@ -176,11 +191,17 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 }
 
 // unreadBy is the one rule of what an owner has not read, as a condition on
-// notes n: newer than the owner's read mark in the note's session, and not
-// written by the owner. owner is the SQL parameter holding the owner id.
-func unreadBy(owner string) string {
-	return `n.sender_owner_id IS DISTINCT FROM ` + owner + ` AND n.id > coalesce((SELECT r.last_read_note_id FROM note_reads r
-		WHERE r.owner_id = ` + owner + ` AND r.session_id = n.session_id), 0)`
+// notes n of the session the SQL expression session names: newer than the
+// owner's read mark there, and not written by the owner. owner is the SQL
+// parameter holding the owner id. The bound is a row comparison on
+// (session_id, id) with the mark looked up once per session, and the
+// session a range (inSession), so that a session's unread notes are a range
+// of notes_session_idx: counting or listing them costs what is unread, not
+// the session's whole mail.
+func unreadBy(owner, session string) string {
+	return inSession(session) + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
+		AND (n.session_id, n.id) > (` + session + `, coalesce((SELECT r.last_read_note_id FROM note_reads r
+			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
 }
 
 // SessionUnread is how many notes of one session an owner has not read.
@@ -188,22 +209,34 @@ type SessionUnread struct {
 	SessionID int64
 	ProjectID int64
 	Unread    int
+	// Inbox counts those of them in the owner's inbox (forOwners), and
+	// InboxNewest is the newest of those (0 when none).
+	Inbox       int
+	InboxNewest int64
 }
 
+// unreadMailSQL is UnreadMail's statement, $1 the workspace, $2 the owner.
+var unreadMailSQL = `
+	SELECT s.id, s.project_id, u.count, u.inbox, u.inbox_newest
+	FROM sessions s CROSS JOIN LATERAL (
+		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
+			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
+		FROM notes n WHERE ` + unreadBy("$2", "s.id") + `
+	) u
+	WHERE s.workspace_id = $1 AND u.count > 0
+	ORDER BY s.id`
+
 // UnreadMail returns the owner's unread count of every session of the
-// workspace that has unread notes: what the projects and sessions lists show
-// live.
+// workspace that has unread notes: what the projects and sessions lists and
+// the navigation's inbox count show live.
 func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]SessionUnread, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT s.id, s.project_id, count(*) FROM sessions s JOIN notes n ON n.session_id = s.id
-		WHERE s.workspace_id = $1 AND `+unreadBy("$2")+`
-		GROUP BY s.id, s.project_id ORDER BY s.id`, workspaceID, ownerID)
+	rows, err := s.pool.Query(ctx, unreadMailSQL, workspaceID, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("store: unread mail: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionUnread, error) {
 		var u SessionUnread
-		err := r.Scan(&u.SessionID, &u.ProjectID, &u.Unread)
+		err := r.Scan(&u.SessionID, &u.ProjectID, &u.Unread, &u.Inbox, &u.InboxNewest)
 		return u, err
 	})
 	if err != nil {
@@ -253,14 +286,15 @@ func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int
 }
 
 // OwnerNote is the input of PostOwnerNote: a note an owner writes in the web
-// app. Type is MessageReply (to the sender of ReplyTo), MessageNote (to the
-// whole session) or MessageAnalysis (owners only).
+// app. Type is MessageReply (an answer to the note ReplyTo, addressed as
+// ReplyAddress says), MessageNote (to the whole session) or MessageAnalysis
+// (owners only).
 type OwnerNote struct {
 	WorkspaceID int64
 	SessionID   int64
 	OwnerID     int64
 	Type        string
-	// ReplyTo is the agent note a reply answers; its sender slug becomes the recipient.
+	// ReplyTo is the note of the session a reply answers.
 	ReplyTo int64
 	Subject string
 	Body    string
@@ -314,8 +348,8 @@ func ParseOwnerSlug(slug string) (int64, bool) {
 const duplicateWindow = "10 seconds"
 
 // PostOwnerNote adds an owner's note to a session of the workspace, with its
-// resource event and change notification, in one transaction. A reply goes
-// to the sender slug of the agent note it answers. The session row is locked
+// resource event and change notification, in one transaction. A reply
+// records the note it answers and goes where ReplyAddress says. The session row is locked
 // first, which serialises the session's writers: an identical note from the
 // same owner within a few seconds (a double submit, possibly on another
 // replica) returns the first one with duplicate true instead of a second row.
@@ -335,18 +369,21 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		n := &Note{WorkspaceID: in.WorkspaceID, SessionID: in.SessionID, SenderKind: SenderOwner, SenderOwnerID: &in.OwnerID,
 			SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, MessageType: in.Type, Subject: in.Subject, Body: in.Body}
 		if in.Type == MessageReply {
-			target, err := replyTarget(ctx, tx, in.WorkspaceID, in.SessionID, in.ReplyTo)
+			target, err := replyTarget(ctx, tx, in.WorkspaceID, in.SessionID, in.ReplyTo, in.OwnerID)
 			if err != nil {
 				return err
 			}
-			n.RecipientSlug = &target.SenderSlug
+			n.MessageType, n.RecipientSlug = ReplyAddress(target, in.OwnerID)
+			n.InReplyTo = &target.ID
 		}
 		first, err := scanNote(tx.QueryRow(ctx, `
 			SELECT `+noteColumns+` FROM notes n
 			WHERE `+inSession("$1")+` AND n.sender_owner_id = $2 AND n.message_type = $3
 				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
+				AND n.in_reply_to IS NOT DISTINCT FROM $8
 				AND n.created_at > now() - $7::interval
-			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, in.Type, n.RecipientSlug, in.Subject, in.Body, duplicateWindow))
+			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
+			duplicateWindow, n.InReplyTo))
 		switch {
 		case err == nil:
 			note, duplicate = first, true

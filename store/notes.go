@@ -58,10 +58,47 @@ type Note struct {
 	Body           string
 	IdempotencyKey *string
 	CreatedAt      time.Time
+	// InReplyTo is the note of the same session this one answers; nil when
+	// it answers none.
+	InReplyTo *int64
+
+	// Where the note stands in its thread, filled by the queries that list
+	// notes for people to read (listedColumns); zero elsewhere.
+	//
+	// Parent is the note it answers, as a reply quotes it.
+	Parent *NoteParent
+	// Replies counts the notes that answer it, directly or further down.
+	Replies int
+}
+
+// NoteParent is what a reply shows of the note it answers: its sender and
+// the start of its text.
+type NoteParent struct {
+	ID         int64
+	SenderName string
+	SenderSlug string
+	Subject    string
+	// Excerpt is the start of its body (views.FirstLine takes its first line).
+	Excerpt string
 }
 
 const noteColumns = `n.id, n.workspace_id, n.session_id, n.sender_kind, n.sender_owner_id, n.sender_connection_id,
-	n.sender_slug, n.sender_name, n.recipient_slug, n.message_type, n.subject, n.body, n.idempotency_key, n.created_at`
+	n.sender_slug, n.sender_name, n.recipient_slug, n.message_type, n.subject, n.body, n.idempotency_key, n.created_at,
+	n.in_reply_to`
+
+// listedColumns are noteColumns and the note's place in its thread (Parent,
+// Replies), for queries of notes n joined with listedJoin: the parent by the
+// session's own index, and the replies down the thread by notes_replies_idx,
+// which holds replies only.
+const listedColumns = noteColumns + `, parent.id, parent.sender_name, parent.sender_slug, parent.subject, left(parent.body, 400),
+	(SELECT count(*) FROM (
+		WITH RECURSIVE down AS (
+			SELECT r.id FROM notes r WHERE r.in_reply_to = n.id
+			UNION ALL SELECT r.id FROM notes r JOIN down ON r.in_reply_to = down.id)
+		SELECT 1 FROM down) replies)::int`
+
+// listedJoin joins a note n with its parent for listedColumns.
+const listedJoin = `LEFT JOIN notes parent ON parent.session_id = n.session_id AND parent.id = n.in_reply_to`
 
 // FromAgent reports whether an agent wrote the note: it carries AgentLabel
 // wherever people read it, and it is the only kind an owner's reply can
@@ -77,9 +114,38 @@ func (n *Note) SentBy(ownerID int64) bool {
 // scanNote scans noteColumns, then extra.
 func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 	n := &Note{}
-	err := row.Scan(append([]any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
-		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt}, extra...)...)
+	err := row.Scan(append(n.targets(), extra...)...)
 	return n, err
+}
+
+func (n *Note) targets() []any {
+	return []any{&n.ID, &n.WorkspaceID, &n.SessionID, &n.SenderKind, &n.SenderOwnerID, &n.SenderConnectionID,
+		&n.SenderSlug, &n.SenderName, &n.RecipientSlug, &n.MessageType, &n.Subject, &n.Body, &n.IdempotencyKey, &n.CreatedAt,
+		&n.InReplyTo}
+}
+
+// scanListedNote scans listedColumns, then extra.
+func scanListedNote(row pgx.Row, extra ...any) (*Note, error) {
+	n := &Note{}
+	var parentID *int64
+	var name, slug, subject, excerpt *string
+	err := row.Scan(append(append(n.targets(), &parentID, &name, &slug, &subject, &excerpt, &n.Replies), extra...)...)
+	if err == nil && parentID != nil {
+		n.Parent = &NoteParent{ID: *parentID, SenderName: *name, SenderSlug: *slug, Subject: *subject, Excerpt: *excerpt}
+	}
+	return n, err
+}
+
+// collectListedNotes collects the rows of a query of listedColumns.
+func collectListedNotes(rows pgx.Rows, op string) ([]Note, error) {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
+		n, err := scanListedNote(r)
+		return *n, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", op, err)
+	}
+	return out, nil
 }
 
 // insertNote writes a note, its note_posted resource event and its webhook
@@ -95,7 +161,7 @@ func insertNote(ctx context.Context, q queryRower, n *Note) (*Note, []notificati
 		sql = insertNoteIdempotent
 	}
 	out, announced, err := writeNote(ctx, q, sql, n.WorkspaceID, n.SessionID, n.SenderKind, n.SenderOwnerID, n.SenderConnectionID,
-		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey)
+		n.SenderSlug, n.SenderName, n.RecipientSlug, n.MessageType, n.Subject, n.Body, n.IdempotencyKey, n.InReplyTo)
 	if errors.Is(err, pgx.ErrNoRows) && n.IdempotencyKey != nil {
 		return nil, nil, errDuplicateKey
 	}
@@ -128,7 +194,7 @@ type queryRower interface {
 // most one row, with the columns of notes a writer sets: workspace_id,
 // session_id, sender_kind, sender_owner_id, sender_connection_id,
 // sender_slug, sender_name, recipient_slug, message_type, subject, body,
-// idempotency_key); conflict ends the note's INSERT. The rest:
+// idempotency_key, in_reply_to); conflict ends the note's INSERT. The rest:
 //
 //   - locked: the session row, locked before the note takes its id, so the
 //     writers of one session take ids in the order they commit: a reader
@@ -152,9 +218,10 @@ func noteWriteSQL(src, conflict string) string {
 		SELECT s.id, s.project_id FROM sessions s JOIN src ON s.id = src.session_id FOR NO KEY UPDATE OF s
 	), note AS (
 		INSERT INTO notes AS n (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id,
-			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key)
+			sender_slug, sender_name, recipient_slug, message_type, subject, body, idempotency_key, in_reply_to)
 		SELECT src.workspace_id, locked.id, src.sender_kind, src.sender_owner_id, src.sender_connection_id,
-			src.sender_slug, src.sender_name, src.recipient_slug, src.message_type, src.subject, src.body, src.idempotency_key
+			src.sender_slug, src.sender_name, src.recipient_slug, src.message_type, src.subject, src.body, src.idempotency_key,
+			src.in_reply_to
 		FROM src, locked
 		` + conflict + `
 		RETURNING ` + noteColumns + `
@@ -180,11 +247,12 @@ func noteWriteSQL(src, conflict string) string {
 // onKeyConflict ends the INSERT of a note with an idempotency key.
 const onKeyConflict = `ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING`
 
-// noteValues is the src of insertNote: the note as its twelve parameters.
+// noteValues is the src of insertNote: the note as its thirteen parameters.
 const noteValues = `src AS (
 		SELECT $1::bigint AS workspace_id, $2::bigint AS session_id, $3::text AS sender_kind, $4::bigint AS sender_owner_id,
 			$5::bigint AS sender_connection_id, $6::text AS sender_slug, $7::text AS sender_name, $8::text AS recipient_slug,
-			$9::text AS message_type, $10::text AS subject, $11::text AS body, $12::text AS idempotency_key)`
+			$9::text AS message_type, $10::text AS subject, $11::text AS body, $12::text AS idempotency_key,
+			$13::bigint AS in_reply_to)`
 
 var (
 	insertNoteOnce       = noteWriteSQL(noteValues, "")
@@ -194,16 +262,20 @@ var (
 // agentNoteTarget is what an agent's note needs of the database, $1 the
 // workspace, $2 the caller's connection, $3 and $4 the session's type and
 // public id, $5 the reply's recipient (empty for the whole session), $6 the
-// owner id that recipient names (if any): the session, the caller's
-// invitation role, its profile's name and sender slug, and whether the
-// recipient is known (an owner of the workspace or a live connection
-// invited to the session). No row means no such session, a NULL role not
-// invited, a NULL name or slug no claimed profile.
-const agentNoteTarget = `
+// owner id that recipient names (if any), $7 the note it answers (0 for
+// none): the session, the caller's invitation role, its profile's name and
+// sender slug, whether the recipient is known (an owner of the workspace or
+// a live connection invited to the session), and whether the note it
+// answers is one of the session's that the caller may read (readableBy). No
+// row means no such session, a NULL role not invited, a NULL name or slug no
+// claimed profile.
+var agentNoteTarget = `
 	SELECT s.workspace_id, s.id, i.role, p.display_name, c.sender_slug,
 		$5::text = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
 			OR EXISTS (SELECT 1 FROM invitations ri JOIN connections rc ON rc.id = ri.connection_id
-				WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL) AS known
+				WHERE ri.session_id = s.id AND rc.sender_slug = $5 AND rc.revoked_at IS NULL) AS known,
+		$7::bigint = 0 OR EXISTS (SELECT 1 FROM notes n WHERE n.session_id = s.id AND n.id = $7
+			AND ` + readableBy("$2", "c.sender_slug") + `) AS parent_known
 	FROM sessions s
 	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
 	LEFT JOIN agent_profiles p ON p.workspace_id = $1 AND p.connection_id = $2
@@ -212,18 +284,19 @@ const agentNoteTarget = `
 
 // agentNoteSQL writes an agent's note in one statement when agentNoteTarget
 // allows it (the rule: invited, a claimed profile, a known recipient that is
-// not the caller), $7 to $10 its type, subject, body and idempotency key.
+// not the caller, a readable note answered), $8 to $11 its type, subject,
+// body and idempotency key.
 // No row: refused or a duplicate key; PostAgentNote asks agentNoteTarget
 // which.
 var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
 			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
-			NULLIF($5::text, '') AS recipient_slug, $7::text AS message_type, $8::text AS subject, $9::text AS body,
-			$10::text AS idempotency_key
+			NULLIF($5::text, '') AS recipient_slug, $8::text AS message_type, $9::text AS subject, $10::text AS body,
+			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
 		FROM target t
 		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known)`, onKeyConflict)
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict)
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
 // idempotency key) already has a note; nothing was written.
@@ -240,7 +313,10 @@ type AgentNote struct {
 	// To is the sender slug a reply goes to (reply_to_sender): an owner of
 	// the workspace or a live connection invited to the session. Empty, the
 	// note goes to the whole session (post_session_note).
-	To             string
+	To string
+	// InReplyTo is the note of the session the reply answers (0: none); it
+	// must be one the caller may read.
+	InReplyTo      int64
 	Subject        string
 	Body           string
 	IdempotencyKey string
@@ -282,6 +358,10 @@ var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different 
 // workspace nor a live connection invited to the session.
 var ErrNoSuchSender = &FieldError{"to", "no such sender in this session: use the from of a note read_session_mail returned (an owner's or an invited agent's sender slug)"}
 
+// ErrNoSuchParent means a reply names, as the note it answers, no note of
+// the session that the caller may read.
+var ErrNoSuchParent = &FieldError{"in_reply_to", "not a note of this session you can read: use the id of a note read_session_mail returned"}
+
 // ErrReplyToSelf means a reply was addressed to the caller's own slug.
 var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to another sender, or write to the whole session with post_session_note"}
 
@@ -292,17 +372,19 @@ var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to a
 // session must exist in its workspace (ErrNotFound), and the agent must have
 // claimed a profile (ErrNoProfile); a reply's recipient must be an owner of
 // the workspace or a live connection invited to the session
-// (ErrNoSuchSender), not the caller (ErrReplyToSelf). One row exists per
+// (ErrNoSuchSender), not the caller (ErrReplyToSelf), and the note it
+// answers, if any, one of the session's the caller may read
+// (ErrNoSuchParent). One row exists per
 // (connection, idempotency key), enforced by a unique constraint: posting the
 // same key again returns the first note with duplicate true, also when
-// retries race; the same key with a different session, recipient, subject or
-// body gives ErrKeyReused and writes nothing. Posting starts nothing else.
+// retries race; the same key with a different session, recipient, note
+// answered, subject or body gives ErrKeyReused and writes nothing. Posting starts nothing else.
 func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, duplicate bool, err error) {
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
 	ownerID, _ := ParseOwnerSlug(in.To)
-	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID,
+	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID, in.InReplyTo,
 		in.messageType(), in.Subject, in.Body, in.IdempotencyKey}
 	// Twice at most: a note refused for a reason that was gone by the time
 	// the reason was looked for (an invitation added in between) is written
@@ -320,8 +402,8 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		// a retry committed a moment ago; the insert waited for it).
 		var workspaceID, sessionID int64
 		var role, name, slug *string
-		var known bool
-		err = s.pool.QueryRow(ctx, agentNoteTarget, args[:6]...).Scan(&workspaceID, &sessionID, &role, &name, &slug, &known)
+		var known, parentKnown bool
+		err = s.pool.QueryRow(ctx, agentNoteTarget, args[:7]...).Scan(&workspaceID, &sessionID, &role, &name, &slug, &known, &parentKnown)
 		switch {
 		case err != nil:
 			return nil, false, wrap("post note", err)
@@ -333,6 +415,8 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			return nil, false, wrap("post note", ErrReplyToSelf)
 		case !known:
 			return nil, false, wrap("post note", ErrNoSuchSender)
+		case !parentKnown:
+			return nil, false, wrap("post note", ErrNoSuchParent)
 		}
 		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
 			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
@@ -343,7 +427,7 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			return nil, false, wrap("post note: load first note", err)
 		}
 		if first.SessionID != sessionID || first.MessageType != in.messageType() || !sameRecipient(first.RecipientSlug, in.To) ||
-			first.Subject != in.Subject || first.Body != in.Body {
+			first.Subject != in.Subject || first.Body != in.Body || derefOr(first.InReplyTo, 0) != in.InReplyTo {
 			return nil, false, ErrKeyReused
 		}
 		return first, true, nil
@@ -358,4 +442,12 @@ func sameRecipient(recipient *string, to string) bool {
 		return to == ""
 	}
 	return *recipient == to
+}
+
+// derefOr is *p, or def when p is nil.
+func derefOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }

@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // The note write path without HTTP or MCP, for before/after figures of the
@@ -70,4 +73,48 @@ func BenchmarkPostAgentNote(b *testing.B) {
 func (f *mailFixture) benchNote() *store.Note {
 	return &store.Note{WorkspaceID: f.owner.WorkspaceID, SessionID: f.sess.ID, SenderKind: store.SenderAgent, SenderConnectionID: &f.connID,
 		SenderSlug: "bench", SenderName: "Bench", MessageType: store.MessageNote, Subject: "Bench", Body: "A note"}
+}
+
+// BenchmarkNoteIndexCost is BenchmarkPostAgentNote with a body of about
+// 600 characters (a typical note) and of 10,000 (the longest), against the
+// schema as it is and without what the inbox and search add to a note's
+// write: the search column and its GIN index (notes_search_idx), and the
+// inbox's partial index (notes_inbox_idx). Run with -benchtime to taste;
+// docs/performance.md has the figures.
+func BenchmarkNoteIndexCost(b *testing.B) {
+	words := strings.Fields("the rounding of orders_total drifts by a cent when refunds are split across two payment methods " +
+		"so the fix rounds each part half even and carries the remainder to the last line v2.3.1 ships it")
+	body := func(n int) string {
+		var sb strings.Builder
+		for i := 0; sb.Len() < n; i++ {
+			sb.WriteString(words[i%len(words)])
+			sb.WriteByte(' ')
+		}
+		return sb.String()[:n]
+	}
+	for _, schema := range []struct {
+		name string
+		drop string
+	}{
+		{"as it is", ""},
+		{"without search", `ALTER TABLE notes DROP COLUMN search`},
+		{"without search or inbox index", `ALTER TABLE notes DROP COLUMN search; DROP INDEX notes_inbox_idx`},
+	} {
+		for _, size := range []int{600, 10000} {
+			b.Run(fmt.Sprintf("%s/body %d", schema.name, size), func(b *testing.B) {
+				f := newMailFixture(b)
+				if schema.drop != "" {
+					storetest.SQL(b, f.st).Exec(schema.drop)
+				}
+				text := body(size)
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if _, _, err := f.st.PostAgentNote(context.Background(), store.AgentNote{WorkspaceID: f.owner.WorkspaceID, ConnectionID: f.connID,
+						SessionType: f.sess.Type, SessionID: f.sess.PublicID, Subject: "Rounding", Body: text, IdempotencyKey: "bench-" + strconv.Itoa(i)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -48,13 +48,9 @@ func TestPostOwnerNote(t *testing.T) {
 	if err != nil || dup {
 		t.Fatal(err, dup)
 	}
-	if n.RecipientSlug == nil || *n.RecipientSlug != "ext-ada" || n.SenderSlug != store.OwnerSlug(f.owner.ID) || n.SenderName != "Olive" {
+	if n.RecipientSlug == nil || *n.RecipientSlug != "ext-ada" || n.SenderSlug != store.OwnerSlug(f.owner.ID) || n.SenderName != "Olive" ||
+		n.InReplyTo == nil || *n.InReplyTo != agentNote {
 		t.Fatalf("reply %+v", n)
-	}
-	// Replying to an owner's note is refused.
-	in.ReplyTo = n.ID
-	if _, _, err := f.st.PostOwnerNote(ctx, in); err != store.ErrNotAnswerable {
-		t.Fatalf("reply to an owner note: %v", err)
 	}
 	// The same form submitted again, even concurrently, posts once.
 	in = base
@@ -91,9 +87,9 @@ func TestPostOwnerNote(t *testing.T) {
 	}
 }
 
-// TestReplyTarget: an owner's reply can answer an agent's note of the
-// session and nothing else, with one error for every other note, which
-// PostOwnerNote gives too.
+// TestReplyTarget: an owner's reply can answer any note of the session and
+// nothing else, with one error for every other note, which PostOwnerNote
+// gives too.
 func TestReplyTarget(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
@@ -102,24 +98,24 @@ func TestReplyTarget(t *testing.T) {
 	agentNote := f.agentNote(t, "question")
 	ownerNote := f.ownerNote(t, "to all")
 
-	n, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, agentNote)
-	if err != nil || n.ID != agentNote || !n.FromAgent() || n.SenderSlug != "ext-ada" {
-		t.Fatalf("agent note: %+v %v", n, err)
+	for _, id := range []int64{agentNote, ownerNote.ID} {
+		if n, err := f.st.ReplyTarget(ctx, ws, f.sess.ID, id, f.owner.ID); err != nil || n.ID != id {
+			t.Fatalf("note %d: %+v %v", id, n, err)
+		}
 	}
 	for name, c := range map[string]struct{ ws, session, note int64 }{
-		"an owner's note":        {ws, f.sess.ID, ownerNote.ID},
 		"no such note":           {ws, f.sess.ID, agentNote + 100},
 		"another session's note": {ws, f.sess.ID + 1, agentNote},
 		"another workspace":      {ws + 1, f.sess.ID, agentNote},
 	} {
-		if _, err := f.st.ReplyTarget(ctx, c.ws, c.session, c.note); err != store.ErrNotAnswerable {
+		if _, err := f.st.ReplyTarget(ctx, c.ws, c.session, c.note, f.owner.ID); err != store.ErrNotAnswerable {
 			t.Errorf("%s: %v, want ErrNotAnswerable", name, err)
 		}
 	}
-	_, _, err = f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
-		Type: store.MessageReply, ReplyTo: ownerNote.ID, Body: "b"})
+	_, _, err := f.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws, SessionID: f.sess.ID, OwnerID: f.owner.ID,
+		Type: store.MessageReply, ReplyTo: agentNote + 100, Body: "b"})
 	if err != store.ErrNotAnswerable {
-		t.Fatalf("PostOwnerNote to an owner's note: %v", err)
+		t.Fatalf("PostOwnerNote to a missing note: %v", err)
 	}
 }
 

@@ -120,8 +120,8 @@ func (s *Store) ListProjectSummaries(ctx context.Context, workspaceID, ownerID i
 			(SELECT count(*) FROM project_seats ps JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
 				WHERE ps.project_id = p.id),
 			(SELECT max(n.created_at) FROM sessions s JOIN notes n ON n.session_id = s.id WHERE s.project_id = p.id),
-			(SELECT count(*) FROM sessions s JOIN notes n ON n.session_id = s.id
-				WHERE s.project_id = p.id AND `+unreadBy("$2")+`)
+			(SELECT count(*) FROM sessions s JOIN notes n ON `+unreadBy("$2", "s.id")+`
+				WHERE s.project_id = p.id)
 		FROM projects p WHERE p.workspace_id = $1 ORDER BY lower(p.name), p.id`, workspaceID, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list projects: %w", err)

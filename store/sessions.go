@@ -241,7 +241,7 @@ func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID
 				LEFT JOIN agent_profiles p ON p.connection_id = c.id
 				WHERE i.session_id = s.id ORDER BY 1),
 			(SELECT max(n.created_at) FROM notes n WHERE n.session_id = s.id),
-			(SELECT count(*) FROM notes n WHERE n.session_id = s.id AND `+unreadBy("$3")+`)
+			(SELECT count(*) FROM notes n WHERE `+unreadBy("$3", "s.id")+`)
 		FROM sessions s
 		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`, workspaceID, projectID, ownerID)
 	if err != nil {

@@ -24,6 +24,31 @@ func Ago(now, t time.Time) string {
 	}
 }
 
+// Since renders when t was as lists show it: relative under a day ("3 min
+// ago"), then absolute ("2 Jan 2026, 15:04 UTC"); static/app.js rewrites it
+// in the browser's own zone and keeps the relative ones current.
+func Since(now, t time.Time) string {
+	if now.Sub(t) < 24*time.Hour {
+		return Ago(now, t)
+	}
+	return t.UTC().Format("2 Jan 2006, 15:04 UTC")
+}
+
+// RepliesLabel counts a thread's replies: "1 reply", "3 replies".
+func RepliesLabel(n int) string { return plural(n, "reply", "replies") }
+
+// parentLine is how a reply quotes the note it answers: its subject, or
+// the first line of its body.
+func parentLine(p store.NoteParent) string {
+	if p.Subject != "" {
+		return p.Subject
+	}
+	if line := FirstLine(p.Excerpt, 120); line != "" {
+		return line
+	}
+	return "(no text)"
+}
+
 // Until renders how long until t, like "in 12 s"; "now" once it is past.
 func Until(now, t time.Time) string {
 	d := t.Sub(now)

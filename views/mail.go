@@ -36,9 +36,9 @@ func bodyPreview(body string) (string, bool) {
 	return strings.TrimRight(cut, " \n") + "…", true
 }
 
-// ReplySubject prefixes "Re: " once.
+// ReplySubject prefixes "Re: " once (an empty subject stays empty).
 func ReplySubject(subject string) string {
-	if strings.HasPrefix(strings.ToLower(subject), "re:") {
+	if subject == "" || strings.HasPrefix(strings.ToLower(subject), "re:") {
 		return subject
 	}
 	s := "Re: " + subject

@@ -24,6 +24,20 @@ type Page struct {
 	// Unread is the count of unread notes the tab title carries, like
 	// "(3) Fix rounding — osFoundry"; static/app.js keeps it current.
 	Unread int
+	// UnreadScope is what the title counts on a page without a stream of
+	// its own ("workspace", "project:<id>", "inbox"; "" nothing): see
+	// UnreadStream.
+	UnreadScope string
+	// Query is the search box's text.
+	Query string
+}
+
+// OwnerID is the signed-in owner's id, 0 when signed out.
+func (p *Page) OwnerID() int64 {
+	if p.Owner == nil {
+		return 0
+	}
+	return p.Owner.ID
 }
 
 type pageKey struct{}

@@ -40,6 +40,8 @@ type fixture struct {
 	metricsURL string // the server's /metrics, when known
 	runID      string
 	seq        atomic.Int64
+	// search is the search scenarios' workspace (search.go), when asked for.
+	search *searchFixture
 }
 
 type agent struct {
@@ -126,25 +128,34 @@ var csrfRe = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 
 // signIn gets an owner cookie and finds the session page's poll URL.
 func (fx *fixture) signIn(email, password string) error {
+	c, err := fx.login(email, password)
+	if err != nil {
+		return err
+	}
+	fx.owner = c
+	return fx.loadPollURL()
+}
+
+// login signs an owner in and returns the client that holds the cookie.
+func (fx *fixture) login(email, password string) (*http.Client, error) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Transport: fx.http.Transport, Timeout: 30 * time.Second}
 	res, err := c.Get(fx.url + "/login")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	m := csrfRe.FindSubmatch(b)
 	if m == nil {
-		return errors.New("no CSRF token on /login")
+		return nil, errors.New("no CSRF token on /login")
 	}
 	res, err = c.PostForm(fx.url+"/login", url.Values{"_csrf": {string(m[1])}, "email": {email}, "password": {password}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res.Body.Close()
-	fx.owner = c
-	return fx.loadPollURL()
+	return c, nil
 }
 
 var pollRe = regexp.MustCompile(`hx-get="(/sessions/[^"]*poll[^"]*)"`)

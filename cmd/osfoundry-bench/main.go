@@ -49,6 +49,7 @@ type options struct {
 	only        string
 	streams     int
 	streamNotes int
+	searchNotes int
 }
 
 func main() {
@@ -73,6 +74,7 @@ func run() error {
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text")
 	flag.IntVar(&o.streams, "streams", 2000, "live Team mail streams to hold open in the \""+streamsScenario+"\" scenario (0: skip it)")
 	flag.IntVar(&o.streamNotes, "stream-notes", 20, "notes timed across all the open streams")
+	flag.IntVar(&o.searchNotes, "search-notes", 0, "fill a workspace of its own with this many notes (1000000 for the published figures; minutes) and add the \""+searchPrefix+": …\" scenarios (0: none)")
 	flag.Parse()
 	rounds, step := 2, 750*time.Millisecond
 	switch o.mode {
@@ -177,6 +179,12 @@ func run() error {
 	defer fx.pool.Close()
 	if o.opsAddr != "" {
 		fx.metricsURL = "http://" + o.opsAddr + "/metrics"
+	}
+	if o.searchNotes > 0 {
+		fmt.Fprintf(os.Stderr, "filling the search workspace with %d notes …\n", o.searchNotes)
+		if err := fx.prepareSearch(ctx, st, fx.pool, o.searchNotes); err != nil {
+			return fmt.Errorf("prepare search: %w", err)
+		}
 	}
 
 	var plan []scenario

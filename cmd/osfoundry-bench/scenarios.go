@@ -61,5 +61,5 @@ func scenarios(ctx context.Context, fx *fixture) []scenario {
 		// The write steps add notes: reload the page for a current cursor.
 		s = append(s, scenario{name: pollScenario, before: fx.loadPollURL, call: func(w, i int) error { return fx.poll() }})
 	}
-	return s
+	return append(s, fx.searchScenarios()...)
 }

@@ -37,15 +37,16 @@ func (h *Handler) addPostSessionNote() {
 }
 
 func (h *Handler) postSessionNote(ctx context.Context, c *caller, in postNoteArgs) (any, error) {
-	return h.postNote(ctx, c, in, "")
+	return h.postNote(ctx, c, in, "", 0)
 }
 
 // postNote posts the note as the caller, to the whole session (to "") or to
-// one sender, and answers what both writing tools return.
-func (h *Handler) postNote(ctx context.Context, c *caller, in postNoteArgs, to string) (any, error) {
+// one sender in answer to a note (inReplyTo, 0 for none), and answers what
+// both writing tools return.
+func (h *Handler) postNote(ctx context.Context, c *caller, in postNoteArgs, to string, inReplyTo int64) (any, error) {
 	n, dup, err := h.store.PostAgentNote(ctx, store.AgentNote{
 		WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
-		SessionType: in.SessionType, SessionID: in.SessionID, To: to,
+		SessionType: in.SessionType, SessionID: in.SessionID, To: to, InReplyTo: inReplyTo,
 		Subject: in.Subject, Body: in.Body, IdempotencyKey: in.IdempotencyKey,
 	})
 	if err != nil {

@@ -36,6 +36,8 @@ type noteOut struct {
 	Subject     string    `json:"subject"`
 	Body        string    `json:"body"`
 	CreatedAt   time.Time `json:"created_at"`
+	// InReplyTo is the note this one answers; absent when none.
+	InReplyTo *int64 `json:"in_reply_to,omitempty"`
 	// ForYou marks a note addressed to the caller (a reply to its slug, or an
 	// owner's note to the whole session): what the unread hint counts. The
 	// others (its own, other agents' notes to all) leave it out.
@@ -85,5 +87,5 @@ func toNoteOut(n store.AgentMailNote) noteOut {
 		kind = store.AgentLabel
 	}
 	return noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: kind, To: n.RecipientSlug,
-		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, ForYou: n.Addressed}
+		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, InReplyTo: n.InReplyTo, ForYou: n.Addressed}
 }

@@ -16,6 +16,7 @@ type mailResult struct {
 		To          *string `json:"to"`
 		MessageType string  `json:"message_type"`
 		Subject     string  `json:"subject"`
+		InReplyTo   *int64  `json:"in_reply_to"`
 	} `json:"notes"`
 	NextBeforeID *int64 `json:"next_before_id"`
 }

@@ -9,18 +9,20 @@ import (
 )
 
 // reply_to_sender is post_session_note addressed to one sender: the same
-// fields and the same idempotency, plus to.
-var replyToSenderSchema = noteSchema(property{"to", text()})
+// fields and the same idempotency, plus to, and optionally the note it
+// answers (store.AgentNote.InReplyTo).
+var replyToSenderSchema = noteSchema(property{"to", text()}).optional(property{"in_reply_to", integerMin(1)})
 
 type replyArgs struct {
 	postNoteArgs
-	To string `json:"to"`
+	To        string `json:"to"`
+	InReplyTo int64  `json:"in_reply_to"`
 }
 
 func (h *Handler) addReplyToSender() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "reply_to_sender",
-		Description: "Reply to one sender (to: a from of read_session_mail); seen by them and the owners. " +
+		Description: "Reply to one sender (to: a from of read_session_mail, in_reply_to: its id); seen by them and the owners. " +
 			"Claim a profile first; invited sessions only. Retry with the same key.",
 		InputSchema: replyToSenderSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
@@ -28,5 +30,5 @@ func (h *Handler) addReplyToSender() {
 }
 
 func (h *Handler) replyToSender(ctx context.Context, c *caller, in replyArgs) (any, error) {
-	return h.postNote(ctx, c, in.postNoteArgs, in.To)
+	return h.postNote(ctx, c, in.postNoteArgs, in.To, in.InReplyTo)
 }

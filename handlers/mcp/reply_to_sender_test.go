@@ -80,7 +80,7 @@ func TestReplyToSender(t *testing.T) {
 
 	// Agent to agent.
 	var r postResult
-	a.ok("reply_to_sender", with(ref(s), "to", slugB, "subject", "Re: Which API?", "body", "v2.", "idempotency_key", "r1"), &r)
+	a.ok("reply_to_sender", with(ref(s), "to", slugB, "subject", "Re: Which API?", "body", "v2.", "idempotency_key", "r1", "in_reply_to", q.ID), &r)
 	if r.Duplicate || r.SenderSlug != slugA || r.ID <= q.ID {
 		t.Fatalf("reply: %+v", r)
 	}
@@ -91,7 +91,8 @@ func TestReplyToSender(t *testing.T) {
 	var mail mailResult
 	b.ok("read_session_mail", ref(s), &mail)
 	if len(mail.Notes) != 2 || mail.Notes[0].ID != r.ID || mail.Notes[0].MessageType != "reply" || *mail.Notes[0].To != slugB ||
-		mail.Notes[0].From != slugA || mail.Notes[0].FromKind != "outside assistant" {
+		mail.Notes[0].From != slugA || mail.Notes[0].FromKind != "outside assistant" ||
+		mail.Notes[0].InReplyTo == nil || *mail.Notes[0].InReplyTo != q.ID || mail.Notes[1].InReplyTo != nil {
 		t.Fatalf("bob reads %s", mustJSON(mail))
 	}
 	c.ok("read_session_mail", ref(s), &mail)
@@ -169,6 +170,8 @@ func TestReplyToSenderRefusals(t *testing.T) {
 		{"blank subject and body", a, with(reply(slugB, "k14"), "subject", " ", "body", "\n\t"), "body: write a message: the subject and the body are both blank"},
 		{"no such session", a, with(reply(slugB, "k10"), "session_id", "nope"), "session not found"},
 		{"empty key", a, reply(slugB, ""), "idempotency_key: use 1 to 200 characters"},
+		{"answers no note", a, with(reply(slugB, "k12"), "in_reply_to", 999999), "in_reply_to: not a note of this session you can read"},
+		{"answers note 0", a, with(reply(slugB, "k13"), "in_reply_to", 0), "Invalid arguments"},
 		{"no to", a, map[string]any{"session_type": s.Type, "session_id": s.PublicID, "subject": "s", "body": "b", "idempotency_key": "k11"},
 			`Invalid arguments: missing required properties ["to"]`},
 	} {
@@ -194,7 +197,7 @@ func TestReplyToSenderRefusals(t *testing.T) {
 	// A read-only connection is refused before the tool runs.
 	ro := e.agent(ws, owner, []string{store.ScopeRead}, p)
 	ro.invite(s, store.RoleContributor)
-	resp, body := e.rpc(ro.token, toolCall(1, "reply_to_sender", reply(slugB, "k12")))
+	resp, body := e.rpc(ro.token, toolCall(1, "reply_to_sender", reply(slugB, "k14")))
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `scope="osfoundry:write"`) {
 		t.Fatalf("read-only: %d %s", resp.StatusCode, body)
 	}

@@ -130,5 +130,11 @@ func noteSchema(extra ...property) object {
 	return o
 }
 
+// optional is the schema with props added after its own, not required.
+func (o object) optional(props ...property) object {
+	o.properties = append(append([]property(nil), o.properties...), props...)
+	return o
+}
+
 // noArgs is the schema of a tool without arguments.
 var noArgs = object{}

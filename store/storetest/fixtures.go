@@ -126,6 +126,21 @@ func (f *Fixtures) InsertWorkspace(name string) (workspaceID, ownerID int64) {
 	return workspaceID, ownerID
 }
 
+// InsertOwner writes another owner of a workspace directly (who cannot
+// sign in) and returns their id.
+func (f *Fixtures) InsertOwner(workspaceID int64, displayName string) int64 {
+	f.t.Helper()
+	var id int64
+	err := f.QueryRow(`
+		INSERT INTO owners (workspace_id, email, display_name, password_hash)
+		VALUES ($1, 'owner-' || gen_random_uuid() || '@example.com', $2, '$argon2id$fixture')
+		RETURNING id`, workspaceID, displayName).Scan(&id)
+	if err != nil {
+		f.t.Fatalf("storetest: insert owner: %v", err)
+	}
+	return id
+}
+
 // SetLastSeen makes a connection's last authenticated call ago before now,
 // as presence reads it.
 func (f *Fixtures) SetLastSeen(connectionID int64, ago time.Duration) {

@@ -1,0 +1,59 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// inboxFilter reads the inbox's filter from the query: ?show= (unread,
+// questions, mine), ?project=, ?agent=, ?before=, ?after=.
+func inboxFilter(c echo.Context) store.InboxFilter {
+	show := c.QueryParam("show")
+	return store.InboxFilter{
+		Unread:    show == views.InboxShowUnread,
+		Questions: show == views.InboxShowQuestions,
+		Mine:      show == views.InboxShowMine,
+		ProjectID: int64Param(c.QueryParam("project")),
+		AgentID:   int64Param(c.QueryParam("agent")),
+		Before:    int64Param(c.QueryParam("before")),
+		After:     int64Param(c.QueryParam("after")),
+	}
+}
+
+// inbox is the owner's inbox page. An htmx request with ?live=1 is the
+// page's live fetch: the rows newer than ?after= (its newest; 204 when
+// none), which it sends only when the unread stream names an inbox note
+// newer than any it has heard of.
+func (s *Server) inbox(c echo.Context) error {
+	o := currentOwner(c)
+	ctx := c.Request().Context()
+	f := inboxFilter(c)
+	rows, err := s.store.Inbox(ctx, o.WorkspaceID, o.ID, f, store.InboxPageSize)
+	if err != nil {
+		return err
+	}
+	more := len(rows) > store.InboxPageSize
+	if more {
+		rows = rows[:store.InboxPageSize]
+	}
+	if isHTMX(c) && c.QueryParam("live") != "" {
+		if len(rows) == 0 {
+			return noContent(c)
+		}
+		return s.render(c, http.StatusOK, "", views.InboxRows(rows))
+	}
+	v := views.InboxView{Filter: f, Rows: rows, HasOlder: more}
+	if v.Projects, err = s.store.ListProjects(ctx, o.WorkspaceID); err != nil {
+		return err
+	}
+	if v.Agents, err = s.store.ListAgentSenders(ctx, o.WorkspaceID); err != nil {
+		return err
+	}
+	p := s.page(c)
+	p.Nav, p.UnreadScope = "inbox", "inbox"
+	return s.render(c, http.StatusOK, "Inbox", views.InboxPage(v))
+}

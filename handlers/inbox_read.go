@@ -1,0 +1,24 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// inboxRead is "Mark all read": every session of the workspace (of the
+// form's project, when it names one) read up to its newest note; then back
+// to the inbox.
+func (s *Server) inboxRead(c echo.Context) error {
+	o := currentOwner(c)
+	project := int64Param(c.FormValue("project"))
+	if _, err := s.store.MarkAllRead(c.Request().Context(), o.WorkspaceID, o.ID, project); err != nil {
+		return err
+	}
+	target := "/inbox"
+	if q := views.InboxQuery(store.InboxFilter{ProjectID: project}); len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+	return redirect(c, target)
+}

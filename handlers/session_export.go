@@ -1,0 +1,133 @@
+package handlers
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// Exports of a session's mail, for its owners: every note, oldest first,
+// analysis notes included, streamed as they are read. The session must be
+// one of the owner's workspace (sessionOf), and the notes are read with the
+// workspace in the query too.
+
+// exportedNote is a note in the JSON export: what read_session_mail says of
+// it, and its body rendered as the pages show it.
+type exportedNote struct {
+	ID          int64     `json:"id"`
+	From        string    `json:"from"`
+	FromName    string    `json:"from_name"`
+	FromKind    string    `json:"from_kind"`
+	To          *string   `json:"to"`
+	MessageType string    `json:"message_type"`
+	Subject     string    `json:"subject"`
+	Body        string    `json:"body"`
+	BodyHTML    string    `json:"body_html"`
+	InReplyTo   *int64    `json:"in_reply_to"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// fromKind is how the exports label a sender.
+func fromKind(n *store.Note) string {
+	if n.FromAgent() {
+		return store.AgentLabel
+	}
+	return string(store.SenderOwner)
+}
+
+// startExport sends the headers of a download named after the session.
+func startExport(c echo.Context, s *store.Session, ext, contentType string) *bufio.Writer {
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentType, contentType)
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s.%s"`, s.Type, s.PublicID, ext))
+	h.Set("Cache-Control", "no-store")
+	c.Response().WriteHeader(http.StatusOK)
+	return bufio.NewWriterSize(c.Response(), 32<<10)
+}
+
+// sessionExportJSON is the session's mail as JSON:
+// {"session": {…}, "exported_at": …, "notes": [{…}, …]}.
+func (s *Server) sessionExportJSON(c echo.Context) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	head, err := json.Marshal(map[string]any{"type": session.Type, "id": session.PublicID, "title": session.Title, "project": p.Name})
+	if err != nil {
+		return err
+	}
+	w := startExport(c, session, "json", echo.MIMEApplicationJSON)
+	fmt.Fprintf(w, `{"session":%s,"exported_at":%q,"notes":[`, head, time.Now().UTC().Format(time.RFC3339))
+	first := true
+	err = s.store.ExportSessionMail(c.Request().Context(), currentOwner(c).WorkspaceID, session.ID, func(n *store.Note) error {
+		b, err := json.Marshal(exportedNote{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: fromKind(n),
+			To: n.RecipientSlug, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, BodyHTML: views.RenderMarkdown(n.Body),
+			InReplyTo: n.InReplyTo, CreatedAt: n.CreatedAt})
+		if err != nil {
+			return err
+		}
+		if !first {
+			w.WriteByte(',')
+		}
+		first = false
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		// The status is sent: the download ends short, and the log says why.
+		s.log.Warn("export: ended early", "session_id", session.ID, "err", err)
+		return nil
+	}
+	w.WriteString("]}\n")
+	return w.Flush()
+}
+
+// sessionExportMarkdown is the session's mail as a Markdown document: a
+// heading per note, its sender, recipient and time, then its body as written.
+func (s *Server) sessionExportMarkdown(c echo.Context) error {
+	session, p, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	w := startExport(c, session, "md", "text/markdown; charset=utf-8")
+	fmt.Fprintf(w, "# %s\n\n%s · %s `%s` · exported %s\n", oneLine(session.Title), oneLine(p.Name),
+		session.Type, session.PublicID, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	err = s.store.ExportSessionMail(c.Request().Context(), currentOwner(c).WorkspaceID, session.ID, func(n *store.Note) error {
+		subject := n.Subject
+		if subject == "" {
+			subject = "(no subject)"
+		}
+		to := "whole session"
+		switch {
+		case n.RecipientSlug != nil:
+			to = "`" + *n.RecipientSlug + "`"
+		case n.MessageType == store.MessageAnalysis:
+			to = "owners only"
+		}
+		fmt.Fprintf(w, "\n---\n\n## %s\n\n**%s** (`%s`, %s) → %s · %s · %s · #%d", oneLine(subject), oneLine(n.SenderName), n.SenderSlug,
+			fromKind(n), to, n.MessageType, n.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), n.ID)
+		if n.InReplyTo != nil {
+			fmt.Fprintf(w, " · in reply to #%d", *n.InReplyTo)
+		}
+		_, err := fmt.Fprintf(w, "\n\n%s\n", strings.TrimRight(n.Body, "\n"))
+		return err
+	})
+	if err != nil {
+		s.log.Warn("export: ended early", "session_id", session.ID, "err", err)
+		return nil
+	}
+	return w.Flush()
+}
+
+// oneLine keeps a title on its heading's line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,191 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+func TestParseSearch(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]store.Search{
+		"orders_total":                               {Text: "orders_total"},
+		`refund "orders total" -draft`:               {Text: `refund "orders total" -draft`},
+		"from:@ada-claude project:Shop type:reply x": {Text: "x", From: "ada-claude", Project: "Shop", Type: "reply"},
+		`in:"Release week" project:"Shop web"`:       {In: "Release week", Project: "Shop web"},
+		"TYPE:Analysis http://example.com":           {Text: "http://example.com", Type: "analysis"},
+		"from: alone":                                {Text: "from: alone"},
+		"  ":                                         {},
+	} {
+		if got := store.ParseSearch(q); got != want {
+			t.Errorf("ParseSearch(%q) = %+v, want %+v", q, got, want)
+		}
+	}
+}
+
+// TestSearchNotes: words of a subject, a body or a sender find a note of
+// the owner's workspace (analysis included), every filter narrows, pages go
+// back, and hits come marked; nothing of another workspace is ever found.
+func TestSearchNotes(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	post := func(conn int64, s *store.Session, to, subject, body, key string) int64 {
+		t.Helper()
+		n, _, err := w.st.PostAgentNote(ctx, store.AgentNote{WorkspaceID: w.ws, ConnectionID: conn, SessionType: s.Type,
+			SessionID: s.PublicID, To: to, Subject: subject, Body: body, IdempotencyKey: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.ID
+	}
+	totals := post(w.ada, w.s1, "", "Rounding", "The orders_total column rounds\x01 wrong.", "a")
+	release := post(w.bea, w.s2, "", "Release v2.3.1 tagged", "Notes are in CHANGELOG.md", "b")
+	reply := post(w.ada, w.s2, store.OwnerSlug(w.olive), "Re: refunds", "Refunds follow the orders total.", "c")
+	analysis, _, err := w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: w.ws, SessionID: w.s1.ID, OwnerID: w.olive,
+		Type: store.MessageAnalysis, Subject: "Why rounding", Body: "Banker's rounding in orders_total."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws2, owner2 := storetest.SQL(t, w.st).InsertWorkspace("Other")
+	p2, _ := w.st.CreateProject(ctx, ws2, "P")
+	s3, _ := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: ws2, ProjectID: p2.ID, Type: "team_session", Title: "S1"})
+	if _, _, err := w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: ws2, SessionID: s3.ID, OwnerID: owner2,
+		Type: store.MessageNote, Subject: "orders_total elsewhere", Body: "orders_total"}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		q    string
+		want []int64
+	}{
+		{"orders_total", []int64{analysis.ID, reply, totals}}, // the simple parser reads it as the phrase "orders total"
+		{"v2.3.1", []int64{release}},
+		{"changelog.md", []int64{release}},
+		{`"orders total"`, []int64{analysis.ID, reply, totals}},
+		{"rounding -banker", []int64{totals}},
+		{"ada", []int64{reply, totals}},        // the handle in the sender's slug
+		{"from:ada", []int64{reply, totals}},   // a handle
+		{"from:@bea", []int64{release}},        // a handle with @
+		{"from:" + w.slugB, []int64{release}},  // a slug
+		{`from:"Olive"`, []int64{analysis.ID}}, // a display name
+		{"from:me rounding", []int64{analysis.ID}},
+		{"project:Q", []int64{reply, release}},
+		{"project:q orders", []int64{reply}},
+		{"type:analysis", []int64{analysis.ID}},
+		{"type:reply", []int64{reply}},
+		{"in:S1", []int64{analysis.ID, totals}},
+		{"in:" + w.s2.PublicID + " refunds", []int64{reply}},
+		{"nothingmatches", nil},
+		{"project:Nope", nil},
+	} {
+		t.Run(c.q, func(t *testing.T) {
+			got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(c.q), 0, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := make([]int64, len(got))
+			for i, r := range got {
+				ids[i] = r.ID
+			}
+			if !slices.Equal(ids, c.want) {
+				t.Fatalf("found %v, want %v", ids, c.want)
+			}
+		})
+	}
+
+	// Hits are marked, and a marker in the text itself is gone.
+	got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("orders_total"), 0, 20)
+	if err != nil || len(got) != 3 {
+		t.Fatal(got, err)
+	}
+	hit := got[2]
+	if hit.ProjectName != "P" || hit.SessionTitle != "S1" {
+		t.Fatalf("where %+v", hit)
+	}
+	if want := "The " + store.HighlightStart + "orders" + store.HighlightStop + "_" + store.HighlightStart + "total" + store.HighlightStop + " column rounds wrong."; hit.Snippet != want {
+		t.Fatalf("snippet %q, want %q", hit.Snippet, want)
+	}
+	if strings.Contains(got[0].Subject, store.HighlightStart) {
+		t.Fatalf("subject %q marks what does not match", got[0].Subject)
+	}
+	r, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("rounding"), 0, 20)
+	if want := "Why " + store.HighlightStart + "rounding" + store.HighlightStop; err != nil || len(r) != 2 || r[0].Subject != want {
+		t.Fatalf("subject %+v, want %q (%v)", r, want, err)
+	}
+
+	// Paging.
+	page, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), 0, 1)
+	if err != nil || len(page) != 2 || page[0].ID != analysis.ID {
+		t.Fatalf("first page %v %v", page, err)
+	}
+	page, err = w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), page[0].ID, 1)
+	if err != nil || len(page) != 2 || page[0].ID != reply {
+		t.Fatalf("second page %v %v", page, err)
+	}
+
+	// The other workspace finds only its own.
+	other, err := w.st.SearchNotes(ctx, ws2, owner2, store.ParseSearch("orders_total"), 0, 20)
+	if err != nil || len(other) != 1 || other[0].WorkspaceID != ws2 {
+		t.Fatalf("other workspace: %+v %v", other, err)
+	}
+	// An owner naming another workspace's project or session finds nothing.
+	for _, q := range []string{"project:" + itoa(p2.ID), "in:" + s3.PublicID} {
+		if got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20); err != nil || len(got) != 0 {
+			t.Fatalf("%s: %v %v", q, got, err)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestSearchBeyondTheWindow: notes older than the newest ones a search
+// walks first are found (through the index or by walking on), in order
+// with the newer hits, and paging goes on from them.
+func TestSearchBeyondTheWindow(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	fill := func(n int, body string) {
+		t.Helper()
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', $5 FROM generate_series(1, $6::int)`,
+			w.ws, w.s1.ID, w.ada, w.slugA, body, n)
+	}
+	// A word found rarely in the newest notes is read from the index for the
+	// older ones; one found a few times there, by walking on.
+	fill(3, "needle in old hay")
+	fill(30, "old straw")
+	fill(store.SearchWindow+10, "filler")
+	fill(2, "fresh hay")
+	fill(6, "fresh straw")
+	for q, want := range map[string]int{"needle": 3, "hay": 5, "filler": 21, "straw": 21} {
+		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != want {
+			t.Fatalf("%s: %d results, want %d", q, len(got), want)
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i].ID >= got[i-1].ID {
+				t.Fatalf("%s: not newest first at %d", q, i)
+			}
+		}
+	}
+	first, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), 0, 3)
+	if err != nil || len(first) != 4 || first[0].Snippet != "fresh "+store.HighlightStart+"hay"+store.HighlightStop {
+		t.Fatalf("first page %+v %v", first, err)
+	}
+	rest, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), first[2].ID, 3)
+	if err != nil || len(rest) != 2 || rest[0].ID != first[3].ID {
+		t.Fatalf("next page %+v %v", rest, err)
+	}
+}
