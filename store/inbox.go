@@ -10,10 +10,6 @@ import (
 // The owner's inbox: every note of the workspace addressed to owners, newest
 // first, across sessions.
 
-// MessageQuestion is a question an agent asks the owners. The inbox keeps a
-// place for them ("questions waiting"); no tool writes one yet.
-const MessageQuestion = "question"
-
 // forOwners is the one rule of what the inbox holds, as a condition on notes
 // n: agents' notes to the whole session, replies to an owner's sender slug
 // (from agents or other owners), and questions; never analysis. It is also
@@ -58,7 +54,7 @@ const inboxFilters = forOwners + ` AND n.sender_owner_id IS DISTINCT FROM $2 AND
 	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR n.message_type = '` + MessageQuestion + `')`
 
 // inboxColumns are a listed note n of session s in project p, then whether it is unread.
-const inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
+var inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
 
 // inboxAll reads the workspace's inbox newest first along notes_inbox_idx,
 // $1 the workspace, $10 the page size. The workspace is a range and the

@@ -46,6 +46,8 @@ type Store struct {
 	notifications notifyQueue
 	// hashes bounds the password hashes running at once.
 	hashes *HashGate
+	// links caches the key that signs answer links.
+	links linkKey
 }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
