@@ -63,6 +63,9 @@ type Question struct {
 	AnsweredBy   string
 	AnsweredByID *int64
 	ClosedAt     *time.Time
+	// ClosedBy is the note that closed it: the answer, or osFoundry's
+	// notice that it expired.
+	ClosedBy *int64
 	// ExpiresAt is when it expires if nobody answers.
 	ExpiresAt time.Time
 	CreatedAt time.Time
@@ -119,7 +122,7 @@ var ErrQuestionKeyReused = &FieldError{"idempotency_key", "already used for a di
 func questionColumns(a string) string {
 	return a + `.note_id, ` + a + `.workspace_id, ` + a + `.session_id, ` + a + `.connection_id, ` + a + `.options, ` +
 		a + `.urgency, ` + a + `.state, ` + a + `.answer, ` + a + `.answered_by_name, ` + a + `.answered_by, ` +
-		a + `.closed_at, ` + a + `.expires_at, ` + a + `.created_at`
+		a + `.closed_at, ` + a + `.closing_note_id, ` + a + `.expires_at, ` + a + `.created_at`
 }
 
 // nullableQuestion scans questionColumns of an outer join.
@@ -127,13 +130,13 @@ type nullableQuestion struct {
 	id, workspaceID, sessionID, connectionID *int64
 	options                                  []string
 	urgency, state, answer, answeredBy       *string
-	answeredByID                             *int64
+	answeredByID, closedBy                   *int64
 	closedAt, expiresAt, createdAt           *time.Time
 }
 
 func (q *nullableQuestion) targets() []any {
 	return []any{&q.id, &q.workspaceID, &q.sessionID, &q.connectionID, &q.options, &q.urgency, &q.state, &q.answer,
-		&q.answeredBy, &q.answeredByID, &q.closedAt, &q.expiresAt, &q.createdAt}
+		&q.answeredBy, &q.answeredByID, &q.closedAt, &q.closedBy, &q.expiresAt, &q.createdAt}
 }
 
 // question is the scanned question, nil when there was none. Its Text is
@@ -144,7 +147,7 @@ func (q *nullableQuestion) question() *Question {
 	}
 	out := &Question{ID: *q.id, WorkspaceID: *q.workspaceID, SessionID: *q.sessionID, ConnectionID: *q.connectionID,
 		Options: q.options, Urgency: *q.urgency, State: *q.state, Answer: derefOr(q.answer, ""),
-		AnsweredBy: derefOr(q.answeredBy, ""), AnsweredByID: q.answeredByID, ClosedAt: q.closedAt,
+		AnsweredBy: derefOr(q.answeredBy, ""), AnsweredByID: q.answeredByID, ClosedAt: q.closedAt, ClosedBy: q.closedBy,
 		ExpiresAt: *q.expiresAt, CreatedAt: *q.createdAt}
 	if out.Options == nil {
 		out.Options = []string{}

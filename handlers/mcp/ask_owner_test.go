@@ -256,3 +256,92 @@ func TestAskOwnerOutlastsTheWriteTimeout(t *testing.T) {
 		t.Fatalf("streamed result: %+v", got)
 	}
 }
+
+// TestAnAnswerAfterTheWaitReachesTheAgentAsMail: answered after the call
+// gave back open, the answer is unread mail for the agent (the hint of its
+// next result), read_session_mail shows the question answered and the
+// answer as the note that answers it, and the session's events say so; an
+// expired question reaches it the same ways.
+func TestAnAnswerAfterTheWaitReachesTheAgentAsMail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := newAskWorld(t, e)
+	var asked askOut
+	w.a.ok("ask_owner", w.args("k"), &asked)
+	if _, err := e.st.AnswerQuestion(e.ctx, store.Answer{WorkspaceID: w.ws, OwnerID: w.owner, QuestionID: asked.QuestionID, Option: new(0)}); err != nil {
+		t.Fatal(err)
+	}
+	res := w.a.call("list_sessions", map[string]any{})
+	if !strings.Contains(text(res), "1 unread note for you: team_session "+w.s.PublicID) {
+		t.Fatalf("no unread hint after the answer: %s", text(res))
+	}
+	type note struct {
+		ID          int64  `json:"id"`
+		FromKind    string `json:"from_kind"`
+		MessageType string `json:"message_type"`
+		Body        string `json:"body"`
+		InReplyTo   *int64 `json:"in_reply_to"`
+		ForYou      bool   `json:"for_you"`
+		Options     []string
+		Status      string     `json:"status"`
+		Answer      string     `json:"answer"`
+		AnsweredBy  string     `json:"answered_by"`
+		AnsweredAt  *time.Time `json:"answered_at"`
+		Answers     *struct {
+			QuestionID int64  `json:"question_id"`
+			Question   string `json:"question"`
+			Status     string `json:"status"`
+		} `json:"answers"`
+	}
+	var mail struct{ Notes []note }
+	w.a.ok("read_session_mail", ref(w.s), &mail)
+	if len(mail.Notes) != 2 {
+		t.Fatalf("mail: %+v", mail)
+	}
+	answer, question := mail.Notes[0], mail.Notes[1]
+	if question.ID != asked.QuestionID || question.MessageType != "question" || question.Status != "answered" || question.Answer != "PostgreSQL" ||
+		question.AnsweredBy != "Owner" || question.AnsweredAt == nil || len(question.Options) != 2 || question.ForYou {
+		t.Errorf("the question in read_session_mail: %+v", question)
+	}
+	if !answer.ForYou || answer.Body != "PostgreSQL" || answer.InReplyTo == nil || *answer.InReplyTo != asked.QuestionID ||
+		answer.Answers == nil || answer.Answers.Question != "Which database?" || answer.Answers.Status != "answered" || answer.FromKind != "owner" {
+		t.Errorf("the answer in read_session_mail: %+v %+v", answer, answer.Answers)
+	}
+	var events struct {
+		Events []struct {
+			Kind    string
+			Payload map[string]any
+		}
+	}
+	w.a.ok("poll_resource_events", map[string]any{"resource_type": w.s.Type, "resource_id": w.s.PublicID, "after_sequence": 0}, &events)
+	kinds := []string{}
+	for _, ev := range events.Events {
+		kinds = append(kinds, ev.Kind)
+	}
+	if strings.Join(kinds, ",") != "participant_invited,note_posted,note_posted,question_answered" {
+		t.Errorf("events: %v", kinds)
+	}
+
+	// Expired: osFoundry's notice, the question's status, the event.
+	var q2 askOut
+	w.a.ok("ask_owner", w.args("k2", "question", "Deploy?"), &q2)
+	e.sql().Exec(`UPDATE questions SET timer = 'expiry', due_at = now() WHERE note_id = $1`, q2.QuestionID)
+	if r, err := e.st.FireQuestionTimers(e.ctx, 10, nil); err != nil || r.Expired != 1 {
+		t.Fatalf("expire: %+v %v", r, err)
+	}
+	var again askOut
+	w.a.ok("ask_owner", w.args("k2", "question", "Deploy?", "wait_seconds", 30), &again)
+	if again.Status != store.QuestionExpired || again.Answer != "" {
+		t.Fatalf("retry of an expired question: %+v", again)
+	}
+	mail.Notes = nil
+	w.a.ok("read_session_mail", ref(w.s), &mail)
+	notice := mail.Notes[0]
+	if notice.FromKind != "osfoundry" || !notice.ForYou || notice.Answers == nil || notice.Answers.Status != "expired" || !strings.Contains(notice.Body, "No decision") {
+		t.Errorf("the expiry notice: %+v", notice)
+	}
+	w.a.ok("poll_resource_events", map[string]any{"resource_type": w.s.Type, "resource_id": w.s.PublicID, "after_sequence": 4}, &events)
+	if n := len(events.Events); n == 0 || events.Events[n-1].Kind != "question_expired" {
+		t.Errorf("events after the expiry: %+v", events.Events)
+	}
+}
