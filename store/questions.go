@@ -290,11 +290,15 @@ func (s *Store) OwnerQuestion(ctx context.Context, workspaceID, id int64) (*Ques
 }
 
 // Answer is an owner's answer to a question: one of its options (Option,
-// its index) or, for a question without options, free text.
+// its index), or free text in the owner's own words (also to a question
+// with options: none of them may be right).
 type Answer struct {
 	WorkspaceID int64
 	OwnerID     int64
 	QuestionID  int64
+	// SessionID, when not 0, is the session the question must be of (the
+	// page it was answered on).
+	SessionID int64
 	// Option is the index of the option chosen; nil for a free-text answer.
 	Option *int
 	Text   string
@@ -347,10 +351,10 @@ func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, e
 			UPDATE questions q SET state = 'answered', answer = CASE WHEN $4::int IS NULL THEN $5 ELSE q.options[$4::int + 1] END,
 				answered_by = o.id, answered_by_name = o.display_name, closed_at = now(), timer = 'done', due_at = NULL
 			FROM owners o, connections c
-			WHERE q.note_id = $1 AND q.workspace_id = $2 AND q.state = 'open'
+			WHERE q.note_id = $1 AND q.workspace_id = $2 AND q.state = 'open' AND ($6::bigint = 0 OR q.session_id = $6)
 				AND o.id = $3 AND o.workspace_id = q.workspace_id AND c.id = q.connection_id
-				AND (($4::int IS NULL AND cardinality(q.options) = 0) OR ($4::int >= 0 AND $4::int < cardinality(q.options)))
-			RETURNING o.display_name, c.sender_slug`, in.QuestionID, in.WorkspaceID, in.OwnerID, in.Option, text).Scan(&ownerName, &agentSlug)
+				AND ($4::int IS NULL OR ($4::int >= 0 AND $4::int < cardinality(q.options)))
+			RETURNING o.display_name, c.sender_slug`, in.QuestionID, in.WorkspaceID, in.OwnerID, in.Option, text, in.SessionID).Scan(&ownerName, &agentSlug)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.whyNotAnswered(ctx, tx, in)
 		}
@@ -411,9 +415,9 @@ func closeQuestion(ctx context.Context, tx pgx.Tx, q *Question, noteID int64, ki
 func (s *Store) whyNotAnswered(ctx context.Context, tx pgx.Tx, in Answer) error {
 	q, err := scanQuestion(tx.QueryRow(ctx, questionSelect+`
 		FROM questions q JOIN notes n ON n.id = q.note_id
-		WHERE q.note_id = $1 AND q.workspace_id = $2
+		WHERE q.note_id = $1 AND q.workspace_id = $2 AND ($4::bigint = 0 OR q.session_id = $4)
 			AND EXISTS (SELECT 1 FROM owners o WHERE o.id = $3 AND o.workspace_id = q.workspace_id)`,
-		in.QuestionID, in.WorkspaceID, in.OwnerID))
+		in.QuestionID, in.WorkspaceID, in.OwnerID, in.SessionID))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("store: answer question: %w", ErrNotFound)
@@ -421,8 +425,6 @@ func (s *Store) whyNotAnswered(ctx context.Context, tx pgx.Tx, in Answer) error 
 		return err
 	case !q.Open():
 		return &ErrClosed{Question: q}
-	case in.Option == nil:
-		return &FieldError{"answer", "choose one of the options"}
 	}
 	return &FieldError{"answer", "that is not one of this question's options"}
 }
