@@ -279,8 +279,8 @@ func TestParseSMTP(t *testing.T) {
 		{url: "smtp://mail.example:99999", from: "a@example.com", err: `port "99999"`},
 		{url: "smtp://:25", from: "a@example.com", err: "no host"},
 		{url: "smtp://mail.example?debug=1", from: "a@example.com", err: `unknown parameter "debug"`},
-		{url: "smtp://mail.example", from: "", err: "--smtp-from"},
-		{url: "smtp://mail.example", from: "not an address", err: "--smtp-from"},
+		{url: "smtp://mail.example", from: "", err: "not an address"},
+		{url: "smtp://mail.example", from: "not an address", err: "not an address"},
 	} {
 		got, err := email.ParseSMTP(c.url, c.from)
 		switch {

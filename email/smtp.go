@@ -43,9 +43,23 @@ type SMTP struct {
 }
 
 // ParseSMTP reads an SMTP URL, smtp://user:pass@host:port?tls=starttls|none
-// or smtps://user:pass@host:port, and the sender address. A refusal says
-// what is wrong without repeating the password.
+// or smtps://user:pass@host:port (ParseSMTPURL), and the sender address
+// (ParseFrom).
 func ParseSMTP(raw, from string) (SMTP, error) {
+	s, err := ParseSMTPURL(raw)
+	if err != nil {
+		return SMTP{}, err
+	}
+	if s.From, err = ParseFrom(from); err != nil {
+		return SMTP{}, err
+	}
+	return s, nil
+}
+
+// ParseSMTPURL reads an SMTP URL, smtp://user:pass@host:port?tls=starttls|none
+// or smtps://user:pass@host:port. A refusal says what is wrong without
+// repeating the password.
+func ParseSMTPURL(raw string) (SMTP, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return SMTP{}, fmt.Errorf("not a URL; write it as smtp://user:password@host:587 or smtps://user:password@host:465")
@@ -94,12 +108,17 @@ func ParseSMTP(raw, from string) (SMTP, error) {
 	if u.Path != "" && u.Path != "/" {
 		return SMTP{}, fmt.Errorf("a path (%q) means nothing here: write it as %s://host:port", u.Path, u.Scheme)
 	}
+	return s, nil
+}
+
+// ParseFrom reads the sender address of every message, with or without a
+// name: osfoundry@example.com, "osFoundry <osfoundry@example.com>".
+func ParseFrom(from string) (string, error) {
 	a, err := mail.ParseAddress(from)
 	if err != nil || strings.ContainsAny(from, "\r\n") {
-		return SMTP{}, fmt.Errorf("--smtp-from %q: give the sender's address, like osfoundry@example.com or \"osFoundry <osfoundry@example.com>\"", from)
+		return "", fmt.Errorf("%q is not an address: give the sender's, like osfoundry@example.com or \"osFoundry <osfoundry@example.com>\"", from)
 	}
-	s.From = a.String()
-	return s, nil
+	return a.String(), nil
 }
 
 // Addr is the server's host:port.

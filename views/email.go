@@ -44,6 +44,6 @@ type DigestItem struct {
 
 // DigestMailData is what an owner's daily digest says.
 type DigestMailData struct {
-	Items               []DigestItem
+	Items                []DigestItem
 	InboxURL, AccountURL string
 }

@@ -19,8 +19,8 @@ import (
 const testServerArg = "osfoundry-test-server"
 
 // testServerConfig is the configuration for tests only that a test server
-// runs with: the webhook sender's waits shortened.
-func testServerConfig(c *config) { c.test.fastWebhooks = true }
+// runs with: the webhook and mail senders' waits shortened.
+func testServerConfig(c *config) { c.test.fastWebhooks, c.test.fastMail = true, true }
 
 // TestMain runs the tests, then stops the private cluster and removes the
 // binary they built; or it is the server started by startTestReplica.

@@ -82,6 +82,8 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	}
 	sender := webhook.New(senderOpts)
 	sender.WakeOn(listener)
+	stopEmail := startEmail(ctx, cfg, st, listener, log)
+	defer stopEmail()
 	listenerRun := startBackground(ctx, listener.Run)
 	defer listenerRun.stop()
 	senderRun := startBackground(ctx, sender.Run)
@@ -93,7 +95,8 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Logger:   log,
 		Metrics:  m,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
-			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits},
+			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
+			Email: cfg.smtp != nil},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
