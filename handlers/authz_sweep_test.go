@@ -273,13 +273,14 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/sign-ins/:id/end":    {},
 
 		// Routes without ids act on the caller's own workspace.
-		"GET /":              {other: http.StatusOK},
-		"POST /projects":     {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
-		"GET /connections":   {other: http.StatusOK},
-		"GET /inbox":         {other: http.StatusOK},
-		"POST /inbox/read":   {other: http.StatusSeeOther},
-		"GET /search":        {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
-		"GET /unread/stream": {other: http.StatusOK},
+		"GET /":                {other: http.StatusOK},
+		"POST /projects":       {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
+		"GET /connections":     {other: http.StatusOK},
+		"GET /inbox":           {other: http.StatusOK},
+		"POST /inbox/read":     {other: http.StatusSeeOther},
+		"GET /inbox/questions": {other: http.StatusOK},
+		"GET /search":          {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
+		"GET /unread/stream":   {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
 			other: http.StatusUnprocessableEntity},
 
@@ -308,6 +309,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/compose":                                    {query: fmt.Sprintf("?reply_to=%d", w.note)},
 		"POST /sessions/:id/mail":                                      {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
 		"GET /sessions/:id/notes/:note":                                {},
+		"POST /sessions/:id/questions/:note/answer":                    {form: url.Values{"answer": {"Hijack"}}},
 		"GET /sessions/:id/export.md":                                  {},
 		"GET /sessions/:id/export.json":                                {},
 		"GET /sessions/:id/participants":                               {},

@@ -176,8 +176,10 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 
 // agentQuestionSQL writes an agent's question as agentNoteSQL writes its
 // notes, with the question's row in the same statement: $12 its options,
-// $13 its urgency. Its timer starts at the notice, due after the delay of
-// its project for the urgency; it expires after the project's expiry.
+// $13 its urgency, $14 the seconds a minute of its delays lasts
+// (Store.questionMinute). Its timer starts at the notice, due after the
+// delay of its project for the urgency; it expires after the project's
+// expiry.
 var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
@@ -190,8 +192,8 @@ var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
 		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $12::text[], $13::text,
-			now() + make_interval(mins => CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
-			now() + make_interval(hours => p.question_expiry_hours)
+			now() + make_interval(secs => $14::float8 * CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
+			now() + make_interval(secs => $14::float8 * 60 * p.question_expiry_hours)
 		FROM note JOIN locked ON locked.id = note.session_id JOIN projects p ON p.id = locked.project_id
 	)`)
 
