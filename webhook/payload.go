@@ -91,7 +91,7 @@ type EventLinks struct {
 	// Question is the question in its session, where it is answered.
 	Question string `json:"question,omitempty"`
 	Project  string `json:"project"`
-	Webhook string `json:"webhook,omitempty"`
+	Webhook  string `json:"webhook,omitempty"`
 }
 
 // testMessage is the text of a test delivery.
