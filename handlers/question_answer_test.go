@@ -236,3 +236,43 @@ func TestAnAnswerReachesOpenPagesLive(t *testing.T) {
 		t.Errorf("the live row does not carry the answered box out of band:\n%s", m.data)
 	}
 }
+
+// TestProjectQuestionSettings: the project page shows the question delays
+// (2 and 15 minutes, 24 hours by default) and saves new ones; a value out
+// of bounds or not a number is refused with its field named, the others
+// kept as sent, and nothing saved.
+func TestProjectQuestionSettings(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	page := fmt.Sprintf("/projects/%d", f.p.ID)
+	doc := f.alice.doc(f.alice.get(page), http.StatusOK)
+	for field, want := range map[string]string{"blocking_minutes": "2", "normal_minutes": "15", "expiry_hours": "24"} {
+		if got := doc.Find(`[data-testid="q-` + field + `"]`).AttrOr("value", ""); got != want {
+			t.Errorf("%s shows %q, want %q", field, got, want)
+		}
+	}
+	res := f.alice.post(page+"/questions", url.Values{"blocking_minutes": {"1"}, "normal_minutes": {"5"}, "expiry_hours": {"48"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save: status %d", res.StatusCode)
+	}
+	want := store.QuestionSettings{BlockingMinutes: 1, NormalMinutes: 5, ExpiryHours: 48}
+	if got, err := f.app.store.ProjectQuestionSettings(context.Background(), f.alice.owner.WorkspaceID, f.p.ID); err != nil || got != want {
+		t.Fatalf("saved %+v (%v)", got, err)
+	}
+	doc = f.alice.doc(f.alice.post(page+"/questions", url.Values{"blocking_minutes": {"61"}, "normal_minutes": {"ten"}, "expiry_hours": {"0"}}), http.StatusUnprocessableEntity)
+	for field, msg := range map[string]string{"blocking_minutes": "use 0 to 60 minutes", "normal_minutes": "enter a whole number"} {
+		if got := doc.Find(`[data-testid="error-` + field + `"]`).Text(); got != msg {
+			t.Errorf("%s: error %q, want %q", field, got, msg)
+		}
+	}
+	if got := doc.Find(`[data-testid="q-blocking_minutes"]`).AttrOr("value", ""); got != "61" {
+		t.Errorf("the refused form shows %q, not what was sent", got)
+	}
+	doc = f.alice.doc(f.alice.post(page+"/questions", url.Values{"blocking_minutes": {"3"}, "normal_minutes": {"3"}, "expiry_hours": {"0"}}), http.StatusUnprocessableEntity)
+	if got := doc.Find(`[data-testid="error-expiry_hours"]`).Text(); got != "use 1 to 168 hours" {
+		t.Errorf("expiry_hours: error %q", got)
+	}
+	if got, _ := f.app.store.ProjectQuestionSettings(context.Background(), f.alice.owner.WorkspaceID, f.p.ID); got != want {
+		t.Errorf("a refused form changed the settings to %+v", got)
+	}
+}

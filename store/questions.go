@@ -479,17 +479,19 @@ const (
 // DefaultQuestionSettings are a new project's.
 var DefaultQuestionSettings = QuestionSettings{BlockingMinutes: 2, NormalMinutes: 15, ExpiryHours: 24}
 
-// Validate checks the bounds; a refusal names the field.
+// Validate checks the bounds; each refusal names its field.
 func (q QuestionSettings) Validate() error {
-	switch {
-	case q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes:
-		return &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)}
-	case q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes:
-		return &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)}
-	case q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours:
-		return &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)}
+	var errs []error
+	if q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
 	}
-	return nil
+	if q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
+	}
+	if q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours {
+		errs = append(errs, &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)})
+	}
+	return errors.Join(errs...)
 }
 
 // ProjectQuestionSettings returns a project's question settings.
