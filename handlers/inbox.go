@@ -47,6 +47,11 @@ func (s *Server) inbox(c echo.Context) error {
 		return s.render(c, http.StatusOK, "", views.InboxRows(rows))
 	}
 	v := views.InboxView{Filter: f, Rows: rows, HasOlder: more}
+	if f.Before == 0 {
+		if v.Questions, err = s.store.OpenQuestions(ctx, o.WorkspaceID, f.ProjectID, 0, store.InboxPageSize); err != nil {
+			return err
+		}
+	}
 	if v.Projects, err = s.store.ListProjects(ctx, o.WorkspaceID); err != nil {
 		return err
 	}
@@ -56,4 +61,17 @@ func (s *Server) inbox(c echo.Context) error {
 	p := s.page(c)
 	p.Nav, p.UnreadScope = "inbox", "inbox"
 	return s.render(c, http.StatusOK, "Inbox", views.InboxPage(v))
+}
+
+// inboxQuestions is the top of the inbox again (the open questions of the
+// workspace, of ?project= when given): the page fetches it when a question
+// arrives or is answered.
+func (s *Server) inboxQuestions(c echo.Context) error {
+	o := currentOwner(c)
+	project := int64Param(c.QueryParam("project"))
+	rows, err := s.store.OpenQuestions(c.Request().Context(), o.WorkspaceID, project, 0, store.InboxPageSize)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -46,10 +45,11 @@ func (s *Server) questionAnswer(c echo.Context) error {
 	case errors.Is(err, store.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, "No such question in this session")
 	case store.FieldErrorsOf(err) != nil:
+		notice = store.FieldErrorsOf(err)[0].Message
 		if q, err = s.store.OwnerQuestion(c.Request().Context(), o.WorkspaceID, id); err != nil {
 			return err
 		}
-		status, notice = http.StatusUnprocessableEntity, store.FieldErrorsOf(err)[0].Message
+		status = http.StatusUnprocessableEntity
 	case err != nil:
 		return err
 	}
@@ -60,9 +60,4 @@ func (s *Server) questionAnswer(c echo.Context) error {
 		return redirect(c, views.NoteURL(session.ID, id))
 	}
 	return s.render(c, status, "Question", views.QuestionBox(session.ID, *q, notice, "", false))
-}
-
-// questionNotice is what the page says of an answer that was not taken.
-func questionNotice(err error) string {
-	return fmt.Sprint(err)
 }

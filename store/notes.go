@@ -446,7 +446,7 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	sql := agentNoteSQL
 	if in.Question != nil {
 		sql = agentQuestionSQL
-		args = append(args, in.Question.Options, in.Question.Urgency)
+		args = append(args, in.Question.Options, in.Question.Urgency, s.questionMinute.Seconds())
 	}
 	// Twice at most: a note refused for a reason that was gone by the time
 	// the reason was looked for (an invitation added in between) is written

@@ -176,8 +176,10 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 
 // agentQuestionSQL writes an agent's question as agentNoteSQL writes its
 // notes, with the question's row in the same statement: $12 its options,
-// $13 its urgency. Its timer starts at the notice, due after the delay of
-// its project for the urgency; it expires after the project's expiry.
+// $13 its urgency, $14 the seconds a minute of its delays lasts
+// (Store.questionMinute). Its timer starts at the notice, due after the
+// delay of its project for the urgency; it expires after the project's
+// expiry.
 var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
@@ -190,8 +192,8 @@ var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
 		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $12::text[], $13::text,
-			now() + make_interval(mins => CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
-			now() + make_interval(hours => p.question_expiry_hours)
+			now() + make_interval(secs => $14::float8 * CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
+			now() + make_interval(secs => $14::float8 * 60 * p.question_expiry_hours)
 		FROM note JOIN locked ON locked.id = note.session_id JOIN projects p ON p.id = locked.project_id
 	)`)
 
@@ -477,17 +479,19 @@ const (
 // DefaultQuestionSettings are a new project's.
 var DefaultQuestionSettings = QuestionSettings{BlockingMinutes: 2, NormalMinutes: 15, ExpiryHours: 24}
 
-// Validate checks the bounds; a refusal names the field.
+// Validate checks the bounds; each refusal names its field.
 func (q QuestionSettings) Validate() error {
-	switch {
-	case q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes:
-		return &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)}
-	case q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes:
-		return &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)}
-	case q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours:
-		return &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)}
+	var errs []error
+	if q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
 	}
-	return nil
+	if q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
+	}
+	if q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours {
+		errs = append(errs, &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)})
+	}
+	return errors.Join(errs...)
 }
 
 // ProjectQuestionSettings returns a project's question settings.

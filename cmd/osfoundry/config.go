@@ -60,6 +60,10 @@ type testConfig struct {
 	// fastMail shortens the mail sender's retries, leases and sweeps
 	// (email.FastOptions). For tests only.
 	fastMail bool
+	// questionMinute, when not 0, is how long a minute of the question
+	// delays lasts (store.SetQuestionMinute), so that tests see a notice
+	// after its delay without waiting minutes. For tests only.
+	questionMinute time.Duration
 }
 
 // hiddenFlags are registered but not listed by --help.

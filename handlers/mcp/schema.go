@@ -94,7 +94,9 @@ func textMax(n int) schema { return schema{Type: "string", MaxLength: n} }
 func nullableTextMax(n int) schema { return schema{Type: []string{"string", "null"}, MaxLength: n} }
 
 // textBetween is a string of min to max characters.
-func textBetween(min, max int) schema { return schema{Type: "string", MinLength: new(min), MaxLength: max} }
+func textBetween(min, max int) schema {
+	return schema{Type: "string", MinLength: new(min), MaxLength: max}
+}
 
 func integerMin(min int) schema { return schema{Type: "integer", Minimum: new(min)} }
 
