@@ -6,8 +6,13 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/email/mailpittest"
 	"github.com/osfoundry/osfoundry/store"
@@ -113,4 +118,60 @@ func flagSetOf(t *testing.T, c *config, args ...string) *flag.FlagSet {
 		t.Fatal(err)
 	}
 	return fs
+}
+
+// TestServerMailsQuestionsAndTheLinkAnswers: a blocking question nobody
+// answered on the page is mailed after its delay (a minute lasts a second
+// here), and the mail's link answers it after one click: the GET asks, the
+// POST answers as the owner mailed, once.
+func TestServerMailsQuestionsAndTheLinkAnswers(t *testing.T) {
+	t.Parallel()
+	mp := mailpittest.Start(t)
+	dsn := storetest.NewDatabase(t)
+	base := "http://" + freePort(t)
+	r := startTestReplica(t, dsn, base, "--smtp-url", mp.SMTPURL(), "--smtp-from", "osfoundry@example.com")
+	r.waitReady()
+	w := newWorld(t, dsn, base, 1)
+	rep, err := callTool(r.URL, w.tokens[0], "ask_owner", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+		"question": "Deploy to production now?", "options": []string{"Deploy", "Wait"}, "urgency": "blocking", "idempotency_key": "q1"})
+	if err != nil || rep.isError {
+		t.Fatalf("ask_owner: %v %s", err, rep.text)
+	}
+	m := mp.WaitFor(t, 1)[0]
+	if m.Subject != "[blocking] Question from Agent: Deploy to production now?" || m.To[0].Address != w.owner.Email {
+		t.Fatalf("mail %q to %+v", m.Subject, m.To)
+	}
+	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/answer/[0-9]+\.[A-Za-z0-9_-]+`).FindAllString(m.Text, -1)
+	if len(link) != 3 {
+		t.Fatalf("links %v in\n%s", link, m.Text)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	open := strings.Replace(link[0], base, r.URL, 1)
+	res, err := browser.Get(open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	csrf := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(page)
+	if res.StatusCode != http.StatusOK || csrf == nil || !strings.Contains(string(page), "Answer “Deploy”") {
+		t.Fatalf("GET %s: %d\n%s", open, res.StatusCode, page)
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM questions WHERE state = 'open'`); n != 1 {
+		t.Fatalf("%d open questions after the GET, want 1", n)
+	}
+	for i, want := range []int{http.StatusOK, http.StatusConflict} {
+		res, err := browser.PostForm(open, url.Values{"_csrf": {string(csrf[1])}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("POST %d: %d, want %d", i+1, res.StatusCode, want)
+		}
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM questions WHERE state = 'answered' AND answer = 'Deploy' AND answered_by = $1`, w.owner.ID); n != 1 {
+		t.Fatal("the question is not answered Deploy by the owner")
+	}
 }
