@@ -18,6 +18,7 @@ CHROMIUM ?= /usr/bin/chromium
 #> handlers/oauth/     the OAuth 2.1 authorization server
 #> live/               the broker of the live streams (fan-out, presence, unread counts)
 #> webhook/            the webhook sender;  outbound/  the SSRF-guarded outgoing client
+#> email/              the mail to owners: composers and the SMTP sender; mailpittest/ for tests
 #> store/              all SQL, one file per aggregate; listener.go the one LISTEN connection
 #> views/ static/      templ components; htmx, CSS, app.js (embedded)
 #> migrations/ e2e/    numbered SQL; Playwright and real MCP clients

@@ -2,6 +2,7 @@ package email_test
 
 import (
 	"context"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,7 +32,7 @@ type world struct {
 	sender  *email.Sender
 }
 
-func newWorld(t *testing.T, smtpURL string) *world {
+func newWorld(t *testing.T, smtpURL string, mailpitArgs ...string) *world {
 	t.Helper()
 	ctx := context.Background()
 	w := &world{st: storetest.New(t)}
@@ -60,14 +61,15 @@ func newWorld(t *testing.T, smtpURL string) *world {
 	}
 	w.connID = c.ID
 	if smtpURL == "" {
-		w.mp = mailpittest.Start(t)
+		w.mp = mailpittest.Start(t, mailpitArgs...)
 		smtpURL = w.mp.SMTPURL()
 	}
 	cfg, err := email.ParseSMTP(smtpURL, "osFoundry <osfoundry@example.com>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.sender = email.New(email.FastOptions(email.Options{Store: w.st, SMTP: cfg}), email.Composer{BaseURL: base})
+	w.sender = email.New(email.FastOptions(email.Options{Store: w.st, SMTP: cfg, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}),
+		email.Composer{BaseURL: base})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { w.sender.Run(runCtx); done <- struct{}{} }()
@@ -259,6 +261,38 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 	}
 	if got := len(mp.Messages(t)); got != 1 {
 		t.Errorf("%d messages, want 1", got)
+	}
+}
+
+// TestRefusedRecipientIsMarkedFailed: a permanent refusal (5xx) is not
+// retried; the row stays, failed, with the server's reason, and the other
+// messages of the batch are sent.
+func TestRefusedRecipientIsMarkedFailed(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "", "--smtp-allowed-recipients", `^olive@`)
+	refused := w.sql.InsertOwner(w.owner.WorkspaceID, "Rex Refused")
+	q := w.ask(t, "k", "Deploy?", "Yes", "No")
+	if r := w.fire(t, q.ID); r.Mails != 2 {
+		t.Fatalf("fired %+v, want two mails", r)
+	}
+	if m := w.mp.WaitFor(t, 1)[0]; m.To[0].Address != "olive@example.com" {
+		t.Fatalf("mail to %+v", m.To)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var attempts int
+		var state, lastErr string
+		w.sql.QueryRow(`SELECT attempts, state, coalesce(last_error, '') FROM mail_outbox WHERE owner_id = $1`, refused).Scan(&attempts, &state, &lastErr)
+		if state == store.MailFailed {
+			if attempts != 1 || !strings.Contains(lastErr, "550") {
+				t.Fatalf("failed after %d attempts with %q, want 1 and the server's 550", attempts, lastErr)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the refused message is %s after %d attempts (%q)", state, attempts, lastErr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -141,7 +141,7 @@ func TestServerMailsQuestionsAndTheLinkAnswers(t *testing.T) {
 	if m.Subject != "[blocking] Question from Agent: Deploy to production now?" || m.To[0].Address != w.owner.Email {
 		t.Fatalf("mail %q to %+v", m.Subject, m.To)
 	}
-	link := regexp.MustCompile(regexp.QuoteMeta(base) + `/answer/[0-9]+\.[A-Za-z0-9_-]+`).FindAllString(m.Text, -1)
+	link := regexp.MustCompile(regexp.QuoteMeta(base)+`/answer/[0-9]+\.[A-Za-z0-9_-]+`).FindAllString(m.Text, -1)
 	if len(link) != 3 {
 		t.Fatalf("links %v in\n%s", link, m.Text)
 	}

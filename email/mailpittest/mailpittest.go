@@ -112,14 +112,15 @@ func FreePort(t testing.TB) int {
 }
 
 // Start runs mailpit on free loopback ports until the test ends; it accepts
-// any SMTP user and password, also without TLS.
-func Start(t testing.TB) *Server {
-	return StartOn(t, FreePort(t))
+// any SMTP user and password, also without TLS. args are more of mailpit's
+// flags.
+func Start(t testing.TB, args ...string) *Server {
+	return StartOn(t, FreePort(t), args...)
 }
 
 // StartOn is Start with the SMTP port chosen, for a server that comes up
 // where a sender was already trying to reach one.
-func StartOn(t testing.TB, smtpPort int) *Server {
+func StartOn(t testing.TB, smtpPort int, args ...string) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -133,6 +134,7 @@ func StartOn(t testing.TB, smtpPort int) *Server {
 		s.cmd = exec.Command(bin, "--smtp", "127.0.0.1:"+strconv.Itoa(smtpPort), "--listen", "127.0.0.1:"+strconv.Itoa(httpPort),
 			"--database", filepath.Join(t.TempDir(), "mailpit.db"), "--smtp-auth-accept-any", "--smtp-auth-allow-insecure",
 			"--disable-version-check", "--quiet")
+		s.cmd.Args = append(s.cmd.Args, args...)
 		s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
 		if err := s.cmd.Start(); err != nil {
 			t.Fatal(err)
