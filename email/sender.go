@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/mail"
 	"strconv"
+	"strings"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -17,7 +18,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultBatch       = 20
-	DefaultLease       = 2 * time.Minute
+	DefaultLease       = 10 * time.Minute
 	DefaultPoll        = 30 * time.Second
 	DefaultSweep       = time.Minute
 	DefaultMinBackoff  = 30 * time.Second
@@ -35,7 +36,8 @@ type Options struct {
 	// Batch bounds the messages claimed and sent over one connection.
 	Batch int
 	// Lease is how long claimed messages are held before another sender may
-	// try them again; it must outlast a batch's sending.
+	// try them again. A batch stops sending when its lease is close to
+	// running out; what is left is claimed again.
 	Lease time.Duration
 	// Poll is how often the outbox is checked without a wake-up (retries,
 	// leases that ran out); Sweep how often replies and digests are queued.
@@ -67,6 +69,8 @@ type Sender struct {
 	attempts int
 	wake     chan struct{}
 	compose  Composer
+	// domain is the sender address's, for the Message-ID.
+	domain string
 }
 
 // New returns a sender of the outbox through o.SMTP; composer writes the
@@ -92,8 +96,18 @@ func New(o Options, composer Composer) *Sender {
 		batch: orN(o.Batch, DefaultBatch), attempts: orN(o.MaxAttempts, DefaultMaxAttempts),
 		lease: or(o.Lease, DefaultLease), poll: or(o.Poll, DefaultPoll), sweep: or(o.Sweep, DefaultSweep),
 		min: or(o.MinBackoff, DefaultMinBackoff), max: or(o.MaxBackoff, DefaultMaxBackoff),
-		wake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), domain: domainOf(o.SMTP.From, o.SMTP.Host),
 	}
+}
+
+// domainOf is the domain of an address, or def.
+func domainOf(addr, def string) string {
+	if a, err := mail.ParseAddress(addr); err == nil {
+		if _, d, ok := strings.Cut(a.Address, "@"); ok && d != "" {
+			return d
+		}
+	}
+	return def
 }
 
 // Wake asks the sender to look for due messages now. It never blocks.
@@ -182,8 +196,17 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
 		return
 	}
 	defer c.Close()
+	// Past this, the lease could run out while a message is on its way, and
+	// another sender could send it too.
+	budget := s.lease - 2*sendTimeout
 	for i := range due {
 		m := &due[i]
+		if budget > 0 && time.Since(start) > budget {
+			for j := range due[i:] {
+				s.release(ctx, &due[i+j])
+			}
+			break
+		}
 		msg, err := s.message(m)
 		if err == nil {
 			err = c.Send(msg)
@@ -191,6 +214,14 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
 		s.finish(ctx, m, err)
 	}
 	s.log.Debug("email: batch sent", "messages", len(due), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// release gives a claimed message back, to be sent at once by the next
+// claim (of any replica).
+func (s *Sender) release(ctx context.Context, m *store.OutgoingMail) {
+	if _, err := s.store.FinishMail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.MailPending, 0, "not sent yet: its batch ran long"); err != nil {
+		s.log.Warn("email: releasing a message failed; it is tried again after its lease", "mail_id", m.ID, "err", err)
+	}
 }
 
 // message is an outbox row as a message to its owner.
@@ -207,7 +238,7 @@ func (s *Sender) message(m *store.OutgoingMail) (*gomail.Msg, error) {
 	msg.ToMailAddress(to)
 	msg.Subject(m.Subject)
 	msg.SetDate()
-	msg.SetMessageIDWithValue("osfoundry-mail-" + strconv.FormatInt(m.ID, 10) + "@" + s.smtp.Host)
+	msg.SetMessageIDWithValue("osfoundry-mail-" + strconv.FormatInt(m.ID, 10) + "@" + s.domain)
 	msg.SetGenHeader(gomail.Header("X-Osfoundry-Kind"), m.Kind)
 	msg.SetGenHeader(gomail.Header("Auto-Submitted"), "auto-generated")
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)

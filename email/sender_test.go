@@ -124,6 +124,9 @@ func TestQuestionMailArrivesWhenTheTimerFires(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, m.Text)
 		}
 	}
+	if got := header(m, "Message-ID"); !strings.HasPrefix(got, "<osfoundry-mail-") || !strings.HasSuffix(got, "@example.com>") || header(m, "Auto-Submitted") != "auto-generated" {
+		t.Errorf("Message-ID %q, Auto-Submitted %q", got, header(m, "Auto-Submitted"))
+	}
 	if strings.Contains(m.HTML, "<b>v2</b>") || !strings.Contains(m.HTML, "Ship &lt;b&gt;v2&lt;/b&gt; &amp; tag it?") {
 		t.Errorf("the question is not escaped in the HTML:\n%s", m.HTML)
 	}
@@ -329,3 +332,13 @@ func TestParseSMTP(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// header is a header of a message, whatever the case of its name.
+func header(m mailpittest.Message, name string) string {
+	for k, v := range m.Headers {
+		if strings.EqualFold(k, name) && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
+}

@@ -175,3 +175,27 @@ func TestServerMailsQuestionsAndTheLinkAnswers(t *testing.T) {
 		t.Fatal("the question is not answered Deploy by the owner")
 	}
 }
+
+// TestServerWithoutSMTPMailsNothing: without --smtp-url the log says email
+// is off, and a question whose notice fires queues no mail and mints no
+// answer link.
+func TestServerWithoutSMTPMailsNothing(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.NewDatabase(t)
+	base := "http://" + freePort(t)
+	r := startTestReplica(t, dsn, base)
+	r.waitReady()
+	r.waitLog("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set")
+	w := newWorld(t, dsn, base, 1)
+	rep, err := callTool(r.URL, w.tokens[0], "ask_owner", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+		"question": "Deploy?", "options": []string{"Yes", "No"}, "urgency": "blocking", "idempotency_key": "q1"})
+	if err != nil || rep.isError {
+		t.Fatalf("ask_owner: %v %s", err, rep.text)
+	}
+	awaitCond(t, 30*time.Second, "the question's notice", func() bool {
+		return countRows(t, dsn, `SELECT count(*) FROM questions WHERE timer <> 'notice'`) == 1
+	})
+	if n := countRows(t, dsn, `SELECT count(*) FROM mail_outbox`) + countRows(t, dsn, `SELECT count(*) FROM answer_links`); n != 0 {
+		t.Fatalf("%d mails and answer links with email off", n)
+	}
+}
