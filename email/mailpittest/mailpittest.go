@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,11 +72,8 @@ func binary() (string, error) {
 		return "", fmt.Errorf("mailpittest: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	cmd := exec.Command(goBin, "install", "github.com/axllent/mailpit@"+Version)
+	// go test puts its own toolchain first on the test's PATH.
+	cmd := exec.Command("go", "install", "github.com/axllent/mailpit@"+Version)
 	// Outside any module, so that nothing of this checkout changes.
 	cmd.Dir = tmp
 	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOWORK=off", "GOFLAGS=-mod=mod")
