@@ -32,8 +32,22 @@ type world struct {
 	sender  *email.Sender
 }
 
+// setup changes a world: where its sender sends (smtpURL; empty: a mailpit
+// of its own, started with mailpitArgs) and its sender's options (tune).
+type setup struct {
+	smtpURL     string
+	mailpitArgs []string
+	tune        func(*email.Options)
+}
+
 func newWorld(t *testing.T, smtpURL string, mailpitArgs ...string) *world {
 	t.Helper()
+	return newWorldWith(t, setup{smtpURL: smtpURL, mailpitArgs: mailpitArgs})
+}
+
+func newWorldWith(t *testing.T, o setup) *world {
+	t.Helper()
+	smtpURL := o.smtpURL
 	ctx := context.Background()
 	w := &world{st: storetest.New(t)}
 	w.sql = storetest.SQL(t, w.st)
@@ -61,15 +75,18 @@ func newWorld(t *testing.T, smtpURL string, mailpitArgs ...string) *world {
 	}
 	w.connID = c.ID
 	if smtpURL == "" {
-		w.mp = mailpittest.Start(t, mailpitArgs...)
+		w.mp = mailpittest.Start(t, o.mailpitArgs...)
 		smtpURL = w.mp.SMTPURL()
 	}
 	cfg, err := email.ParseSMTP(smtpURL, "osFoundry <osfoundry@example.com>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.sender = email.New(email.FastOptions(email.Options{Store: w.st, SMTP: cfg, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}),
-		email.Composer{BaseURL: base})
+	opts := email.FastOptions(email.Options{Store: w.st, SMTP: cfg, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+	if o.tune != nil {
+		o.tune(&opts)
+	}
+	w.sender = email.New(opts, email.Composer{BaseURL: base})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { w.sender.Run(runCtx); done <- struct{}{} }()
@@ -296,6 +313,61 @@ func TestRefusedRecipientIsMarkedFailed(t *testing.T) {
 			t.Fatalf("the refused message is %s after %d attempts (%q)", state, attempts, lastErr)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMailGivesUpAfterItsAttempts: a server that never comes back leaves
+// the message failed after its last attempt, with the error, in the outbox.
+func TestMailGivesUpAfterItsAttempts(t *testing.T) {
+	t.Parallel()
+	port := mailpittest.FreePort(t)
+	w := newWorldWith(t, setup{smtpURL: "smtp://127.0.0.1:" + itoa(int64(port)) + "?tls=none", tune: func(o *email.Options) {
+		o.MaxAttempts, o.MinBackoff, o.MaxBackoff = 3, 10*time.Millisecond, 20*time.Millisecond
+	}})
+	q := w.ask(t, "k", "Deploy?")
+	if r := w.fire(t, q.ID); r.Mails != 1 {
+		t.Fatalf("fired %+v", r)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var attempts int
+		var state, lastErr string
+		w.sql.QueryRow(`SELECT attempts, state, coalesce(last_error, '') FROM mail_outbox`).Scan(&attempts, &state, &lastErr)
+		if state == store.MailFailed {
+			if attempts != 3 || !strings.Contains(lastErr, "connect to 127.0.0.1") {
+				t.Fatalf("failed after %d attempts with %q, want 3", attempts, lastErr)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the message is %s after %d attempts (%q)", state, attempts, lastErr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestComposeFreeTextQuestion: a question without options has the one link
+// for an answer in the owner's own words; links that do not match the
+// options are a composing error, not a mail with wrong links.
+func TestComposeFreeTextQuestion(t *testing.T) {
+	t.Parallel()
+	c := email.Composer{BaseURL: base}
+	q := &store.DueQuestion{Question: store.Question{ID: 7, SessionID: 3, Text: "Which cache?", Urgency: store.UrgencyNormal,
+		ExpiresAt: time.Now().Add(time.Hour)}, Timer: "notice", SessionTitle: "S", ProjectName: "P", AskerName: "Ada", AskerSlug: "ext-ada"}
+	m, err := c.Question(store.MailTo{}, q, []string{"9.tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Text, "Write your answer:\n  "+base+"/answer/9.tok\n") || strings.Contains(m.Text, "one click") ||
+		!strings.Contains(m.HTML, `href="`+base+`/answer/9.tok"`) {
+		t.Errorf("free-text question:\n%s\n%s", m.Text, m.HTML)
+	}
+	// The links expire with the question when it expires first.
+	if !strings.Contains(m.Text, "until "+q.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")) {
+		t.Errorf("the links' end is not the question's expiry:\n%s", m.Text)
+	}
+	if _, err := c.Question(store.MailTo{}, q, []string{"9.tok", "10.tok"}); err == nil {
+		t.Error("two links for a question without options composed")
 	}
 }
 
