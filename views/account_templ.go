@@ -492,7 +492,7 @@ func accountMail(d AccountData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, " data-testid=\"mail-questions\"> Questions agents ask me</label><p class=\"hint\">When nobody answered on the page within the project's delay (2 min if blocking, 15 min otherwise), then one reminder; each option is a link.</p></div><div class=\"field\"><label class=\"check\"><input type=\"checkbox\" name=\"replies\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, " data-testid=\"mail-questions\"> Questions agents ask me</label><p class=\"hint\">When nobody answered on the page within the project's delay (by default 2 min if blocking, 15 min otherwise), then one reminder; each option is a link.</p></div><div class=\"field\"><label class=\"check\"><input type=\"checkbox\" name=\"replies\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
