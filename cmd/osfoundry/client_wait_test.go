@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// toolWait is what e2e/tool-wait.mjs reports of one ask_owner call made
+// with the TypeScript SDK.
+type toolWait struct {
+	Mode      string `json:"mode"`
+	Reset     bool   `json:"reset"`
+	TimeoutMS int    `json:"timeout_ms"`
+	Ended     string `json:"ended"`
+	Status    string `json:"status"`
+	Code      *int   `json:"code"`
+	Error     string `json:"error"`
+	Text      string `json:"text"`
+	ElapsedMS int    `json:"elapsed_ms"`
+	Progress  int    `json:"progress"`
+}
+
+// TestTypeScriptSDKToolCallWaits measures how long the TypeScript SDK's
+// client waits for an ask_owner call that waits longer than its request
+// timeout, straight over HTTP and through the stdio bridge (osfoundry
+// agent mcp): without resetTimeoutOnProgress the SDK gives up at its
+// timeout whatever the server sends; with it, the server's progress
+// notifications (every 15 s) keep the call alive to its end. By default the
+// timeout is 20 s and the wait 35 s; OSFOUNDRY_MEASURE_CLIENT_WAITS=1
+// measures the SDK's own default (60 s) against a 90 s wait.
+func TestTypeScriptSDKToolCallWaits(t *testing.T) {
+	t.Parallel()
+	root, _ := filepath.Abs("../..")
+	script := filepath.Join(root, "e2e", "tool-wait.mjs")
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed (make node-deps installs it)")
+	}
+	if _, err := os.Stat(filepath.Join(root, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		t.Skip("the npm packages are not installed (make node-deps)")
+	}
+	timeout, wait := "20000", 35
+	if os.Getenv("OSFOUNDRY_MEASURE_CLIENT_WAITS") == "1" {
+		timeout, wait = "", 90
+	}
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	s.connectAgent(t, m, "wait-bot")
+	token := m.credentials().AccessToken
+	bin := binary(t)
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var got []toolWait
+	for _, mode := range []string{"http", "stdio"} {
+		for _, reset := range []string{"0", "1"} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cmd := exec.Command("node", script)
+				cmd.Dir = root
+				cmd.Env = append(m.env(), "MODE="+mode, "URL="+s.URL, "TOKEN="+token, "BRIDGE="+bin, "CHECKOUT="+m.checkout, "SESSION_TYPE="+s.w.session.Type,
+					"SESSION_ID="+s.w.session.PublicID, fmt.Sprintf("WAIT_SECONDS=%d", wait), "KEY=wait-"+mode+"-"+reset,
+					"TIMEOUT_MS="+timeout, "RESET="+reset)
+				out, err := cmd.Output()
+				var w toolWait
+				if err != nil || json.Unmarshal(out, &w) != nil {
+					t.Errorf("%s reset=%s: %v %s", mode, reset, err, out)
+					return
+				}
+				mu.Lock()
+				got = append(got, w)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	if len(got) != 4 {
+		t.FailNow()
+	}
+	for _, w := range got {
+		limit := time.Duration(w.TimeoutMS) * time.Millisecond
+		took := time.Duration(w.ElapsedMS) * time.Millisecond
+		what := fmt.Sprintf("TS SDK over %s, timeout %v, resetTimeoutOnProgress %v, wait_seconds %d", w.Mode, limit, w.Reset, wait)
+		t.Logf("%s: %s after %v (%s%s%s), %d progress notifications", what, w.Ended, took.Round(100*time.Millisecond), w.Status, w.Error, w.Text, w.Progress)
+		if w.Reset {
+			if w.Ended != "result" || w.Status != "open" || took < time.Duration(wait)*time.Second || w.Progress < 2 {
+				t.Errorf("%s: want the call to last its wait and end open, kept alive by progress: %+v", what, w)
+			}
+			continue
+		}
+		if w.Ended != "error" || w.Code == nil || *w.Code != -32001 || took < limit || took > limit+5*time.Second {
+			t.Errorf("%s: want the SDK's request timeout (-32001) at %v: %+v", what, limit, w)
+		}
+	}
+}
