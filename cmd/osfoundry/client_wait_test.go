@@ -99,3 +99,68 @@ func TestTypeScriptSDKToolCallWaits(t *testing.T) {
 		}
 	}
 }
+
+// claudeWait is what e2e/claude-tool-wait.mjs reports of one ask_owner
+// call made by Claude Code.
+type claudeWait struct {
+	Mode           string  `json:"mode"`
+	MCPToolTimeout *string `json:"mcp_tool_timeout"`
+	Tool           string  `json:"tool"`
+	EndedMS        int     `json:"ended_ms"`
+	Result         string  `json:"result"`
+	IsError        bool    `json:"is_error"`
+	Exit           int     `json:"exit"`
+	Stdout         string  `json:"stdout"`
+	Stderr         string  `json:"stderr"`
+}
+
+// TestClaudeCodeToolCallWaits measures how long Claude Code (`claude -p`,
+// its model a scripted Messages API on loopback) waits for an ask_owner
+// call that waits longer than a minute, straight over HTTP and through the
+// stdio bridge, and what MCP_TOOL_TIMEOUT does to it. Claude Code is not a
+// dependency of osFoundry: the test runs when OSFOUNDRY_CLAUDE names its
+// binary (OSFOUNDRY_CLAUDE_WAIT sets wait_seconds, default 100).
+func TestClaudeCodeToolCallWaits(t *testing.T) {
+	claude := os.Getenv("OSFOUNDRY_CLAUDE")
+	if claude == "" {
+		t.Skip("OSFOUNDRY_CLAUDE does not name a Claude Code binary")
+	}
+	t.Parallel()
+	root, _ := filepath.Abs("../..")
+	wait := 100
+	if v := os.Getenv("OSFOUNDRY_CLAUDE_WAIT"); v != "" {
+		fmt.Sscan(v, &wait)
+	}
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	s.connectAgent(t, m, "claude-wait")
+	token := m.credentials().AccessToken
+	runs := []struct{ mode, timeout string }{{"http", ""}, {"stdio", ""}, {"http", "20000"}, {"stdio", "20000"}}
+	var wg sync.WaitGroup
+	got := make([]claudeWait, len(runs))
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("node", filepath.Join(root, "e2e", "claude-tool-wait.mjs"))
+			cmd.Dir = root
+			cmd.Env = append(m.env(), "CLAUDE="+claude, "MODE="+r.mode, "URL="+s.URL, "TOKEN="+token, "BRIDGE="+binary(t), "CHECKOUT="+m.checkout,
+				"SESSION_TYPE="+s.w.session.Type, "SESSION_ID="+s.w.session.PublicID, fmt.Sprintf("WAIT_SECONDS=%d", wait), fmt.Sprintf("KEY=claude-%d", i))
+			if r.timeout != "" {
+				cmd.Env = append(cmd.Env, "MCP_TOOL_TIMEOUT="+r.timeout)
+			}
+			out, err := cmd.Output()
+			if err != nil || json.Unmarshal(out, &got[i]) != nil {
+				t.Errorf("%s: %v %s", r.mode, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, g := range got {
+		t.Logf("Claude Code over %s, MCP_TOOL_TIMEOUT %q, wait_seconds %d: the tool result came after %v (error %v): %.300s %s %s",
+			runs[i].mode, runs[i].timeout, wait, (time.Duration(g.EndedMS) * time.Millisecond).Round(100*time.Millisecond), g.IsError, g.Result, g.Stdout, g.Stderr)
+		if g.EndedMS == 0 {
+			t.Errorf("%s: no tool result reached the model", runs[i].mode)
+		}
+	}
+}
