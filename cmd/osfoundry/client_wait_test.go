@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolWait is what e2e/tool-wait.mjs reports of one ask_owner call made
@@ -31,7 +35,8 @@ type toolWait struct {
 // timeout, straight over HTTP and through the stdio bridge (osfoundry
 // agent mcp): without resetTimeoutOnProgress the SDK gives up at its
 // timeout whatever the server sends; with it, the server's progress
-// notifications (every 15 s) keep the call alive to its end. By default the
+// notifications (every 15 s) keep the call alive to its end. The go-sdk
+// client, which has no timeout of its own, waits it out. By default the
 // timeout is 20 s and the wait 35 s; OSFOUNDRY_MEASURE_CLIENT_WAITS=1
 // measures the SDK's own default (60 s) against a 90 s wait.
 func TestTypeScriptSDKToolCallWaits(t *testing.T) {
@@ -78,6 +83,40 @@ func TestTypeScriptSDKToolCallWaits(t *testing.T) {
 				mu.Unlock()
 			}()
 		}
+	}
+	// The go-sdk client, which has no timeout of its own: the same wait over
+	// HTTP and through the bridge, with a context that never ends.
+	for _, mode := range []string{"http", "stdio"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}}
+			if mode == "stdio" {
+				cmd := m.command("agent", "mcp", "--server", s.URL)
+				tr = &mcp.CommandTransport{Command: cmd}
+			}
+			sess, err := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-wait", Version: "1"}, nil).Connect(ctx, tr, nil)
+			if err != nil {
+				t.Errorf("go-sdk over %s: %v", mode, err)
+				return
+			}
+			defer sess.Close()
+			start := time.Now()
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "ask_owner", Arguments: map[string]any{"session_type": s.w.session.Type,
+				"session_id": s.w.session.PublicID, "question": "How long does the go-sdk wait? (" + mode + ")", "wait_seconds": wait,
+				"idempotency_key": "wait-go-" + mode}})
+			took := time.Since(start)
+			if err != nil || res.IsError {
+				t.Errorf("go-sdk over %s: %v %+v", mode, err, res)
+				return
+			}
+			status, _ := res.StructuredContent.(map[string]any)["status"].(string)
+			t.Logf("go-sdk client over %s, no timeout, wait_seconds %d: result after %v (%s)", mode, wait, took.Round(100*time.Millisecond), status)
+			if status != "open" || took < time.Duration(wait)*time.Second {
+				t.Errorf("go-sdk over %s: want the call to last its wait and end open: %s after %v", mode, status, took)
+			}
+		}()
 	}
 	wg.Wait()
 	if len(got) != 4 {
@@ -163,4 +202,13 @@ func TestClaudeCodeToolCallWaits(t *testing.T) {
 			t.Errorf("%s: no tool result reached the model", runs[i].mode)
 		}
 	}
+}
+
+// bearer is a transport that sends the token with every request.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
