@@ -256,7 +256,7 @@ func TestProjectQuestionSettings(t *testing.T) {
 	page := fmt.Sprintf("/projects/%d", f.p.ID)
 	doc := f.alice.doc(f.alice.get(page), http.StatusOK)
 	for field, want := range map[string]string{"blocking_minutes": "2", "normal_minutes": "15", "expiry_hours": "24"} {
-		if got := doc.Find(`[data-testid="q-` + field + `"]`).AttrOr("value", ""); got != want {
+		if got := doc.Find(`[data-testid="q-`+field+`"]`).AttrOr("value", ""); got != want {
 			t.Errorf("%s shows %q, want %q", field, got, want)
 		}
 	}
