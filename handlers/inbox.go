@@ -62,16 +62,3 @@ func (s *Server) inbox(c echo.Context) error {
 	p.Nav, p.UnreadScope = "inbox", "inbox"
 	return s.render(c, http.StatusOK, "Inbox", views.InboxPage(v))
 }
-
-// inboxQuestions is the top of the inbox again (the open questions of the
-// workspace, of ?project= when given): the page fetches it when a question
-// arrives or is answered.
-func (s *Server) inboxQuestions(c echo.Context) error {
-	o := currentOwner(c)
-	project := int64Param(c.QueryParam("project"))
-	rows, err := s.store.OpenQuestions(c.Request().Context(), o.WorkspaceID, project, 0, store.InboxPageSize)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
-}
