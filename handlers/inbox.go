@@ -44,10 +44,10 @@ func (s *Server) inbox(c echo.Context) error {
 		if len(rows) == 0 {
 			return noContent(c)
 		}
-		return s.render(c, http.StatusOK, "", views.InboxRows(rows))
+		return s.render(c, http.StatusOK, "", views.InboxRows(rows, f.Questions))
 	}
 	v := views.InboxView{Filter: f, Rows: rows, HasOlder: more}
-	if f.Before == 0 {
+	if f.Before == 0 && !f.Questions {
 		if v.Questions, err = s.store.OpenQuestions(ctx, o.WorkspaceID, f.ProjectID, 0, store.InboxPageSize); err != nil {
 			return err
 		}
@@ -61,17 +61,4 @@ func (s *Server) inbox(c echo.Context) error {
 	p := s.page(c)
 	p.Nav, p.UnreadScope = "inbox", "inbox"
 	return s.render(c, http.StatusOK, "Inbox", views.InboxPage(v))
-}
-
-// inboxQuestions is the top of the inbox again (the open questions of the
-// workspace, of ?project= when given): the page fetches it when a question
-// arrives or is answered.
-func (s *Server) inboxQuestions(c echo.Context) error {
-	o := currentOwner(c)
-	project := int64Param(c.QueryParam("project"))
-	rows, err := s.store.OpenQuestions(c.Request().Context(), o.WorkspaceID, project, 0, store.InboxPageSize)
-	if err != nil {
-		return err
-	}
-	return s.render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
 }

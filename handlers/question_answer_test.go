@@ -72,6 +72,12 @@ func TestQuestionOnTheSessionPageAndInTheInbox(t *testing.T) {
 		t.Errorf("the inbox's form posts to %q", got)
 	}
 
+	// The questions view lists it with its answer box, and no section above.
+	view := f.alice.doc(f.alice.get("/inbox?show=questions"), http.StatusOK)
+	if view.Find(fmt.Sprintf(`#inbox-%d [data-testid="question-box"][data-state="open"]`, q.ID)).Length() != 1 || view.Find(`[data-testid="inbox-questions"]`).Length() != 0 {
+		t.Error("the questions view does not list the question with its answer box alone")
+	}
+
 	// Answered from the inbox by a form without script: back to the inbox.
 	res := f.alice.post(f.answerURL(q)+"?back=inbox", url.Values{"option": {"1"}})
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/inbox" {
@@ -106,6 +112,9 @@ func TestQuestionOnTheSessionPageAndInTheInbox(t *testing.T) {
 	}
 	if s := inbox.Find(fmt.Sprintf(`#inbox-%d [data-testid="question-state"]`, q.ID)).AttrOr("data-state", ""); s != "answered" {
 		t.Errorf("the inbox's row of the question says %q", s)
+	}
+	if n := f.alice.doc(f.alice.get("/inbox?show=questions"), http.StatusOK).Find(`[data-testid="inbox-note"]`).Length(); n != 0 {
+		t.Errorf("the questions view lists %d rows after the answer", n)
 	}
 	// The questions section alone, as the page fetches it.
 	part := f.alice.doc(f.alice.htmx("/inbox/questions"), http.StatusOK)
@@ -247,7 +256,7 @@ func TestProjectQuestionSettings(t *testing.T) {
 	page := fmt.Sprintf("/projects/%d", f.p.ID)
 	doc := f.alice.doc(f.alice.get(page), http.StatusOK)
 	for field, want := range map[string]string{"blocking_minutes": "2", "normal_minutes": "15", "expiry_hours": "24"} {
-		if got := doc.Find(`[data-testid="q-` + field + `"]`).AttrOr("value", ""); got != want {
+		if got := doc.Find(`[data-testid="q-`+field+`"]`).AttrOr("value", ""); got != want {
 			t.Errorf("%s shows %q, want %q", field, got, want)
 		}
 	}

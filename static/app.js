@@ -378,13 +378,16 @@
     });
   }
 
+  // A row holding an open question: its answer box, or its state line.
+  var OPEN_QUESTION = "[data-testid=question-box][data-state=open], [data-testid=question-state][data-state=open]";
+
   // A question names its session and says what is asked; other notes name
   // their sender and subject.
   function desktopNotify(row, session) {
     if (notifyState() !== "on") return;
     var who = text(row, "note-sender-name") + " (outside assistant)";
     var title = who, body = text(row, "note-subject") || text(row, "note-body").slice(0, 200);
-    if (row.querySelector("[data-testid=question-box][data-state=open], [data-testid=question-state][data-state=open]")) {
+    if (row.querySelector(OPEN_QUESTION)) {
       title = who + " asks you in " + session;
       body = text(row, "note-body").slice(0, 200);
     }
@@ -476,7 +479,7 @@
     fresh.forEach(function (el) { el.setAttribute("data-placed", ""); });
     // A question among them: the questions waiting at the top come again,
     // and a hidden tab pops it up.
-    var asked = fresh.filter(function (el) { return el.querySelector("[data-testid=question-state][data-state=open]"); });
+    var asked = fresh.filter(function (el) { return el.querySelector(OPEN_QUESTION); });
     var waiting = document.getElementById("inbox-questions");
     if (asked.length && waiting && window.htmx) window.htmx.trigger(waiting, "questionsnew");
     if (document.hidden) asked.forEach(function (el) { desktopNotify(el, text(el, "inbox-session")); });

@@ -25,7 +25,7 @@ const InboxPageSize = 50
 type InboxFilter struct {
 	// Unread keeps the notes the owner has not read.
 	Unread bool
-	// Questions keeps the questions waiting for an answer.
+	// Questions keeps the questions waiting for an answer (open ones).
 	Questions bool
 	// Mine keeps the replies to the owner's own sender slug.
 	Mine bool
@@ -51,7 +51,8 @@ type InboxNote struct {
 // the agent's connection, $7 Mine and $8 the owner's slug, $9 Questions.
 const inboxFilters = forOwners + ` AND n.sender_owner_id IS DISTINCT FROM $2 AND n.id < $3 AND n.id > $4
 	AND ($5::bigint = 0 OR s.project_id = $5) AND ($6::bigint = 0 OR n.sender_connection_id = $6)
-	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR n.message_type = '` + MessageQuestion + `')`
+	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR (n.message_type = '` + MessageQuestion + `'
+		AND EXISTS (SELECT 1 FROM questions wq WHERE wq.note_id = n.id AND wq.state = '` + QuestionOpen + `')))`
 
 // inboxColumns are a listed note n of session s in project p, then whether it is unread.
 var inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
