@@ -182,9 +182,21 @@ func (s *Sender) Run(ctx context.Context) {
 
 // send sends a batch over one connection and records each result. A
 // connection that fails leaves every message of the batch to be tried again
-// after its backoff.
+// after its backoff. A question's mail whose question was closed meanwhile
+// is skipped: it would ask for what is decided.
 func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
 	start := time.Now()
+	live := due[:0]
+	for i := range due {
+		if m := &due[i]; m.Stale {
+			s.skip(ctx, m)
+		} else {
+			live = append(live, *m)
+		}
+	}
+	if due = live; len(due) == 0 {
+		return
+	}
 	c, err := s.smtp.client()
 	if err == nil {
 		err = c.DialWithContext(context.WithoutCancel(ctx))
@@ -214,6 +226,15 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
 		s.finish(ctx, m, err)
 	}
 	s.log.Debug("email: batch sent", "messages", len(due), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// skip records a question's mail as not sent: the question was answered or
+// expired before it went out.
+func (s *Sender) skip(ctx context.Context, m *store.OutgoingMail) {
+	s.log.Info("email skipped: its question was answered or expired", "mail_id", m.ID, "kind", m.Kind, "owner_id", m.To.OwnerID)
+	if _, err := s.store.FinishMail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.MailSkipped, 0, ""); err != nil {
+		s.log.Warn("email: recording a skipped message failed; it is looked at again after its lease", "mail_id", m.ID, "err", err)
+	}
 }
 
 // release gives a claimed message back, to be sent at once by the next

@@ -316,6 +316,46 @@ func TestRefusedRecipientIsMarkedFailed(t *testing.T) {
 	}
 }
 
+// TestMailOfAClosedQuestionIsSkipped: a question answered while its mail
+// waited for the SMTP server is not mailed when the server comes up.
+func TestMailOfAClosedQuestionIsSkipped(t *testing.T) {
+	t.Parallel()
+	port := mailpittest.FreePort(t)
+	w := newWorld(t, "smtp://127.0.0.1:"+itoa(int64(port))+"?tls=none")
+	ctx := context.Background()
+	closed := w.ask(t, "k1", "Deploy?", "Yes", "No")
+	open := w.ask(t, "k2", "Tag it?", "Yes", "No")
+	if r := w.fire(t, closed.ID); r.Mails != 1 {
+		t.Fatalf("fired %+v", r)
+	}
+	if r := w.fire(t, open.ID); r.Mails != 1 {
+		t.Fatalf("fired %+v", r)
+	}
+	one := 0
+	if _, err := w.st.AnswerQuestion(ctx, store.Answer{WorkspaceID: w.owner.WorkspaceID, OwnerID: w.owner.ID, QuestionID: closed.ID, Option: &one}); err != nil {
+		t.Fatal(err)
+	}
+	mp := mailpittest.StartOn(t, port)
+	if m := mp.WaitFor(t, 1)[0]; m.Subject != "Question from Ada Agent: Tag it?" {
+		t.Fatalf("mailed %q", m.Subject)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var state string
+		w.sql.QueryRow(`SELECT state FROM mail_outbox WHERE note_id = $1`, closed.ID).Scan(&state)
+		if state == store.MailSkipped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed question's mail is %s", state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(mp.Messages(t)); n != 1 {
+		t.Fatalf("%d messages, want only the open question's", n)
+	}
+}
+
 // TestMailGivesUpAfterItsAttempts: a server that never comes back leaves
 // the message failed after its last attempt, with the error, in the outbox.
 func TestMailGivesUpAfterItsAttempts(t *testing.T) {
