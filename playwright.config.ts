@@ -1,5 +1,6 @@
 import { defineConfig } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { metadataDocumentsOn } from './e2e/cli/gaps';
 
 // One server for the whole run, on its own private PostgreSQL in a fresh data
@@ -28,8 +29,9 @@ process.env.E2E_SMTP_PORT ||= freePort();
 process.env.E2E_MAILPIT_PORT ||= freePort();
 export const mailpitURL = `http://127.0.0.1:${process.env.E2E_MAILPIT_PORT}`;
 const smtpURL = `smtp://127.0.0.1:${process.env.E2E_SMTP_PORT}?tls=none`;
+const mailpitVersion = readFileSync('email/mailpittest/mailpittest.go', 'utf8').match(/^const Version = "(.+)"$/m)?.[1];
 const mailpit = process.env.OSFOUNDRY_MAILPIT
-  || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/osfoundry/mailpit-v1.33.1/mailpit`;
+  || `${process.env.XDG_CACHE_HOME || `${process.env.HOME}/.cache`}/osfoundry/mailpit-${mailpitVersion}/mailpit`;
 
 export default defineConfig({
   testDir: './e2e',
