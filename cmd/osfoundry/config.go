@@ -246,9 +246,9 @@ func (c *config) log(l *slog.Logger) {
 	if c.databaseURL != "" {
 		db = maskURL(c.databaseURL)
 	}
-	smtp := "off"
+	smtp, from := "off", ""
 	if c.smtp != nil {
-		smtp = maskURL(c.smtpURL)
+		smtp, from = maskURL(c.smtpURL), c.smtpFrom
 	}
 	key := "generated (data folder)"
 	if c.sessionKey != "" {
@@ -257,7 +257,7 @@ func (c *config) log(l *slog.Logger) {
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
 		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
-		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "smtp", smtp, "smtp_from", c.smtpFrom)
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "smtp", smtp, "smtp_from", from)
 	if c.smtp == nil {
 		l.Info("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set; no mail is sent")
 	}
