@@ -263,6 +263,9 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d.Pending != 1 || d.Failed != 0 {
+		t.Fatalf("outbox while the server is down: %+v %v", d, err)
+	}
 	mp := mailpittest.StartOn(t, port)
 	m := mp.WaitFor(t, 1)[0]
 	if m.Subject != "Question from Ada Agent: Deploy?" {
@@ -281,6 +284,9 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 	}
 	if got := len(mp.Messages(t)); got != 1 {
 		t.Errorf("%d messages, want 1", got)
+	}
+	if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d != (store.MailOutboxDepth{}) {
+		t.Errorf("outbox once sent: %+v %v", d, err)
 	}
 }
 
@@ -376,6 +382,9 @@ func TestMailGivesUpAfterItsAttempts(t *testing.T) {
 		if state == store.MailFailed {
 			if attempts != 3 || !strings.Contains(lastErr, "connect to 127.0.0.1") {
 				t.Fatalf("failed after %d attempts with %q, want 3", attempts, lastErr)
+			}
+			if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d.Failed != 1 || d.Pending != 0 {
+				t.Fatalf("outbox after giving up: %+v %v", d, err)
 			}
 			return
 		}

@@ -145,6 +145,38 @@ func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state str
 	return tag.RowsAffected() == 1, nil
 }
 
+// MailOutboxDepth is what the mail outbox holds, for the metrics.
+type MailOutboxDepth struct {
+	// Pending counts messages not yet sent, failed or skipped.
+	Pending int64
+	// Due counts those that may be sent now and no sender holds; OldestDueAge
+	// is how long the most overdue of them has been due (growing: no sender
+	// runs, or none can keep up).
+	Due          int64
+	OldestDueAge time.Duration
+	// Failed counts messages given up on, kept for MailRetention.
+	Failed int64
+}
+
+// MailOutboxDepth measures the mail outbox in one statement.
+func (s *Store) MailOutboxDepth(ctx context.Context) (MailOutboxDepth, error) {
+	var d MailOutboxDepth
+	var ageMS float64
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE state = 'pending'),
+			count(*) FILTER (WHERE due),
+			coalesce(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE due)) * 1000, 0),
+			count(*) FILTER (WHERE state = 'failed')
+		FROM (SELECT state, next_attempt_at,
+				state = 'pending' AND next_attempt_at <= now() AND (claimed_until IS NULL OR claimed_until <= now()) AS due
+			FROM mail_outbox) m`).Scan(&d.Pending, &d.Due, &ageMS, &d.Failed)
+	if err != nil {
+		return d, fmt.Errorf("store: mail outbox depth: %w", err)
+	}
+	d.OldestDueAge = time.Duration(ageMS * float64(time.Millisecond))
+	return d, nil
+}
+
 // MailRetention is how long sent and failed messages stay in the outbox.
 const MailRetention = 7 * 24 * time.Hour
 
