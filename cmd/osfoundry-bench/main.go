@@ -50,6 +50,7 @@ type options struct {
 	streams     int
 	streamNotes int
 	searchNotes int
+	questions   int
 }
 
 func main() {
@@ -75,6 +76,7 @@ func run() error {
 	flag.IntVar(&o.streams, "streams", 2000, "live Team mail streams to hold open in the \""+streamsScenario+"\" scenario (0: skip it)")
 	flag.IntVar(&o.streamNotes, "stream-notes", 20, "notes timed across all the open streams")
 	flag.IntVar(&o.searchNotes, "search-notes", 0, "fill a workspace of its own with this many notes (1000000 for the published figures; minutes) and add the \""+searchPrefix+": …\" scenarios (0: none)")
+	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
 	flag.Parse()
 	rounds, step := 2, 750*time.Millisecond
 	switch o.mode {
@@ -209,6 +211,14 @@ func run() error {
 			return fmt.Errorf("%s: %w", streamsScenario, err)
 		}
 		report.Streams = sr
+	}
+	if o.questions > 0 && (o.only == "" || strings.Contains(answerScenario, o.only)) {
+		fmt.Fprintf(os.Stderr, "answering %d questions while their agent waits …\n", o.questions)
+		ar, err := fx.runAnswers(ctx, o.questions)
+		if err != nil {
+			return fmt.Errorf("%s: %w", answerScenario, err)
+		}
+		report.Answers = ar
 	}
 	report.LoadAverageEnd = loadAverage()
 	report.print(os.Stdout)

@@ -50,6 +50,8 @@ type report struct {
 	StatementsDuringUnchangedPolls *int64 `json:"db_statements_during_200_unchanged_polls,omitempty"`
 	// Streams is the live streams scenario (streams.go).
 	Streams *streamsResult `json:"live_streams,omitempty"`
+	// Answers is the answer scenario (questions.go).
+	Answers *answerResult `json:"answer_to_waiting_ask_owner,omitempty"`
 }
 
 // finish computes each scenario's ratio to its physical limit.
@@ -103,6 +105,13 @@ func (r *report) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
 			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
+	}
+	if a := r.Answers; a != nil {
+		fmt.Fprintf(w, "\n%s: %d questions, each answered while its call waited: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d failed\n",
+			answerScenario, a.Questions, a.P50ms, a.P99ms, a.Maxms, a.Failed)
+		if a.FirstError != "" {
+			fmt.Fprintf(w, "  first error: %s\n", a.FirstError)
+		}
 	}
 	for _, x := range r.Results {
 		if x.FirstError != "" {
