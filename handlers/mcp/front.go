@@ -29,8 +29,9 @@ import (
 //     (-32601) and a notification it ignores;
 //  9. checkArguments refuses arguments that are not valid UTF-8 or hold NUL;
 //
-// and answer ends it: a plain tools/call is answered directly (plain_call.go),
-// anything else by the SDK.
+// and answer ends it: a plain tools/list, ping or initialize with the SDK's
+// answer built at start (built_answers.go), a plain tools/call directly
+// (plain_call.go), anything else by the SDK.
 
 // maxBodyBytes caps a request body, in the front and in the SDK's handler.
 const maxBodyBytes = 1 << 20
@@ -56,11 +57,16 @@ func (h *Handler) newFront() http.Handler {
 		h.parse, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 
-// answer ends the front: a verified plain tools/call is answered directly;
-// other verified requests go to the SDK behind its bearer check, and the
-// requests that present no token and need none (no tools/call among them,
-// or not a POST) to the SDK as they are.
+// answer ends the front: a plain tools/list, ping or initialize is answered
+// with the SDK's answer built at start (built_answers.go), a verified plain
+// tools/call directly; other verified requests go to the SDK behind its
+// bearer check, and the requests that present no token and need none (no
+// tools/call among them, or not a POST) to the SDK as they are.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	if m, a, ok := h.builtAnswerOf(r); ok {
+		h.answerBuilt(w, m, a)
+		return
+	}
 	ti := verifiedFrom(r.Context())
 	if ti == nil {
 		h.sdk.ServeHTTP(w, r)

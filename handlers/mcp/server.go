@@ -48,7 +48,10 @@ type Handler struct {
 	// registry holds every tool by name, as both ways of answering a
 	// tools/call run it (the SDK's handler and answerPlainCall).
 	registry map[string]*tool
-	tools    *metrics.Tools
+	// built are the SDK's answers that are sent again as they are
+	// (built_answers.go).
+	built map[builtKey]builtAnswer
+	tools *metrics.Tools
 	// sdkOnly makes every request go to the SDK (tests: the reference the
 	// answers to plain calls are compared with).
 	sdkOnly bool
@@ -105,6 +108,7 @@ func New(opt Options) *Handler {
 		MaxRequestBodyBytes:        maxBodyBytes,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
+	h.built = h.buildAnswers()
 	h.front = h.newFront()
 	return h
 }

@@ -86,7 +86,7 @@ func hintLine(u store.Unread) string {
 // "unread" joins structured (the tool's own JSON object, nil for an isError
 // result) and the hint line, after a line break, becomes the last text
 // content. Without unread mail the result is the tool's alone.
-func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.Unread) (*mcpsdk.CallToolResult, error) {
+func withUnread(res *mcpsdk.CallToolResult, structured marshaled, u store.Unread) (*mcpsdk.CallToolResult, error) {
 	if structured != nil {
 		res.StructuredContent = structured
 	}
@@ -105,7 +105,7 @@ func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.
 		merged = append(merged, '{')
 	}
 	merged = append(append(append(merged, `"unread":`...), hint...), '}')
-	res.StructuredContent = json.RawMessage(merged)
+	res.StructuredContent = marshaled(merged)
 	res.Content = append(res.Content, &mcpsdk.TextContent{Text: "\n" + out.Hint})
 	return res, nil
 }
