@@ -178,11 +178,18 @@ func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Not
 	if err != nil {
 		return nil, nil, fmt.Errorf("write note: %w", err)
 	}
-	announced := []notification{NoteTopic.notification(NoteNotice{SessionID: out.SessionID, NoteID: out.ID, Sent: time.Now()})}
+	return out, announcements(out, deliveries), nil
+}
+
+// announcements are the notifications a note written with deliveries
+// webhook deliveries calls for: NoteTopic's, and a wake-up for the webhook
+// senders when it made any.
+func announcements(n *Note, deliveries int64) []notification {
+	announced := []notification{NoteTopic.notification(NoteNotice{SessionID: n.SessionID, NoteID: n.ID, Sent: time.Now()})}
 	if deliveries > 0 {
 		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
-	return out, announced, nil
+	return announced
 }
 
 // queryRower is what writeNote needs of a pool or a transaction.
@@ -210,9 +217,10 @@ type queryRower interface {
 //     fires (agents' notes fire every endpoint, owners' notes those set to
 //     all notes, analysis notes none).
 //
-// It answers the note and its count of deliveries; no row means nothing was
-// written.
-func noteWriteSQL(src, conflict string) string {
+// It answers what final selects of the note (note) and its deliveries
+// (outbox); writtenNote answers the note and its count of deliveries, no
+// row meaning nothing was written.
+func noteWriteSQL(src, conflict, final string) string {
 	return `
 	WITH ` + src + `, locked AS (
 		SELECT s.id, s.project_id FROM sessions s JOIN src ON s.id = src.session_id FOR NO KEY UPDATE OF s
@@ -241,8 +249,11 @@ func noteWriteSQL(src, conflict string) string {
 			AND e.enabled AND (note.sender_kind = 'agent' OR e.fires = 'all')
 		RETURNING id
 	)
-	SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
+	` + final
 }
+
+// writtenNote is the final of noteWriteSQL that answers the note written.
+const writtenNote = `SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
 
 // onKeyConflict ends the INSERT of a note with an idempotency key.
 const onKeyConflict = `ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING`
@@ -255,8 +266,8 @@ const noteValues = `src AS (
 			$13::bigint AS in_reply_to)`
 
 var (
-	insertNoteOnce       = noteWriteSQL(noteValues, "")
-	insertNoteIdempotent = noteWriteSQL(noteValues, onKeyConflict)
+	insertNoteOnce       = noteWriteSQL(noteValues, "", writtenNote)
+	insertNoteIdempotent = noteWriteSQL(noteValues, onKeyConflict, writtenNote)
 )
 
 // agentNoteTarget is what an agent's note needs of the database, $1 the
@@ -285,9 +296,11 @@ var agentNoteTarget = `
 // agentNoteSQL writes an agent's note in one statement when agentNoteTarget
 // allows it (the rule: invited, a claimed profile, a known recipient that is
 // not the caller, a readable note answered), $8 to $11 its type, subject,
-// body and idempotency key.
-// No row: refused or a duplicate key; PostAgentNote asks agentNoteTarget
-// which.
+// body and idempotency key. It answers, in one row, the note written (NULLs
+// when none), its deliveries, what agentNoteTarget found (which says why
+// a note was refused), and, when none was written, the note the
+// connection's idempotency key already has (NULLs when none is visible
+// yet); no row means no such session.
 var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
@@ -296,7 +309,11 @@ var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
 		FROM target t
 		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict)
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, `
+	SELECT w.*, (SELECT count(*) FROM outbox), t.id, t.role, t.display_name, t.sender_slug, t.known, t.parent_known, f.*
+	FROM target t LEFT JOIN note w ON true
+	LEFT JOIN LATERAL (SELECT `+noteColumns+` FROM notes n
+		WHERE w.id IS NULL AND n.sender_connection_id = $2 AND n.idempotency_key = $11) f ON true`)
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
 // idempotency key) already has a note; nothing was written.
@@ -386,27 +403,23 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	ownerID, _ := ParseOwnerSlug(in.To)
 	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID, in.InReplyTo,
 		in.messageType(), in.Subject, in.Body, in.IdempotencyKey}
-	// Twice at most: a note refused for a reason that was gone by the time
-	// the reason was looked for (an invitation added in between) is written
-	// on the second pass.
+	// Twice at most: a key whose first note committed while this statement
+	// ran is found by the next, which sees it.
 	for range 2 {
-		note, announced, err := writeNote(ctx, s.pool, agentNoteSQL, args...)
-		if err == nil {
-			s.notifyAfterCommit(announced...)
-			return note, false, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, false, wrap("post note", err)
-		}
-		// Nothing written: refused, or the key was used before (possibly by
-		// a retry committed a moment ago; the insert waited for it).
-		var workspaceID, sessionID int64
+		var written, first nullableNote
+		var deliveries, sessionID int64
 		var role, name, slug *string
 		var known, parentKnown bool
-		err = s.pool.QueryRow(ctx, agentNoteTarget, args[:7]...).Scan(&workspaceID, &sessionID, &role, &name, &slug, &known, &parentKnown)
+		err := s.pool.QueryRow(ctx, agentNoteSQL, args...).Scan(append(append(written.targets(), &deliveries,
+			&sessionID, &role, &name, &slug, &known, &parentKnown), first.targets()...)...)
 		switch {
 		case err != nil:
 			return nil, false, wrap("post note", err)
+		case written.ID != nil:
+			n := written.note()
+			s.notifyAfterCommit(announcements(&n, deliveries)...)
+			return &n, false, nil
+		// Nothing written: refused, or the key was used before.
 		case name == nil || slug == nil: // claiming first is the fix, also when not invited
 			return nil, false, wrap("post note", ErrNoProfile)
 		case role == nil:
@@ -417,20 +430,15 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			return nil, false, wrap("post note", ErrNoSuchSender)
 		case !parentKnown:
 			return nil, false, wrap("post note", ErrNoSuchParent)
-		}
-		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
-			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
-		if errors.Is(err, pgx.ErrNoRows) {
+		case first.ID == nil:
 			continue
 		}
-		if err != nil {
-			return nil, false, wrap("post note: load first note", err)
-		}
-		if first.SessionID != sessionID || first.MessageType != in.messageType() || !sameRecipient(first.RecipientSlug, in.To) ||
-			first.Subject != in.Subject || first.Body != in.Body || derefOr(first.InReplyTo, 0) != in.InReplyTo {
+		f := first.note()
+		if f.SessionID != sessionID || f.MessageType != in.messageType() || !sameRecipient(f.RecipientSlug, in.To) ||
+			f.Subject != in.Subject || f.Body != in.Body || derefOr(f.InReplyTo, 0) != in.InReplyTo {
 			return nil, false, ErrKeyReused
 		}
-		return first, true, nil
+		return &f, true, nil
 	}
 	return nil, false, wrap("post note", ErrNotFound)
 }

@@ -40,8 +40,11 @@ const DefaultMaxConns = 24
 
 // Store is the application's data access layer over one PostgreSQL pool.
 type Store struct {
-	pool       *pgxpool.Pool
+	pool       db
 	statements *statementCounter
+	// tokens are what this replica found of the access tokens it checked
+	// (token_check.go).
+	tokens tokenCache
 	// notifications are the NOTIFYs queued after commits (notifyAfterCommit).
 	notifications notifyQueue
 	// hashes bounds the password hashes running at once.
@@ -78,7 +81,7 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: pool, statements: counter, hashes: newHashGate()}, nil
+	return &Store{pool: db{pool}, statements: counter, hashes: newHashGate()}, nil
 }
 
 // Close sends the notifications still queued (see notifyAfterCommit), then releases

@@ -1,6 +1,9 @@
 package store
 
-import "strconv"
+import (
+	"context"
+	"strconv"
+)
 
 // What a connection's agent reads, what counts as mail addressed to it, and
 // how much of that it has not read yet. Each rule is one SQL
@@ -116,4 +119,18 @@ func (t *unreadTargets) unread() Unread {
 		u.Sessions[i] = UnreadSession{SessionType: t.types[i], SessionID: t.ids[i], Count: int(t.counts[i])}
 	}
 	return u
+}
+
+// countUnreadSQL is CountUnread's statement, $1 the connection.
+var countUnreadSQL = `SELECT u.* FROM connections c CROSS JOIN LATERAL (` + unreadSQL("c.id", "c.sender_slug", "false") + `) u
+	WHERE c.id = $1`
+
+// CountUnread counts a connection's unread mail (Unread), as the token's
+// check of a call does: for a call whose check did not count it.
+func (s *Store) CountUnread(ctx context.Context, connectionID int64) (Unread, error) {
+	var u unreadTargets
+	if err := s.pool.QueryRow(ctx, countUnreadSQL, connectionID).Scan(u.targets()...); err != nil {
+		return Unread{}, wrap("count unread", err)
+	}
+	return u.unread(), nil
 }

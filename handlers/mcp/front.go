@@ -73,8 +73,16 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pc, ok := h.plainCallOf(r, ti); ok {
-		h.answerPlainCall(w, r.Context(), ti, pc)
+		h.answerPlainCall(w, r, ti, pc)
 		return
+	}
+	if check := deferredFrom(r.Context()); check != nil {
+		// No longer plain (its token expired meanwhile): checked before
+		// the SDK answers, as any other.
+		if _, err := check.Result(r.Context()); err != nil {
+			h.answerRefused(w, r, err)
+			return
+		}
 	}
 	h.authed.ServeHTTP(w, r)
 }

@@ -1,8 +1,8 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
@@ -133,9 +133,19 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 // and writes what the SDK would: its JSON-RPC response to the call (a tool
 // result with a Content of [] rather than null, or an error), with the
 // headers of the SDK's JSON response.
-func (h *Handler) answerPlainCall(w http.ResponseWriter, ctx context.Context, ti *store.TokenInfo, pc plainCall) {
+//
+// A call whose token's check traveled with its first statement and refused
+// it (or failed) is answered as the front answers such a token
+// (refuseToken, refuseScope, checkFailed).
+func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *store.TokenInfo, pc plainCall) {
+	ctx := r.Context()
 	start := time.Now()
-	res, err := pc.tool.run(ctx, &caller{*ti}, pc.args)
+	res, err := pc.tool.run(ctx, &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, pc.args)
+	var refused checkRefused
+	if errors.As(err, &refused) {
+		h.answerRefused(w, r, refused.err)
+		return
+	}
 	h.observe(pc.name, start, res, err)
 	var raw json.RawMessage
 	if err == nil {
@@ -154,4 +164,18 @@ func (h *Handler) answerPlainCall(w http.ResponseWriter, ctx context.Context, ti
 	}
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	writeRPC(w, http.StatusOK, false, msg)
+}
+
+// answerRefused answers a request whose token's check refused it, or
+// failed (err), as the front answers a token it cannot accept.
+func (h *Handler) answerRefused(w http.ResponseWriter, r *http.Request, err error) {
+	req := requestFrom(r.Context())
+	switch {
+	case errors.Is(err, store.ErrTokenRefused):
+		h.refuseToken(w, req, true)
+	case errors.Is(err, store.ErrScopeRefused):
+		h.refuseScope(w, req)
+	default:
+		h.checkFailed(w, r, req, err)
+	}
 }
