@@ -17,6 +17,12 @@ var (
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
 	SearchWindow      = searchWindow
+
+	ListProjectSummariesSQL = listProjectSummariesSQL
+	ListSessionSummariesSQL = listSessionSummariesSQL
+	SessionMailMarksSQL     = sessionMailMarksSQL
+	ReceiptsAfterSQL        = receiptsAfterSQL
+	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

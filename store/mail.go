@@ -163,14 +163,16 @@ type MailMarks struct {
 	Receipt int64
 }
 
+// sessionMailMarksSQL is SessionMailMarks' statement, $1 the session.
+var sessionMailMarksSQL = `
+		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
+			coalesce((SELECT max(r.id) FROM note_receipts r WHERE r.session_id = s.id AND r.owner_note), 0)
+		FROM sessions s WHERE s.id = $1`
+
 // SessionMailMarks returns the workspace of a session and its MailMarks.
 // Unknown sessions give ErrNotFound.
 func (s *Store) SessionMailMarks(ctx context.Context, sessionID int64) (workspaceID int64, m MailMarks, err error) {
-	err = s.pool.QueryRow(ctx, `
-		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
-			coalesce((SELECT max(r.id) FROM notes n JOIN note_receipts r ON r.note_id = n.id
-				WHERE n.session_id = s.id AND n.sender_kind = 'owner'), 0)
-		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&workspaceID, &m.Note, &m.Receipt)
+	err = s.pool.QueryRow(ctx, sessionMailMarksSQL, sessionID).Scan(&workspaceID, &m.Note, &m.Receipt)
 	if err != nil {
 		return 0, MailMarks{}, wrap("session mail marks", err)
 	}
@@ -188,6 +190,14 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 		return 0, fmt.Errorf("store: last read note: %w", err)
 	}
 	return id, nil
+}
+
+// newestNoteAt is the time of the newest note of the session the SQL
+// expression session names (NULL when it has none): the note with the
+// largest id, one probe of notes_session_idx. (The largest created_at
+// would read every note of the session: no index orders them by time.)
+func newestNoteAt(session string) string {
+	return `(SELECT n.created_at FROM notes n WHERE ` + inSession(session) + ` ORDER BY n.session_id, n.id DESC LIMIT 1)`
 }
 
 // unreadBy is the one rule of what an owner has not read, as a condition on
@@ -347,6 +357,23 @@ func ParseOwnerSlug(slug string) (int64, bool) {
 // as a second submission of the same form rather than a new message.
 const duplicateWindow = "10 seconds"
 
+// duplicateOwnerNoteSQL finds the newest note of session $1 by owner $2
+// identical to the one being posted ($3 type, $4 recipient, $5 subject, $6
+// body, $8 the note it answers) within the last $7. The owner's notes of the
+// window are a range of notes_owner_recent_idx (session, owner, time), read
+// first and then ordered, so that no plan walks the session's notes newest
+// first filtering on created_at, which reads the whole session when there is
+// no such note (the usual case) while the session's lock is held.
+var duplicateOwnerNoteSQL = `
+	WITH recent AS MATERIALIZED (
+		SELECT n.* FROM notes n
+		WHERE n.session_id = $1 AND n.sender_owner_id = $2 AND n.sender_kind = 'owner' AND n.created_at > now() - $7::interval
+	)
+	SELECT ` + noteColumns + ` FROM recent n
+	WHERE n.message_type = $3 AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
+		AND n.in_reply_to IS NOT DISTINCT FROM $8
+	ORDER BY n.id DESC LIMIT 1`
+
 // PostOwnerNote adds an owner's note to a session of the workspace, with its
 // resource event and change notification, in one transaction. A reply
 // records the note it answers and goes where ReplyAddress says. The session row is locked
@@ -376,13 +403,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 			n.MessageType, n.RecipientSlug = ReplyAddress(target, in.OwnerID)
 			n.InReplyTo = &target.ID
 		}
-		first, err := scanNote(tx.QueryRow(ctx, `
-			SELECT `+noteColumns+` FROM notes n
-			WHERE `+inSession("$1")+` AND n.sender_owner_id = $2 AND n.message_type = $3
-				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
-				AND n.in_reply_to IS NOT DISTINCT FROM $8
-				AND n.created_at > now() - $7::interval
-			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
+		first, err := scanNote(tx.QueryRow(ctx, duplicateOwnerNoteSQL, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
 			duplicateWindow, n.InReplyTo))
 		switch {
 		case err == nil:

@@ -407,8 +407,8 @@ func (sf *scaleFixture) fill(ctx context.Context, fx *fixture, n int) error {
 		// (to the whole session or to them, never analysis), not their own,
 		// up to their mark, written since the last fill.
 		{"receipts", `
-			INSERT INTO note_receipts (note_id, connection_id, read_at)
-			SELECT n.id, m.connection_id, n.created_at + interval '1 minute'
+			INSERT INTO note_receipts (note_id, connection_id, read_at, session_id, owner_note)
+			SELECT n.id, m.connection_id, n.created_at + interval '1 minute', n.session_id, n.sender_kind = 'owner'
 			FROM agent_mail_reads m JOIN connections c ON c.id = m.connection_id
 			JOIN notes n ON n.session_id = m.session_id AND n.id > $2 AND n.id <= m.read_through
 			WHERE m.session_id = ANY($1) AND n.message_type <> 'analysis' AND n.sender_connection_id IS DISTINCT FROM m.connection_id
@@ -603,8 +603,7 @@ func (sf *scaleFixture) calls(ctx context.Context, fx *fixture, st *store.Store)
 	var receiptURL string
 	out = append(out, scaleCall{name: "page: poll after a receipt", before: func() error {
 		var newestReceipt int64
-		if err := fx.pool.QueryRow(ctx, `SELECT coalesce(max(r.id), 0) FROM note_receipts r JOIN notes n ON n.id = r.note_id
-			WHERE n.session_id = $1 AND n.sender_kind = 'owner'`, busy.ID).Scan(&newestReceipt); err != nil {
+		if err := fx.pool.QueryRow(ctx, `SELECT coalesce(max(r.id), 0) FROM note_receipts r WHERE r.session_id = $1 AND r.owner_note`, busy.ID).Scan(&newestReceipt); err != nil {
 			return err
 		}
 		n, _, err := st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: m.workspaceID, SessionID: busy.ID, OwnerID: m.ownerID,
