@@ -23,6 +23,7 @@ var (
 	SessionMailMarksSQL     = sessionMailMarksSQL
 	ReceiptsAfterSQL        = receiptsAfterSQL
 	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
+	UnreadMailInSQL         = unreadMailInSQL
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

@@ -255,6 +255,45 @@ func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]S
 	return out, nil
 }
 
+// OwnerSessionUnread is one owner's unread count of one session.
+type OwnerSessionUnread struct {
+	OwnerID int64
+	SessionUnread
+}
+
+// unreadMailInSQL is UnreadMailIn's statement, $1 the owners, $2 the
+// sessions (all of one workspace).
+var unreadMailInSQL = `
+	SELECT o.id, s.id, s.project_id, u.count, u.inbox, u.inbox_newest
+	FROM unnest($1::bigint[]) o(id) CROSS JOIN sessions s CROSS JOIN LATERAL (
+		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
+			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
+		FROM notes n WHERE ` + unreadBy("o.id", "s.id") + `
+	) u
+	WHERE s.id = ANY($2) AND u.count > 0
+	ORDER BY o.id, s.id`
+
+// UnreadMailIn returns, for each of the owners, their unread count of each
+// of the sessions that has unread notes (as UnreadMail counts them): what
+// the live counts recount when notes arrive in those sessions, in one
+// statement for every owner watching, instead of each owner's whole
+// workspace.
+func (s *Store) UnreadMailIn(ctx context.Context, ownerIDs, sessionIDs []int64) ([]OwnerSessionUnread, error) {
+	rows, err := s.pool.Query(ctx, unreadMailInSQL, ownerIDs, sessionIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail in: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OwnerSessionUnread, error) {
+		var u OwnerSessionUnread
+		err := r.Scan(&u.OwnerID, &u.SessionID, &u.ProjectID, &u.Unread, &u.Inbox, &u.InboxNewest)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail in: %w", err)
+	}
+	return out, nil
+}
+
 // OwnerSees reports whether the owner still belongs to the workspace and,
 // when sessionID is not 0, whether that session is one of the workspace's:
 // what a live stream re-checks while it stays open.

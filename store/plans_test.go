@@ -103,6 +103,7 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 		{"projects list", store.ListProjectSummariesSQL, []any{ws, owner}},
 		{"project's sessions", store.ListSessionSummariesSQL, []any{ws, f.sess.ProjectID, owner}},
 		{"unread counts", store.UnreadMailSQL, []any{ws, owner}},
+		{"unread counts of a session", store.UnreadMailInSQL, []any{[]int64{owner}, []int64{f.sess.ID}}},
 		{"mail marks", store.SessionMailMarksSQL, []any{f.sess.ID}},
 		{"receipts after", store.ReceiptsAfterSQL, []any{ws, f.sess.ID, int64(1990)}},
 		{"owner's duplicate check", store.DuplicateOwnerNoteSQL, []any{f.sess.ID, owner, "note", nil, "new", "b", "10 seconds", nil}},
