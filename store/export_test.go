@@ -24,6 +24,7 @@ var (
 	ReceiptsAfterSQL        = receiptsAfterSQL
 	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
 	UnreadMailInSQL         = unreadMailInSQL
+	CountUnreadSQL          = countUnreadSQL
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

@@ -85,7 +85,8 @@ func rowsRead(plan string) int {
 
 // TestOwnerPagesReadFewNotes: in a session of 20,000 notes, the statements
 // of the projects list, a project's sessions list, the unread counts, the
-// mail poll's marks and receipts and an owner's duplicate check each read
+// mail poll's marks and receipts, an owner's duplicate check and the unread
+// hint of an agent that never read the session each read
 // a few dozen rows of notes and receipts, not the session's mail, also in
 // a generic plan (the one prepared statements settle on): the newest note
 // is the largest id of the session's index, read marks and receipts are
@@ -95,6 +96,15 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 	f, db := grownFixture(t)
 	ctx := context.Background()
 	ws, owner := f.owner.WorkspaceID, f.owner.ID
+	// An agent that never read the busy session: 2,000 owners' notes wait.
+	far, err := f.st.CreateConnection(ctx, store.NewConnection{WorkspaceID: ws, OwnerID: owner, ClientName: "far",
+		Scopes: store.AllScopes, ProjectIDs: []int64{f.sess.ProjectID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Invite(ctx, ws, f.sess.ID, far.ID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		sql  string
@@ -106,6 +116,7 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 		{"unread counts of a session", store.UnreadMailInSQL, []any{[]int64{owner}, []int64{f.sess.ID}}},
 		{"mail marks", store.SessionMailMarksSQL, []any{f.sess.ID}},
 		{"receipts after", store.ReceiptsAfterSQL, []any{ws, f.sess.ID, int64(1990)}},
+		{"far-behind agent's unread count", store.CountUnreadSQL, []any{far.ID}},
 		{"owner's duplicate check", store.DuplicateOwnerNoteSQL, []any{f.sess.ID, owner, "note", nil, "new", "b", "10 seconds", nil}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,5 +134,36 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 				t.Fatalf("read %d rows of notes and receipts:\n%s", n, plan)
 			}
 		})
+	}
+}
+
+// TestUnreadCountStops: a connection far behind in a session has its count
+// stop at MaxUnreadCounted, with More, so that counting costs the same
+// however far behind it is; a count below the cap is exact.
+func TestUnreadCountStops(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, f.st)
+	add := func(n int) {
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
+			f.owner.WorkspaceID, f.sess.ID, f.owner.ID, n)
+	}
+	add(store.MaxUnreadCounted)
+	u, err := f.st.CountUnread(ctx, f.connID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Total != store.MaxUnreadCounted || u.More || len(u.Sessions) != 1 || u.Sessions[0].Count != store.MaxUnreadCounted || u.Sessions[0].More {
+		t.Fatalf("at the cap: %+v", u)
+	}
+	add(50)
+	if u, err = f.st.CountUnread(ctx, f.connID); err != nil {
+		t.Fatal(err)
+	}
+	if u.Total != store.MaxUnreadCounted || !u.More || len(u.Sessions) != 1 || u.Sessions[0].Count != store.MaxUnreadCounted || !u.Sessions[0].More {
+		t.Fatalf("past the cap: %+v", u)
 	}
 }

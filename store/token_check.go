@@ -52,7 +52,7 @@ const tokenRowsSQL = `
 	)`
 
 // noUnreadSQL stands for unreadSQL where the call counts its own.
-const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[]`
+const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false`
 
 // tokenCheckSQL is a TokenCheck's statement, $4 the scope the call needs:
 // one row, the connection's unread mail when it counts it (else zeros), or
