@@ -17,6 +17,7 @@ var (
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
 	SearchWindow      = searchWindow
+	SearchWordsSQL    = searchWordsSQL
 
 	ListProjectSummariesSQL = listProjectSummariesSQL
 	ListSessionSummariesSQL = listSessionSummariesSQL
