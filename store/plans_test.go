@@ -13,7 +13,8 @@ import (
 
 // grownFixture is a mailFixture whose session is busy — 20,000 notes, one
 // in ten the owner's, each of those read (a receipt) by the agent, read
-// marks near the top — beside 20 quiet sessions of the same project: what
+// marks near the top — beside 20 quiet sessions of the same project (and
+// 3,000 empty ones): what
 // the owner's pages and the mail poll must read a few rows of, however busy
 // a session grows.
 func grownFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
@@ -50,13 +51,17 @@ func grownFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
 	db.Exec(`
 		INSERT INTO agent_mail_reads (session_id, connection_id, read_through)
 		SELECT $1, $2, max(n.id) - 5 FROM notes n WHERE n.session_id = $1`, f.sess.ID, f.connID)
+	// And the other 3,000 sessions of a server.
+	db.Exec(`
+		INSERT INTO sessions (workspace_id, project_id, session_type, public_id, title)
+		SELECT $1, $2, 'team_session', 'other-' || i, 'Other' FROM generate_series(1, 3000) i`, ws, f.sess.ProjectID)
 	db.Exec(`VACUUM ANALYZE`)
 	return f, db
 }
 
-// planNode is a node of EXPLAIN ANALYZE's text that reads a table of the
+// mailNode is a node of EXPLAIN ANALYZE's text that reads a table of the
 // mail, with its rows and loops.
-var planNode = regexp.MustCompile(`\bon (notes|note_receipts)\b[^(]*\(actual rows=(\d+) loops=(\d+)\)`)
+var mailNode = regexp.MustCompile(`\bon (notes|note_receipts)\b[^(]*\(actual rows=(\d+) loops=(\d+)\)`)
 
 // removedRows are the rows a node read and dropped, per loop.
 var removedRows = regexp.MustCompile(`Rows Removed by [A-Za-z ]+: (\d+)`)
@@ -66,7 +71,7 @@ var removedRows = regexp.MustCompile(`Rows Removed by [A-Za-z ]+: (\d+)`)
 func rowsRead(plan string) int {
 	total, loops := 0, 0
 	for _, line := range strings.Split(plan, "\n") {
-		if m := planNode.FindStringSubmatch(line); m != nil {
+		if m := mailNode.FindStringSubmatch(line); m != nil {
 			rows, _ := strconv.Atoi(m[2])
 			loops, _ = strconv.Atoi(m[3])
 			total += rows * loops
@@ -105,6 +110,11 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 	if err := f.st.Invite(ctx, ws, f.sess.ID, far.ID, store.RoleContributor); err != nil {
 		t.Fatal(err)
 	}
+	// And to 49 other sessions, as busy agents are.
+	db.Exec(`
+		INSERT INTO invitations (workspace_id, session_id, connection_id, role)
+		SELECT $1, s.id, $2, 'contributor' FROM sessions s WHERE s.public_id LIKE 'other-%' ORDER BY s.id LIMIT 49`, ws, far.ID)
+	db.Exec(`ANALYZE invitations`)
 	for _, c := range []struct {
 		name string
 		sql  string

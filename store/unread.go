@@ -91,7 +91,9 @@ type UnreadSession struct {
 // (the newest entries first, down the index), so a connection far behind
 // costs at most that many entries per invitation; counts carries a
 // session's count up to MaxUnreadCounted+1 (more), total the sum of the
-// counts up to MaxUnreadCounted, more whether any session has more.
+// counts up to MaxUnreadCounted, more whether any session has more. The
+// sessions' public ids are looked up one by one (OFFSET 0 keeps it so): a
+// generic plan otherwise hashes every session of the server for them.
 func unreadSQL(conn, slug, seen string) string {
 	listed := strconv.Itoa(MaxUnreadListed)
 	counted := strconv.Itoa(MaxUnreadCounted)
@@ -116,7 +118,7 @@ func unreadSQL(conn, slug, seen string) string {
 			) x
 			WHERE i.connection_id = ` + conn + ` AND x.count > 0
 		) u
-		JOIN sessions s ON s.id = u.session_id`
+		CROSS JOIN LATERAL (SELECT s.session_type, s.public_id FROM sessions s WHERE s.id = u.session_id OFFSET 0) s`
 }
 
 // unreadTargets are the scan targets of unreadSQL's six columns.
