@@ -214,6 +214,16 @@ func unreadBy(owner, session string) string {
 			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
 }
 
+// anyUnreadBy is a cheap test that the session may hold notes unreadBy the
+// owner: one above the owner's mark there, one index-only probe of
+// notes_session_idx (OFFSET 0 keeps it a probe per session: as a join, a
+// plan may hash every note). The unread counts take it first, so that of a
+// workspace's sessions only those with newer notes are counted.
+func anyUnreadBy(owner, session string) string {
+	return `EXISTS (SELECT 1 FROM notes x WHERE x.session_id = ` + session + ` AND x.id > coalesce((SELECT r.last_read_note_id
+		FROM note_reads r WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0) OFFSET 0)`
+}
+
 // SessionUnread is how many notes of one session an owner has not read.
 type SessionUnread struct {
 	SessionID int64
@@ -233,7 +243,7 @@ var unreadMailSQL = `
 			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
 		FROM notes n WHERE ` + unreadBy("$2", "s.id") + `
 	) u
-	WHERE s.workspace_id = $1 AND u.count > 0
+	WHERE s.workspace_id = $1 AND ` + anyUnreadBy("$2", "s.id") + ` AND u.count > 0
 	ORDER BY s.id`
 
 // UnreadMail returns the owner's unread count of every session of the
@@ -270,7 +280,7 @@ var unreadMailInSQL = `
 			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
 		FROM notes n WHERE ` + unreadBy("o.id", "s.id") + `
 	) u
-	WHERE s.id = ANY($2) AND u.count > 0
+	WHERE s.id = ANY($2) AND ` + anyUnreadBy("o.id", "s.id") + ` AND u.count > 0
 	ORDER BY o.id, s.id`
 
 // UnreadMailIn returns, for each of the owners, their unread count of each
