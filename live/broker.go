@@ -208,7 +208,7 @@ func New(o Options) *Broker {
 		byOwner: map[int64]map[*Stream]struct{}{}, byAddr: map[string]int{},
 		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
-		unreadOf: map[int64]map[int64]store.SessionUnread{},
+		unreadOf:         map[int64]map[int64]store.SessionUnread{},
 		sessionWorkspace: map[int64]int64{},
 	}
 	if b.heartbeat == 0 {

@@ -33,7 +33,7 @@ type fakeSource struct {
 	unread   []store.SessionUnread
 	// wholeCounts counts UnreadMail's calls (an owner's whole workspace).
 	wholeCounts int
-	denied   map[int64]bool // owners who may no longer see their streams
+	denied      map[int64]bool // owners who may no longer see their streams
 }
 
 func newSource() *fakeSource {
