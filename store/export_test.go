@@ -77,3 +77,10 @@ func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, conn
 	}
 	return nil
 }
+
+// Setting returns a run-time setting of the store's connections.
+func (s *Store) Setting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.pool.Pool.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
+	return v, err
+}

@@ -177,3 +177,23 @@ func TestUnreadCountStops(t *testing.T) {
 		t.Fatalf("past the cap: %+v", u)
 	}
 }
+
+// TestStatementsUseGenericPlans: the store's connections plan each prepared
+// statement once (the generic plans the plan tests explain), not anew on
+// every call; a plan_cache_mode in the database URL wins.
+func TestStatementsUseGenericPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	if v, err := st.Setting(ctx, "plan_cache_mode"); err != nil || v != "force_generic_plan" {
+		t.Fatalf("plan_cache_mode %q, %v", v, err)
+	}
+	other, err := store.Open(ctx, storetest.SQL(t, st).DSN()+" plan_cache_mode=auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if v, err := other.Setting(ctx, "plan_cache_mode"); err != nil || v != "auto" {
+		t.Fatalf("with the URL's setting: plan_cache_mode %q, %v", v, err)
+	}
+}
