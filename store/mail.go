@@ -216,12 +216,15 @@ func unreadBy(owner, session string) string {
 
 // anyUnreadBy is a cheap test that the session may hold notes unreadBy the
 // owner: one above the owner's mark there, one index-only probe of
-// notes_session_idx (OFFSET 0 keeps it a probe per session: as a join, a
-// plan may hash every note). The unread counts take it first, so that of a
+// notes_session_idx, bounded as unreadBy is (the session a range, the mark
+// a row comparison: with "id > mark" a plan walked the primary key from the
+// mark through every session's notes), and kept a probe per session by
+// OFFSET 0 (as a join, a plan may hash every note). The unread counts take it first, so that of a
 // workspace's sessions only those with newer notes are counted.
 func anyUnreadBy(owner, session string) string {
-	return `EXISTS (SELECT 1 FROM notes x WHERE x.session_id = ` + session + ` AND x.id > coalesce((SELECT r.last_read_note_id
-		FROM note_reads r WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0) OFFSET 0)`
+	return `EXISTS (SELECT 1 FROM notes x WHERE x.session_id BETWEEN ` + session + ` AND ` + session + `
+		AND (x.session_id, x.id) > (` + session + `, coalesce((SELECT r.last_read_note_id
+		FROM note_reads r WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0)) OFFSET 0)`
 }
 
 // SessionUnread is how many notes of one session an owner has not read.
