@@ -7,7 +7,7 @@
 //   step-up     the first write tool after that read-first sign-in works
 //   every tool  every tool the server lists, the writes in a session the
 //               connection is invited to through the web app, a reply to the
-//               owner's note there
+//               owner's note there, a question to its owners
 //   revoke      the owner revokes the connection on the Connections page; the
 //               client's next call starts a new authorization that succeeds
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -129,7 +129,7 @@ export async function afterClientTest(): Promise<void> {
 /** The tools the matrix calls, in order; a listed tool missing here fails "every tool". */
 export const exercised = [
   'list_sessions', 'claim_connected_profile', 'set_status', 'list_agents',
-  'read_session_state', 'post_session_note', 'read_session_mail', 'reply_to_sender', 'poll_resource_events',
+  'read_session_state', 'post_session_note', 'read_session_mail', 'reply_to_sender', 'poll_resource_events', 'ask_owner',
 ];
 
 /** Fails unless a tool call answered without isError; returns its JSON. */
@@ -214,6 +214,10 @@ export async function runMatrix(c: MatrixClient, browser: CookieBrowser, handle:
       resource_type: session.session_type, resource_id: session.session_id, after_sequence: 0,
     }));
     if (!events.events?.length) throw new Error(`poll_resource_events answered ${JSON.stringify(events)}`);
+    const asked = ok('ask_owner', await c.callTool('ask_owner', {
+      ...session, question: `Which client is this (${c.label})?`, options: ['This one', 'Another'], idempotency_key: `matrix-ask-${handle}`,
+    }));
+    if (asked.status !== 'open' || !asked.question_id) throw new Error(`ask_owner answered ${JSON.stringify(asked)}`);
     const again = c.scopesAsked().length - before;
     if (again && !opts.staticToken) throw new Error(`the client signed in again ${again} times on the way (its tokens were not kept)`);
     return `${exercised.length}/${listed.length}`;

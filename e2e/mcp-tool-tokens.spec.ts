@@ -20,9 +20,13 @@ const ceilings: Record<string, number> = {
   // cost 182 tokens (post_session_note's five fields plus "to" and the
   // optional "in_reply_to"), so 183 would leave one token for the description.
   reply_to_sender: 224,
+  // Seven fields (session_type, session_id, question, options as an array of
+  // bounded strings, urgency as an enum with its default, wait_seconds with
+  // its bounds, idempotency_key) and its annotations.
+  ask_owner: 260,
 };
-// The eight tools' 1300, plus reply_to_sender's ceiling.
-const totalCeiling = 1300 + 224;
+// The eight tools' 1300, plus reply_to_sender's and ask_owner's ceilings.
+const totalCeiling = 1300 + 224 + 260;
 
 test('tools/list stays within its token budget', async () => {
   const res = await fetch(`${baseURL}/mcp`, {

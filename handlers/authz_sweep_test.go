@@ -273,13 +273,14 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/sign-ins/:id/end":    {},
 
 		// Routes without ids act on the caller's own workspace.
-		"GET /":              {other: http.StatusOK},
-		"POST /projects":     {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
-		"GET /connections":   {other: http.StatusOK},
-		"GET /inbox":         {other: http.StatusOK},
-		"POST /inbox/read":   {other: http.StatusSeeOther},
-		"GET /search":        {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
-		"GET /unread/stream": {other: http.StatusOK},
+		"GET /":                {other: http.StatusOK},
+		"POST /projects":       {form: url.Values{"name": {"Bob's second"}}, other: http.StatusSeeOther},
+		"GET /connections":     {other: http.StatusOK},
+		"GET /inbox":           {other: http.StatusOK},
+		"POST /inbox/read":     {other: http.StatusSeeOther},
+		"GET /inbox/questions": {other: http.StatusOK},
+		"GET /search":          {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
+		"GET /unread/stream":   {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
 			other: http.StatusUnprocessableEntity},
 
@@ -287,6 +288,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /projects/:id":                                            {},
 		"GET /projects/:id/radar":                                      {query: "?v=x"},
 		"POST /projects/:id/rename":                                    {form: url.Values{"name": {"Hijacked"}}},
+		"POST /projects/:id/questions":                                 {form: url.Values{"blocking_minutes": {"0"}, "normal_minutes": {"0"}, "expiry_hours": {"1"}}},
 		"POST /projects/:id/seats":                                     {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":                        {},
 		"POST /projects/:id/sessions":                                  {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},
@@ -308,6 +310,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sessions/:id/compose":                                    {query: fmt.Sprintf("?reply_to=%d", w.note)},
 		"POST /sessions/:id/mail":                                      {form: url.Values{"type": {"reply"}, "reply_to": {fmt.Sprint(w.note)}, "subject": {"x"}, "body": {"Hijacked"}}},
 		"GET /sessions/:id/notes/:note":                                {},
+		"POST /sessions/:id/questions/:note/answer":                    {form: url.Values{"answer": {"Hijack"}}},
 		"GET /sessions/:id/export.md":                                  {},
 		"GET /sessions/:id/export.json":                                {},
 		"GET /sessions/:id/participants":                               {},

@@ -152,6 +152,7 @@ func (w *sweepWorld) toolTable(ref map[string]any) map[string]sweepTool {
 		"reply_to_sender": {args: with("to", store.OwnerSlug(w.alice.owner.ID), "subject", "Hijack", "body", "Hijack", "idempotency_key", "sweep-2"),
 			session: true},
 		"poll_resource_events": {args: events, session: true},
+		"ask_owner":            {args: with("question", "Hijack?", "idempotency_key", "sweep-3"), session: true},
 	}
 }
 

@@ -44,9 +44,14 @@ func (s *Server) inbox(c echo.Context) error {
 		if len(rows) == 0 {
 			return noContent(c)
 		}
-		return s.render(c, http.StatusOK, "", views.InboxRows(rows))
+		return s.render(c, http.StatusOK, "", views.InboxRows(rows, f.Questions))
 	}
 	v := views.InboxView{Filter: f, Rows: rows, HasOlder: more}
+	if f.Before == 0 && !f.Questions {
+		if v.Questions, err = s.store.OpenQuestions(ctx, o.WorkspaceID, f.ProjectID, 0, store.InboxPageSize); err != nil {
+			return err
+		}
+	}
 	if v.Projects, err = s.store.ListProjects(ctx, o.WorkspaceID); err != nil {
 		return err
 	}

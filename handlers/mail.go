@@ -50,5 +50,9 @@ func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after
 	if err != nil {
 		return nil, err
 	}
-	return mailRows(o, notes, lastRead), nil
+	rows := mailRows(o, notes, lastRead)
+	for i := range rows {
+		rows[i].Live = true
+	}
+	return rows, nil
 }

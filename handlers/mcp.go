@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"github.com/osfoundry/osfoundry/handlers/mcp"
+	"github.com/osfoundry/osfoundry/store"
 )
 
-// initMCP builds the MCP endpoint and its protected-resource metadata once.
-func (s *Server) initMCP() {
-	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics})
+// initMCP builds the MCP endpoint and its protected-resource metadata once;
+// l ends the waits of ask_owner calls when an answer comes on any replica.
+func (s *Server) initMCP(l *store.Listener) {
+	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics, Listener: l})
 	s.mcp = h
 	s.mcpMeta = h.ProtectedResourceMetadata()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"github.com/osfoundry/osfoundry/handlers/inbound"
+	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
@@ -53,7 +54,7 @@ type Server struct {
 	// publicHost is the host (and port) of BaseURL: with loopback, the
 	// only Host the listener answers.
 	publicHost string
-	mcp        http.Handler
+	mcp        *mcp.Handler
 	mcpMeta    http.Handler
 	oauth      *oauth.Server
 	// mail answers "anything new in this session?" without a query.
@@ -129,13 +130,19 @@ func New(d Deps) *Server {
 	d.Metrics.CountStreams(s.live.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
 		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
-	s.initMCP()
+	s.initMCP(d.Listener)
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s
 }
 
-// CloseStreams ends every live event stream and refuses new ones. Call it
-// when shutdown starts, before http.Server.Shutdown: streams never finish on
-// their own, and the drain must not wait for them. Browsers reconnect to
-// another replica (or this one, restarted) and replay what they missed.
-func (s *Server) CloseStreams() { s.live.Close() }
+// CloseStreams ends every live event stream and refuses new ones, and ends
+// the waits of ask_owner calls (each answers with its question as it
+// stands). Call it when shutdown starts, before http.Server.Shutdown:
+// streams never finish on their own, waits only after minutes, and the
+// drain must not wait for them. Browsers reconnect to another replica (or
+// this one, restarted) and replay what they missed; agents read the answer
+// as mail.
+func (s *Server) CloseStreams() {
+	s.live.Close()
+	s.mcp.EndWaits()
+}

@@ -105,7 +105,7 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 	}
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
-		rows[i] = views.MailRow{Note: n, Unread: !n.SentBy(o.ID)}
+		rows[i] = views.MailRow{Note: n, Unread: !n.SentBy(o.ID), Live: true}
 	}
 	// A missed owner's note may have been read meanwhile.
 	if rows, err = s.withReceipts(ctx, o, sessionID, rows); err != nil {

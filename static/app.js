@@ -254,7 +254,7 @@
       unseen += news.length;
       setTitleCount(unseen);
       news.forEach(function (el) {
-        if (el.classList.contains("from-agent")) desktopNotify(el);
+        if (el.classList.contains("from-agent")) desktopNotify(el, text(document, "session-title"));
       });
     } else {
       markRead();
@@ -378,13 +378,21 @@
     });
   }
 
-  function desktopNotify(row) {
+  // A row holding an open question: its answer box, or its state line.
+  var OPEN_QUESTION = "[data-testid=question-box][data-state=open], [data-testid=question-state][data-state=open]";
+
+  // A question names its session and says what is asked; other notes name
+  // their sender and subject.
+  function desktopNotify(row, session) {
     if (notifyState() !== "on") return;
+    var who = text(row, "note-sender-name") + " (outside assistant)";
+    var title = who, body = text(row, "note-subject") || text(row, "note-body").slice(0, 200);
+    if (row.querySelector(OPEN_QUESTION)) {
+      title = who + " asks you in " + session;
+      body = text(row, "note-body").slice(0, 200);
+    }
     try {
-      var n = new Notification(text(row, "note-sender-name") + " (outside assistant)", {
-        body: text(row, "note-subject") || text(row, "note-body").slice(0, 200),
-        tag: "osfoundry-note-" + noteId(row),
-      });
+      var n = new Notification(title, { body: body, tag: "osfoundry-note-" + noteId(row) });
       n.onclick = function () { window.focus(); n.close(); };
     } catch (_) { /* some browsers allow notifications from service workers only */ }
   }
@@ -469,6 +477,12 @@
     if (!inboxList || e.detail.target !== inboxList) return;
     var fresh = rowsOf(inboxList).filter(function (el) { return !el.hasAttribute("data-placed"); });
     fresh.forEach(function (el) { el.setAttribute("data-placed", ""); });
+    // A question among them: the questions waiting at the top come again,
+    // and a hidden tab pops it up.
+    var asked = fresh.filter(function (el) { return el.querySelector(OPEN_QUESTION); });
+    var waiting = document.getElementById("inbox-questions");
+    if (asked.length && waiting && window.htmx) window.htmx.trigger(waiting, "questionsnew");
+    if (document.hidden) asked.forEach(function (el) { desktopNotify(el, text(el, "inbox-session")); });
     if (fresh.length) {
       var who = text(fresh[0], "note-sender-name");
       announce(fresh.length === 1 ? "New in your inbox from " + who + ": " + text(fresh[0], "note-subject")

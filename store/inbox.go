@@ -10,10 +10,6 @@ import (
 // The owner's inbox: every note of the workspace addressed to owners, newest
 // first, across sessions.
 
-// MessageQuestion is a question an agent asks the owners. The inbox keeps a
-// place for them ("questions waiting"); no tool writes one yet.
-const MessageQuestion = "question"
-
 // forOwners is the one rule of what the inbox holds, as a condition on notes
 // n: agents' notes to the whole session, replies to an owner's sender slug
 // (from agents or other owners), and questions; never analysis. It is also
@@ -29,7 +25,7 @@ const InboxPageSize = 50
 type InboxFilter struct {
 	// Unread keeps the notes the owner has not read.
 	Unread bool
-	// Questions keeps the questions waiting for an answer.
+	// Questions keeps the questions waiting for an answer (open ones).
 	Questions bool
 	// Mine keeps the replies to the owner's own sender slug.
 	Mine bool
@@ -55,10 +51,11 @@ type InboxNote struct {
 // the agent's connection, $7 Mine and $8 the owner's slug, $9 Questions.
 const inboxFilters = forOwners + ` AND n.sender_owner_id IS DISTINCT FROM $2 AND n.id < $3 AND n.id > $4
 	AND ($5::bigint = 0 OR s.project_id = $5) AND ($6::bigint = 0 OR n.sender_connection_id = $6)
-	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR n.message_type = '` + MessageQuestion + `')`
+	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR (n.message_type = '` + MessageQuestion + `'
+		AND EXISTS (SELECT 1 FROM questions wq WHERE wq.note_id = n.id AND wq.state = '` + QuestionOpen + `')))`
 
 // inboxColumns are a listed note n of session s in project p, then whether it is unread.
-const inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
+var inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
 
 // inboxAll reads the workspace's inbox newest first along notes_inbox_idx,
 // $1 the workspace, $10 the page size. The workspace is a range and the

@@ -16,6 +16,9 @@ const (
 	MessageNote     = "note"
 	MessageReply    = "reply"
 	MessageAnalysis = "analysis"
+	// MessageQuestion is a question an agent asks the owners with ask_owner
+	// (questions.go); its answer is an owner's reply to it.
+	MessageQuestion = "question"
 )
 
 // SenderKind is who wrote a note: an owner in the web app, or a connection's
@@ -23,10 +26,20 @@ const (
 // check of the schema allows.
 type SenderKind string
 
-// The two kinds of sender.
+// The kinds of sender. SenderSystem is osFoundry itself, which writes one
+// kind of note: the reply that tells an agent its question expired
+// unanswered.
 const (
-	SenderOwner SenderKind = "owner"
-	SenderAgent SenderKind = "agent"
+	SenderOwner  SenderKind = "owner"
+	SenderAgent  SenderKind = "agent"
+	SenderSystem SenderKind = "system"
+)
+
+// SystemSlug and SystemName are osFoundry's sender slug and name on the
+// notes it writes.
+const (
+	SystemSlug = "osfoundry"
+	SystemName = "osFoundry"
 )
 
 // AgentLabel is how an agent's note is labelled wherever people read it.
@@ -69,6 +82,12 @@ type Note struct {
 	Parent *NoteParent
 	// Replies counts the notes that answer it, directly or further down.
 	Replies int
+	// Question is where the note stands as a question (MessageQuestion);
+	// nil for any other note.
+	Question *Question
+	// Closes is the question this note closed, as its answer or as the
+	// notice that it expired; nil for any other note.
+	Closes *Question
 }
 
 // NoteParent is what a reply shows of the note it answers: its sender and
@@ -90,15 +109,19 @@ const noteColumns = `n.id, n.workspace_id, n.session_id, n.sender_kind, n.sender
 // Replies), for queries of notes n joined with listedJoin: the parent by the
 // session's own index, and the replies down the thread by notes_replies_idx,
 // which holds replies only.
-const listedColumns = noteColumns + `, parent.id, parent.sender_name, parent.sender_slug, parent.subject, left(parent.body, 400),
+var listedColumns = noteColumns + `, parent.id, parent.sender_name, parent.sender_slug, parent.subject, left(parent.body, 400),
 	(SELECT count(*) FROM (
 		WITH RECURSIVE down AS (
 			SELECT r.id FROM notes r WHERE r.in_reply_to = n.id
 			UNION ALL SELECT r.id FROM notes r JOIN down ON r.in_reply_to = down.id)
-		SELECT 1 FROM down) replies)::int`
+		SELECT 1 FROM down) replies)::int,
+	` + questionColumns("qn") + `, ` + questionColumns("qc")
 
-// listedJoin joins a note n with its parent for listedColumns.
-const listedJoin = `LEFT JOIN notes parent ON parent.session_id = n.session_id AND parent.id = n.in_reply_to`
+// listedJoin joins a note n with its parent for listedColumns, and with the
+// question it is (qn) or closed (qc), both by the questions' primary key.
+const listedJoin = `LEFT JOIN notes parent ON parent.session_id = n.session_id AND parent.id = n.in_reply_to
+	LEFT JOIN questions qn ON qn.note_id = n.id
+	LEFT JOIN questions qc ON qc.note_id = n.in_reply_to AND qc.closing_note_id = n.id`
 
 // FromAgent reports whether an agent wrote the note: it carries AgentLabel
 // wherever people read it, and it is the only kind an owner's reply can
@@ -129,11 +152,18 @@ func scanListedNote(row pgx.Row, extra ...any) (*Note, error) {
 	n := &Note{}
 	var parentID *int64
 	var name, slug, subject, excerpt *string
-	err := row.Scan(append(append(n.targets(), &parentID, &name, &slug, &subject, &excerpt, &n.Replies), extra...)...)
-	if err == nil && parentID != nil {
+	var asked, closed nullableQuestion
+	targets := append(n.targets(), &parentID, &name, &slug, &subject, &excerpt, &n.Replies)
+	targets = append(append(targets, asked.targets()...), closed.targets()...)
+	err := row.Scan(append(targets, extra...)...)
+	if err != nil {
+		return n, err
+	}
+	if parentID != nil {
 		n.Parent = &NoteParent{ID: *parentID, SenderName: *name, SenderSlug: *slug, Subject: *subject, Excerpt: *excerpt}
 	}
-	return n, err
+	n.Question, n.Closes = asked.question(), closed.question()
+	return n, nil
 }
 
 // collectListedNotes collects the rows of a query of listedColumns.
@@ -178,18 +208,11 @@ func writeNote(ctx context.Context, q queryRower, sql string, args ...any) (*Not
 	if err != nil {
 		return nil, nil, fmt.Errorf("write note: %w", err)
 	}
-	return out, announcements(out, deliveries), nil
-}
-
-// announcements are the notifications a note written with deliveries
-// webhook deliveries calls for: NoteTopic's, and a wake-up for the webhook
-// senders when it made any.
-func announcements(n *Note, deliveries int64) []notification {
-	announced := []notification{NoteTopic.notification(NoteNotice{SessionID: n.SessionID, NoteID: n.ID, Sent: time.Now()})}
+	announced := []notification{NoteTopic.notification(NoteNotice{SessionID: out.SessionID, NoteID: out.ID, Sent: time.Now()})}
 	if deliveries > 0 {
 		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
-	return announced
+	return out, announced, nil
 }
 
 // queryRower is what writeNote needs of a pool or a transaction.
@@ -215,12 +238,18 @@ type queryRower interface {
 //     they get none);
 //   - outbox: a delivery per enabled endpoint of the project that the note
 //     fires (agents' notes fire every endpoint, owners' notes those set to
-//     all notes, analysis notes none).
+//     all notes, analysis notes none, questions none: their timer queues
+//     their own event when the owners are to be reached off the page);
+//   - extra: more CTEs that write what the note brings with it (a
+//     question's row), which may read note and locked.
 //
-// It answers what final selects of the note (note) and its deliveries
-// (outbox); writtenNote answers the note and its count of deliveries, no
-// row meaning nothing was written.
-func noteWriteSQL(src, conflict, final string) string {
+// It answers the note and its count of deliveries; no row means nothing was
+// written.
+func noteWriteSQL(src, conflict string, extra ...string) string {
+	more := ""
+	for _, e := range extra {
+		more += ", " + e
+	}
 	return `
 	WITH ` + src + `, locked AS (
 		SELECT s.id, s.project_id FROM sessions s JOIN src ON s.id = src.session_id FOR NO KEY UPDATE OF s
@@ -245,15 +274,12 @@ func noteWriteSQL(src, conflict, final string) string {
 	), outbox AS (
 		INSERT INTO webhook_deliveries (endpoint_id, note_id)
 		SELECT e.id, note.id FROM note, locked, webhook_endpoints e
-		WHERE e.project_id = locked.project_id AND note.message_type <> 'analysis'
+		WHERE e.project_id = locked.project_id AND note.message_type NOT IN ('analysis', 'question')
 			AND e.enabled AND (note.sender_kind = 'agent' OR e.fires = 'all')
 		RETURNING id
-	)
-	` + final
+	)` + more + `
+	SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
 }
-
-// writtenNote is the final of noteWriteSQL that answers the note written.
-const writtenNote = `SELECT n.*, (SELECT count(*) FROM outbox) FROM note n`
 
 // onKeyConflict ends the INSERT of a note with an idempotency key.
 const onKeyConflict = `ON CONFLICT (sender_connection_id, idempotency_key) DO NOTHING`
@@ -266,8 +292,8 @@ const noteValues = `src AS (
 			$13::bigint AS in_reply_to)`
 
 var (
-	insertNoteOnce       = noteWriteSQL(noteValues, "", writtenNote)
-	insertNoteIdempotent = noteWriteSQL(noteValues, onKeyConflict, writtenNote)
+	insertNoteOnce       = noteWriteSQL(noteValues, "")
+	insertNoteIdempotent = noteWriteSQL(noteValues, onKeyConflict)
 )
 
 // agentNoteTarget is what an agent's note needs of the database, $1 the
@@ -296,11 +322,9 @@ var agentNoteTarget = `
 // agentNoteSQL writes an agent's note in one statement when agentNoteTarget
 // allows it (the rule: invited, a claimed profile, a known recipient that is
 // not the caller, a readable note answered), $8 to $11 its type, subject,
-// body and idempotency key. It answers, in one row, the note written (NULLs
-// when none), its deliveries, what agentNoteTarget found (which says why
-// a note was refused), and, when none was written, the note the
-// connection's idempotency key already has (NULLs when none is visible
-// yet); no row means no such session.
+// body and idempotency key.
+// No row: refused or a duplicate key; PostAgentNote asks agentNoteTarget
+// which.
 var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
@@ -309,11 +333,7 @@ var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
 		FROM target t
 		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, `
-	SELECT w.*, (SELECT count(*) FROM outbox), t.id, t.role, t.display_name, t.sender_slug, t.known, t.parent_known, f.*
-	FROM target t LEFT JOIN note w ON true
-	LEFT JOIN LATERAL (SELECT `+noteColumns+` FROM notes n
-		WHERE w.id IS NULL AND n.sender_connection_id = $2 AND n.idempotency_key = $11) f ON true`)
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict)
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
 // idempotency key) already has a note; nothing was written.
@@ -337,11 +357,18 @@ type AgentNote struct {
 	Subject        string
 	Body           string
 	IdempotencyKey string
+	// Question makes the note a question to the session's owners
+	// (MessageQuestion, ask_owner): Body is the question, Subject empty.
+	Question *QuestionAsk
 }
 
-// messageType is MessageReply for a note to one sender, else MessageNote.
+// messageType is MessageQuestion for a question, MessageReply for a note to
+// one sender, else MessageNote.
 func (a AgentNote) messageType() string {
-	if a.To != "" {
+	switch {
+	case a.Question != nil:
+		return MessageQuestion
+	case a.To != "":
 		return MessageReply
 	}
 	return MessageNote
@@ -353,6 +380,11 @@ var ErrBlankNote = &FieldError{"body", "write a message: the subject and the bod
 
 // Validate checks the lengths of an agent note, and that it says something.
 func (a AgentNote) Validate() error {
+	if a.Question != nil {
+		if err := a.Question.validate(a.Body); err != nil {
+			return err
+		}
+	}
 	switch {
 	case strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.Body) == "":
 		return ErrBlankNote
@@ -370,6 +402,14 @@ func (a AgentNote) Validate() error {
 // session, recipient, subject or body (or by the other of the two posting
 // tools); nothing was written.
 var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different note; send the same session, recipient, subject and body to retry, or use a new key for a new note"}
+
+// keyReused is ErrKeyReused, or ErrQuestionKeyReused for a question.
+func (a AgentNote) keyReused() error {
+	if a.Question != nil {
+		return ErrQuestionKeyReused
+	}
+	return ErrKeyReused
+}
 
 // ErrNoSuchSender means a reply's recipient is neither an owner of the
 // workspace nor a live connection invited to the session.
@@ -403,23 +443,35 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	ownerID, _ := ParseOwnerSlug(in.To)
 	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID, in.InReplyTo,
 		in.messageType(), in.Subject, in.Body, in.IdempotencyKey}
-	// Twice at most: a key whose first note committed while this statement
-	// ran is found by the next, which sees it.
+	sql := agentNoteSQL
+	if in.Question != nil {
+		sql = agentQuestionSQL
+		args = append(args, in.Question.Options, in.Question.Urgency, s.questionMinute.Seconds())
+	}
+	// Twice at most: a note refused for a reason that was gone by the time
+	// the reason was looked for (an invitation added in between) is written
+	// on the second pass.
 	for range 2 {
-		var written, first nullableNote
-		var deliveries, sessionID int64
+		note, announced, err := writeNote(ctx, s.pool, sql, args...)
+		if err == nil {
+			if in.Question != nil {
+				announced = append(announced, TimerTopic.notification(struct{}{}))
+			}
+			s.notifyAfterCommit(announced...)
+			return note, false, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, false, wrap("post note", err)
+		}
+		// Nothing written: refused, or the key was used before (possibly by
+		// a retry committed a moment ago; the insert waited for it).
+		var workspaceID, sessionID int64
 		var role, name, slug *string
 		var known, parentKnown bool
-		err := s.pool.QueryRow(ctx, agentNoteSQL, args...).Scan(append(append(written.targets(), &deliveries,
-			&sessionID, &role, &name, &slug, &known, &parentKnown), first.targets()...)...)
+		err = s.pool.QueryRow(ctx, agentNoteTarget, args[:7]...).Scan(&workspaceID, &sessionID, &role, &name, &slug, &known, &parentKnown)
 		switch {
 		case err != nil:
 			return nil, false, wrap("post note", err)
-		case written.ID != nil:
-			n := written.note()
-			s.notifyAfterCommit(announcements(&n, deliveries)...)
-			return &n, false, nil
-		// Nothing written: refused, or the key was used before.
 		case name == nil || slug == nil: // claiming first is the fix, also when not invited
 			return nil, false, wrap("post note", ErrNoProfile)
 		case role == nil:
@@ -430,15 +482,29 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			return nil, false, wrap("post note", ErrNoSuchSender)
 		case !parentKnown:
 			return nil, false, wrap("post note", ErrNoSuchParent)
-		case first.ID == nil:
+		}
+		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
+			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
+		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
-		f := first.note()
-		if f.SessionID != sessionID || f.MessageType != in.messageType() || !sameRecipient(f.RecipientSlug, in.To) ||
-			f.Subject != in.Subject || f.Body != in.Body || derefOr(f.InReplyTo, 0) != in.InReplyTo {
-			return nil, false, ErrKeyReused
+		if err != nil {
+			return nil, false, wrap("post note: load first note", err)
 		}
-		return &f, true, nil
+		if first.SessionID != sessionID || first.MessageType != in.messageType() || !sameRecipient(first.RecipientSlug, in.To) ||
+			first.Subject != in.Subject || first.Body != in.Body || derefOr(first.InReplyTo, 0) != in.InReplyTo {
+			return nil, false, in.keyReused()
+		}
+		if in.Question != nil {
+			same, err := s.sameQuestion(ctx, first.ID, in.Question)
+			if err != nil {
+				return nil, false, wrap("post note: load first question", err)
+			}
+			if !same {
+				return nil, false, ErrQuestionKeyReused
+			}
+		}
+		return first, true, nil
 	}
 	return nil, false, wrap("post note", ErrNotFound)
 }

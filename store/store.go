@@ -49,7 +49,18 @@ type Store struct {
 	notifications notifyQueue
 	// hashes bounds the password hashes running at once.
 	hashes *HashGate
+	// links caches the key that signs answer links.
+	links linkKey
+	// questionMinute is how long a minute of the question delays lasts
+	// (an hour of the expiry is 60 of them): time.Minute, shorter in tests.
+	questionMinute time.Duration
 }
+
+// SetQuestionMinute makes the minutes of the question delays (and the
+// hours of their expiry, 60 each) last d instead, for the questions asked
+// from then on. For tests of the whole server, which cannot wait minutes;
+// call it before the store is used.
+func (s *Store) SetQuestionMinute(d time.Duration) { s.questionMinute = d }
 
 // Open connects to the database at dsn. The caller runs Migrate before use.
 func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Store, error) {
@@ -91,7 +102,7 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: db{pool}, statements: counter, hashes: newHashGate()}, nil
+	return &Store{pool: db{pool}, statements: counter, hashes: newHashGate(), questionMinute: time.Minute}, nil
 }
 
 // Close sends the notifications still queued (see notifyAfterCommit), then releases

@@ -32,6 +32,16 @@ const (
 	// WebhooksChannel wakes the webhook senders when deliveries are queued;
 	// the payload is empty.
 	WebhooksChannel = "osfoundry_webhooks"
+	// QuestionsChannel says a question closed, answered or expired:
+	// "<session id>:<question id>", which waiting ask_owner calls hear.
+	QuestionsChannel = "osfoundry_questions"
+	// TimersChannel wakes the question timers of every replica when a
+	// question was asked (its notice may be due at once); the payload is
+	// empty.
+	TimersChannel = "osfoundry_timers"
+	// MailChannel wakes the mail senders when messages are queued; the
+	// payload is empty.
+	MailChannel = "osfoundry_mail"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -84,8 +94,20 @@ var (
 	// WebhookTopic: empty; the statements that queue a delivery send it
 	// (SetWebhookEndpointEnabled, QueueWebhookTest) or the note's writer
 	// does, after its commit. Any payload wakes the senders.
-	WebhookTopic = Topic[struct{}]{WebhooksChannel, func(struct{}) string { return "" }, func(string) (struct{}, bool) { return struct{}{}, true }}
+	WebhookTopic = Topic[struct{}]{WebhooksChannel, encodeEmpty, decodeEmpty}
+	// QuestionTopic: "<session id>:<question id>", sent after the answer
+	// or the expiry committed.
+	QuestionTopic = Topic[NoteRef]{QuestionsChannel, encodeNoteRef, decodeNoteRef}
+	// TimerTopic: empty; sent after a question was asked. Any payload wakes
+	// the timers.
+	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
+	// MailTopic: empty; sent after messages were queued.
+	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
 )
+
+func encodeEmpty(struct{}) string { return "" }
+
+func decodeEmpty(string) (struct{}, bool) { return struct{}{}, true }
 
 func encodeID(id int64) string { return strconv.FormatInt(id, 10) }
 

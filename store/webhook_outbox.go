@@ -32,6 +32,11 @@ type DueWebhook struct {
 	Session     *Session
 	ProjectID   int64
 	ProjectName string
+	// Event is "note" (a note, or a test without one), "question" (a
+	// question's notice) or "reminder" (its reminder); Question is then the
+	// question (Note is its note).
+	Event    string
+	Question *Question
 }
 
 // ClaimWebhookDeliveries claims up to limit due deliveries for a sender, for
@@ -55,7 +60,7 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 				SELECT endpoint_id, id FROM webhook_deliveries
 				WHERE state = 'pending' AND endpoint_id > h.endpoint_id ORDER BY endpoint_id, id LIMIT 1) nxt
 		), due AS (
-			SELECT d.id, d.endpoint_id, d.note_id
+			SELECT d.id, d.endpoint_id, d.note_id, d.event
 			FROM heads h
 			JOIN webhook_deliveries d ON d.id = h.id
 			JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
@@ -72,9 +77,10 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 		JOIN projects p ON p.id = e.project_id
 		LEFT JOIN notes n ON n.id = due.note_id
 		LEFT JOIN sessions ss ON ss.id = n.session_id
+		LEFT JOIN questions q ON q.note_id = due.note_id AND due.event <> 'note'
 		WHERE d.id = due.id
 		RETURNING d.id, d.attempts, d.created_at, now(), d.endpoint_id, e.url, e.kind, e.secret, e.project_id, p.name,
-			ss.session_type, ss.public_id, ss.title, `+noteColumns,
+			ss.session_type, ss.public_id, ss.title, d.event, `+noteColumns+`, `+questionColumns("q"),
 		limit, lease.Milliseconds(), except)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim webhooks: %w", err)
@@ -83,10 +89,14 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 		var d DueWebhook
 		var sessionType, publicID, title *string
 		var n nullableNote
-		err := r.Scan(append([]any{&d.ID, &d.Attempt, &d.CreatedAt, &d.Now, &d.EndpointID, &d.URL, &d.Kind, &d.Secret,
-			&d.ProjectID, &d.ProjectName, &sessionType, &publicID, &title}, n.targets()...)...)
+		var q nullableQuestion
+		err := r.Scan(append(append([]any{&d.ID, &d.Attempt, &d.CreatedAt, &d.Now, &d.EndpointID, &d.URL, &d.Kind, &d.Secret,
+			&d.ProjectID, &d.ProjectName, &sessionType, &publicID, &title, &d.Event}, n.targets()...), q.targets()...)...)
 		if err != nil {
 			return d, err
+		}
+		if d.Question = q.question(); d.Question != nil && n.Body != nil {
+			d.Question.Text = *n.Body
 		}
 		if n.ID != nil && sessionType != nil {
 			note := n.note()

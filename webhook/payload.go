@@ -15,6 +15,10 @@ import (
 const (
 	EventNotePosted = "note.posted"
 	EventTest       = "webhook.test"
+	// EventQuestionAsked is a question nobody answered within its delay;
+	// EventQuestionReminder is its one reminder.
+	EventQuestionAsked    = "question.asked"
+	EventQuestionReminder = "question.reminder"
 )
 
 // Event is the JSON body of a delivery to a json endpoint.
@@ -26,8 +30,22 @@ type Event struct {
 	Session   *EventSession `json:"session,omitempty"`
 	Project   EventProject  `json:"project"`
 	Links     EventLinks    `json:"links"`
+	// Question is the question of a question event (Note is its note).
+	Question *EventQuestion `json:"question,omitempty"`
 	// Message explains a test delivery.
 	Message string `json:"message,omitempty"`
+}
+
+// EventQuestion is what a question event says of the question: what is
+// asked, the answers offered (none: a free-text answer), how urgent it is,
+// and when it expires with no decision.
+type EventQuestion struct {
+	ID        int64     `json:"id"`
+	Question  string    `json:"question"`
+	Options   []string  `json:"options"`
+	Urgency   string    `json:"urgency"`
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // EventNote is the note of a note.posted event.
@@ -70,8 +88,10 @@ type EventProject struct {
 // EventLinks are web app pages about the event.
 type EventLinks struct {
 	Session string `json:"session,omitempty"`
-	Project string `json:"project"`
-	Webhook string `json:"webhook,omitempty"`
+	// Question is the question in its session, where it is answered.
+	Question string `json:"question,omitempty"`
+	Project  string `json:"project"`
+	Webhook  string `json:"webhook,omitempty"`
 }
 
 // testMessage is the text of a test delivery.
@@ -98,6 +118,14 @@ func event(d *store.DueWebhook, baseURL string) Event {
 	}
 	ev.Session = &EventSession{ID: d.Session.ID, SessionType: d.Session.Type, SessionID: d.Session.PublicID, Title: d.Session.Title}
 	ev.Links.Session = fmt.Sprintf("%s/sessions/%d", baseURL, d.Session.ID)
+	if q := d.Question; q != nil {
+		ev.Type, ev.Timestamp = EventQuestionAsked, d.CreatedAt.UTC()
+		if d.Event == "reminder" {
+			ev.Type = EventQuestionReminder
+		}
+		ev.Question = &EventQuestion{ID: q.ID, Question: q.Text, Options: q.Options, Urgency: q.Urgency, Status: q.State, ExpiresAt: q.ExpiresAt.UTC()}
+		ev.Links.Question = fmt.Sprintf("%s/sessions/%d?note=%d#note-%d", baseURL, d.Session.ID, q.ID, q.ID)
+	}
 	return ev
 }
 
@@ -111,6 +139,9 @@ const slackPreview = 1000
 func slackText(ev Event) string {
 	if ev.Note == nil {
 		return fmt.Sprintf("*osFoundry test* for %s: this endpoint is set up.\n%s", slackEscape(ev.Project.Name), ev.Links.Webhook)
+	}
+	if ev.Question != nil {
+		return slackQuestion(ev)
 	}
 	n := ev.Note
 	subject := n.Subject
@@ -134,6 +165,37 @@ func slackText(ev Event) string {
 		b.WriteString(slackEscape(body) + "\n")
 	}
 	b.WriteString("Open the session: " + ev.Links.Session)
+	return b.String()
+}
+
+// slackQuestion is the Slack-compatible text of a question event: who asks
+// where, the question, its options, and a link to answer it.
+func slackQuestion(ev Event) string {
+	q := ev.Question
+	head := "*Question waiting for an answer*"
+	switch {
+	case ev.Type == EventQuestionReminder:
+		head = "*Reminder: a question is still waiting for an answer*"
+	case q.Urgency == store.UrgencyBlocking:
+		head = "*Blocking question: the agent waits for your decision*"
+	}
+	text := q.Question
+	if r := []rune(text); len(r) > slackPreview {
+		text = string(r[:slackPreview]) + "…"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n%s (%s) asks in %s · %s:\n%s\n", head, slackEscape(ev.Note.Sender.Name), store.AgentLabel,
+		slackEscape(ev.Session.Title), slackEscape(ev.Project.Name), slackEscape(text))
+	if len(q.Options) > 0 {
+		b.WriteString("Options:\n")
+		for i, o := range q.Options {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, slackEscape(o))
+		}
+	} else {
+		b.WriteString("Answer in your own words.\n")
+	}
+	fmt.Fprintf(&b, "Expires with no decision at %s.\n", q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
+	b.WriteString("Answer it: " + ev.Links.Question)
 	return b.String()
 }
 

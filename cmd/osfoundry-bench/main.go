@@ -51,6 +51,7 @@ type options struct {
 	streamNotes int
 	searchNotes int
 	scale       []int
+	questions   int
 }
 
 func main() {
@@ -81,6 +82,7 @@ func run() error {
 		"workspaces of their own, the \"scale\" section (empty: none)")
 	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip on this address and nothing else (the bench starts itself so)")
 	flag.IntVar(&serveBytes, "serve-http-bytes", defaultResultBytes, "the size of the physical HTTP round trip's result")
+	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
 	flag.Parse()
 	if serveAddr != "" {
 		return serveHTTP(serveAddr, serveBytes)
@@ -247,6 +249,14 @@ func run() error {
 			return fmt.Errorf("scale: %w", err)
 		}
 		report.Scale, report.ScaleDatabase = sc.rows, sc.database
+	}
+	if o.questions > 0 && (o.only == "" || strings.Contains(answerScenario, o.only)) {
+		fmt.Fprintf(os.Stderr, "answering %d questions while their agent waits …\n", o.questions)
+		ar, err := fx.runAnswers(ctx, o.questions)
+		if err != nil {
+			return fmt.Errorf("%s: %w", answerScenario, err)
+		}
+		report.Answers = ar
 	}
 	report.LoadAverageEnd = loadAverage()
 	report.print(os.Stdout)

@@ -63,6 +63,8 @@ type report struct {
 	// ScaleDatabase the database at each (scale.go).
 	Scale         []scaleRow      `json:"scale,omitempty"`
 	ScaleDatabase []scaleDatabase `json:"scale_database,omitempty"`
+	// Answers is the answer scenario (questions.go).
+	Answers *answerResult `json:"answer_to_waiting_ask_owner,omitempty"`
 }
 
 // finish computes each scenario's ratio to its physical limit.
@@ -137,6 +139,13 @@ func (r *report) print(w io.Writer) {
 			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
 	r.printScale(w)
+	if a := r.Answers; a != nil {
+		fmt.Fprintf(w, "\n%s: %d questions, each answered while its call waited: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d failed\n",
+			answerScenario, a.Questions, a.P50ms, a.P99ms, a.Maxms, a.Failed)
+		if a.FirstError != "" {
+			fmt.Fprintf(w, "  first error: %s\n", a.FirstError)
+		}
+	}
 	for _, x := range r.Results {
 		if x.FirstError != "" {
 			fmt.Fprintf(w, "first error of %s at %d: %s\n", x.Scenario, x.Concurrency, x.FirstError)

@@ -355,3 +355,59 @@ func TestAgentHookFencesMailAsUntrusted(t *testing.T) {
 		t.Errorf("the context does not say what the fences hold:\n%s", text)
 	}
 }
+
+// TestAgentHookBringsTheAnswerToAQuestion: answered after ask_owner gave
+// back open, the next hook's context says "Your question … was answered by
+// …: …"; a question that expires comes back as no decision, never as an
+// answer.
+func TestAgentHookBringsTheAnswerToAQuestion(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	s.connectAgent(t, m, "widgets-bot")
+	ctx := context.Background()
+	ask := func(key, question string) int64 {
+		r := m.agentCall(s.URL, "ask_owner", map[string]any{"session_type": s.w.session.Type, "session_id": s.w.session.PublicID,
+			"question": question, "options": []string{"Half even", "Half up"}, "idempotency_key": key})
+		if r.data["status"] != "open" {
+			t.Fatalf("ask_owner: %v", r.data)
+		}
+		return int64(r.data["question_id"].(float64))
+	}
+
+	q := ask("q-1", "Which rounding for totals?")
+	if _, err := s.w.st.AnswerQuestion(ctx, store.Answer{WorkspaceID: s.w.owner.WorkspaceID, OwnerID: s.w.owner.ID, QuestionID: q, Option: new(0)}); err != nil {
+		t.Fatal(err)
+	}
+	m.resetThrottle()
+	text := hookAnswer(t, "UserPromptSubmit", m.hookEvent(s.URL, "UserPromptSubmit", nil))
+	want := fmt.Sprintf("Your question %q was answered by %s: Half even", "Which rounding for totals?", s.w.owner.DisplayName)
+	if !strings.Contains(text, want) || !strings.Contains(text, fmt.Sprintf("answer to your question %d", q)) {
+		t.Errorf("context lacks %q:\n%s", want, text)
+	}
+
+	q2 := ask("q-2", "Ship on Friday?")
+	s.expireQuestion(t, q2)
+	m.resetThrottle()
+	text = hookAnswer(t, "PostToolUse", m.hookEvent(s.URL, "PostToolUse", nil))
+	if !strings.Contains(text, fmt.Sprintf("Your question %q expired unanswered: no decision.", "Ship on Friday?")) || strings.Contains(text, "was answered") {
+		t.Errorf("context of the expired question:\n%s", text)
+	}
+}
+
+// expireQuestion makes question id's expiry due now and waits until it has
+// fired (here, or by the server's own timer runner).
+func (s *agentServer) expireQuestion(t *testing.T, id int64) {
+	t.Helper()
+	if countRows(t, s.dsn, `WITH u AS (UPDATE questions SET timer = 'expiry', due_at = now() WHERE note_id = $1 RETURNING 1) SELECT count(*) FROM u`, id) != 1 {
+		t.Fatalf("no question %d", id)
+	}
+	if _, err := s.w.st.FireQuestionTimers(context.Background(), 10, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool {
+		return countRows(t, s.dsn, `SELECT count(*) FROM questions WHERE note_id = $1 AND state = 'expired'`, id) == 1
+	}) {
+		t.Fatalf("question %d did not expire", id)
+	}
+}

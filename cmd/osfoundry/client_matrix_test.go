@@ -101,7 +101,7 @@ func TestGoSDKClientMatrix(t *testing.T) {
 
 	m := &matrixLine{t: t, label: "go-sdk " + moduleVersion("github.com/modelcontextprotocol/go-sdk")}
 	exercised := []string{"list_sessions", "claim_connected_profile", "set_status", "list_agents",
-		"read_session_state", "post_session_note", "read_session_mail", "reply_to_sender", "poll_resource_events"}
+		"read_session_state", "post_session_note", "read_session_mail", "reply_to_sender", "poll_resource_events", "ask_owner"}
 	const handle = "matrix-go-sdk"
 	var listed []string
 
@@ -223,6 +223,14 @@ func TestGoSDKClientMatrix(t *testing.T) {
 		}
 		if list, _ := events["events"].([]any); len(list) == 0 {
 			return "", fmt.Errorf("poll_resource_events answered %v", events)
+		}
+		asked, err := call("ask_owner", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+			"question": "Which client is this (" + m.label + ")?", "options": []string{"This one", "Another"}, "idempotency_key": "matrix-ask-" + handle})
+		if err != nil {
+			return "", err
+		}
+		if asked["status"] != "open" || asked["question_id"] == nil {
+			return "", fmt.Errorf("ask_owner answered %v", asked)
 		}
 		return fmt.Sprintf("%d/%d", len(exercised), len(listed)), nil
 	})

@@ -52,6 +52,10 @@ type testConfig struct {
 	// (webhooks.FastOptions), so that tests need not wait for production
 	// backoffs and leases. For tests only.
 	fastWebhooks bool
+	// questionMinute, when not 0, is how long a minute of the question
+	// delays lasts (store.SetQuestionMinute), so that tests see a notice
+	// after its delay without waiting minutes. For tests only.
+	questionMinute time.Duration
 }
 
 // hiddenFlags are registered but not listed by --help.

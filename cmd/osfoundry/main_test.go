@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -19,8 +20,12 @@ import (
 const testServerArg = "osfoundry-test-server"
 
 // testServerConfig is the configuration for tests only that a test server
-// runs with: the webhook sender's waits shortened.
-func testServerConfig(c *config) { c.test.fastWebhooks = true }
+// runs with: the webhook sender's waits shortened, and a minute of the
+// question delays lasting a second.
+func testServerConfig(c *config) {
+	c.test.fastWebhooks = true
+	c.test.questionMinute = time.Second
+}
 
 // TestMain runs the tests, then stops the private cluster and removes the
 // binary they built; or it is the server started by startTestReplica.

@@ -15,6 +15,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/metrics"
+	"github.com/osfoundry/osfoundry/timers"
 	"github.com/osfoundry/osfoundry/webhook"
 )
 
@@ -86,6 +87,16 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	defer listenerRun.stop()
 	senderRun := startBackground(ctx, sender.Run)
 	defer senderRun.stop()
+	// The question timers (notice, reminder, expiry) run on every replica;
+	// each due timer is claimed by one. No email composer: email is off.
+	if cfg.test.questionMinute > 0 {
+		log.Warn("question test timing in use: a minute of the question delays lasts", "minute", cfg.test.questionMinute)
+		st.SetQuestionMinute(cfg.test.questionMinute)
+	}
+	questionTimers := timers.New(timers.Options{Store: st, Logger: log})
+	questionTimers.WakeOn(listener)
+	timersRun := startBackground(ctx, questionTimers.Run)
+	defer timersRun.stop()
 	h := handlers.New(handlers.Deps{
 		Store:    st,
 		Listener: listener,
@@ -133,6 +144,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	// drain waits for requests only. Browsers reconnect and replay.
 	h.CloseStreams()
 	senderRun.cancel()
+	timersRun.cancel()
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdown)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

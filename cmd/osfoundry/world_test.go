@@ -84,12 +84,17 @@ var rpcSeq atomic.Int64
 
 // callTool posts one JSON-RPC tools/call with a short timeout.
 func callTool(base, token, name string, args any) (*toolReply, error) {
+	return callToolWithin(base, token, name, args, 10*time.Second)
+}
+
+// callToolWithin is callTool with the client's timeout given.
+func callToolWithin(base, token, name string, args any, timeout time.Duration) (*toolReply, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": rpcSeq.Add(1), "method": "tools/call", "params": map[string]any{"name": name, "arguments": args}})
 	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
-	c := &http.Client{Timeout: 10 * time.Second}
+	c := &http.Client{Timeout: timeout}
 	res, err := c.Do(req)
 	if err != nil {
 		return nil, err

@@ -187,7 +187,7 @@ func TestAnonymousMethods(t *testing.T) {
 	// The go-sdk client (newest protocol, server/discover) lists tools anonymously.
 	cs := connectClient(t, e.mcpURL(), http.DefaultTransport)
 	res, err := cs.ListTools(e.ctx, nil)
-	if err != nil || len(res.Tools) != 9 {
+	if err != nil || len(res.Tools) != 10 {
 		t.Fatalf("anonymous ListTools: %v %d", err, len(res.Tools))
 	}
 }

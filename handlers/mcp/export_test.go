@@ -3,7 +3,11 @@ package mcp
 import (
 	"net/http"
 	"sync/atomic"
+	"time"
 )
+
+// SetProgressEvery makes h's waiting calls look and report progress every d.
+func SetProgressEvery(h *Handler, d time.Duration) { h.progressEvery = d }
 
 // SDKOnly makes h hand every request to the SDK, as before it answered any
 // itself: the reference of the differential test.

@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -31,7 +33,9 @@ import (
 //
 // and answer ends it: a plain tools/list, ping or initialize with the SDK's
 // answer built at start (built_answers.go), a plain tools/call directly
-// (plain_call.go), anything else by the SDK.
+// (plain_call.go), anything else by the SDK. A call that may wait (ask_owner
+// with wait_seconds) gets a write deadline that outlasts its wait, and, when
+// it asked for progress notifications, an event stream that carries them.
 
 // maxBodyBytes caps a request body, in the front and in the SDK's handler.
 const maxBodyBytes = 1 << 20
@@ -71,6 +75,23 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if ti == nil {
 		h.sdk.ServeHTTP(w, r)
 		return
+	}
+	if wait, progress := waitOf(r); wait > 0 {
+		// The HTTP server's write timeout is shorter than a wait may be.
+		if err := http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + waitMargin)); err != nil {
+			h.log.Warn("mcp: cannot extend the write deadline of a waiting call; the server's write timeout may cut it", "err", err)
+		}
+		if progress {
+			if check := deferredFrom(r.Context()); check != nil {
+				// Its token is checked before the SDK streams the call.
+				if _, err := check.Result(r.Context()); err != nil {
+					h.answerRefused(w, r, err)
+					return
+				}
+			}
+			h.streamed.ServeHTTP(w, r)
+			return
+		}
 	}
 	if pc, ok := h.plainCallOf(r, ti); ok {
 		h.answerPlainCall(w, r, ti, pc)
@@ -166,4 +187,29 @@ func limitBody(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// waitMargin is how much longer than its wait a waiting call may take to
+// write its answer.
+const waitMargin = 30 * time.Second
+
+// waitOf returns how long a request may wait: a lone tools/call of
+// ask_owner with wait_seconds (bounded by MaxWaitSeconds), 0 for any other;
+// and whether it asked for progress notifications (a progress token).
+func waitOf(r *http.Request) (time.Duration, bool) {
+	req := requestFrom(r.Context())
+	if req == nil || req.batch || len(req.messages) != 1 {
+		return 0, false
+	}
+	m := &req.messages[0]
+	if m.Method != "tools/call" || m.Params.Name != "ask_owner" {
+		return 0, false
+	}
+	var args struct {
+		WaitSeconds int `json:"wait_seconds"`
+	}
+	if json.Unmarshal(m.Params.Arguments, &args) != nil || args.WaitSeconds <= 0 {
+		return 0, false
+	}
+	return time.Duration(min(args.WaitSeconds, MaxWaitSeconds)) * time.Second, m.Params.Meta["progressToken"] != nil
 }

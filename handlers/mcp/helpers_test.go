@@ -35,12 +35,46 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvOn(t, nil)
+}
+
+// newListeningEnv is newEnv whose handler hears the database's
+// notifications through a running listener, as a served replica does.
+func newListeningEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvOn(t, func(st *store.Store) *store.Listener { return runListener(t, st) })
+}
+
+// runListener runs a listener on st until the test ends, once connected.
+func runListener(t testing.TB, st *store.Store) *store.Listener {
+	t.Helper()
+	l := st.NewListener(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); l.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-l.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("listener never connected")
+	}
+	return l
+}
+
+// newEnvOn builds the env; listen, when not nil, gives the handler its
+// listener.
+func newEnvOn(t testing.TB, listen func(*store.Store) *store.Listener) *env {
+	t.Helper()
 	e := &env{t: t, ctx: context.Background(), st: storetest.New(t), m: metrics.New()}
 	mux := http.NewServeMux()
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	e.base = e.srv.URL
-	e.h = mcp.New(mcp.Options{Store: e.st, BaseURL: e.base, Metrics: e.m})
+	var l *store.Listener
+	if listen != nil {
+		l = listen(e.st)
+	}
+	e.h = mcp.New(mcp.Options{Store: e.st, BaseURL: e.base, Metrics: e.m, Listener: l})
 	mux.Handle("/mcp", e.h)
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", e.h.ProtectedResourceMetadata())
 	mux.Handle("/.well-known/oauth-protected-resource", e.h.ProtectedResourceMetadata())
@@ -54,16 +88,29 @@ func (e *env) mcpURL() string { return e.base + "/mcp" }
 // accepts the tokens of e.
 func (e *env) replica(t testing.TB) *httptest.Server {
 	t.Helper()
+	srv, _ := e.replicaOn(t, false)
+	return srv
+}
+
+// replicaOn is replica, with a listener of its own when listening; it
+// returns the replica's handler too.
+func (e *env) replicaOn(t testing.TB, listening bool) (*httptest.Server, *mcp.Handler) {
+	t.Helper()
 	st, err := store.Open(e.ctx, e.sql().DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	var l *store.Listener
+	if listening {
+		l = runListener(t, st)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.New(mcp.Options{Store: st, BaseURL: e.base}))
+	h := mcp.New(mcp.Options{Store: st, BaseURL: e.base, Listener: l})
+	mux.Handle("/mcp", h)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, h
 }
 
 // workspace creates a workspace with one owner (rows written directly: the

@@ -42,6 +42,25 @@ type noteOut struct {
 	// owner's note to the whole session): what the unread hint counts. The
 	// others (its own, other agents' notes to all) leave it out.
 	ForYou bool `json:"for_you,omitempty"`
+
+	// A question (message_type "question") carries its options and where
+	// it stands: status open, answered (with answer, answered_by and
+	// answered_at) or expired.
+	Options    []string   `json:"options,omitempty"`
+	Status     string     `json:"status,omitempty"`
+	Answer     string     `json:"answer,omitempty"`
+	AnsweredBy string     `json:"answered_by,omitempty"`
+	AnsweredAt *time.Time `json:"answered_at,omitempty"`
+	// Answers is the question a note closed: an owner's answer, or
+	// osFoundry's notice that nobody answered (status expired).
+	Answers *answersOut `json:"answers,omitempty"`
+}
+
+// answersOut names the question a note closed.
+type answersOut struct {
+	QuestionID int64  `json:"question_id"`
+	Question   string `json:"question"`
+	Status     string `json:"status"`
 }
 
 type mailOut struct {
@@ -76,17 +95,57 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 		next := notes[len(notes)-1].ID
 		out.NextBeforeID = &next
 	}
+	questions, err := h.questionsOf(ctx, c.WorkspaceID, notes)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range notes {
-		out.Notes = append(out.Notes, toNoteOut(n))
+		out.Notes = append(out.Notes, toNoteOut(n, questions))
 	}
 	return out, nil
 }
 
-func toNoteOut(n store.AgentMailNote) noteOut {
-	kind := string(store.SenderOwner)
-	if n.FromAgent() {
-		kind = store.AgentLabel
+// questionsOf loads the questions a page of mail holds or may close, in one
+// statement, only when it holds a question or a reply to the caller from an
+// owner or osFoundry (what closes a question): other pages cost nothing more.
+func (h *Handler) questionsOf(ctx context.Context, workspaceID int64, notes []store.AgentMailNote) (map[int64]*store.Question, error) {
+	var ids []int64
+	for _, n := range notes {
+		switch {
+		case n.MessageType == store.MessageQuestion:
+			ids = append(ids, n.ID)
+		case n.InReplyTo != nil && n.Addressed && !n.FromAgent():
+			ids = append(ids, *n.InReplyTo)
+		}
 	}
-	return noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: kind, To: n.RecipientSlug,
+	return h.store.QuestionsOf(ctx, workspaceID, ids)
+}
+
+// senderKind is a note's from_kind: "owner", store.AgentLabel, or
+// "osfoundry" for osFoundry's own notes.
+func senderKind(n *store.Note) string {
+	switch n.SenderKind {
+	case store.SenderAgent:
+		return store.AgentLabel
+	case store.SenderSystem:
+		return store.SystemSlug
+	}
+	return string(store.SenderOwner)
+}
+
+func toNoteOut(n store.AgentMailNote, questions map[int64]*store.Question) noteOut {
+	out := noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: senderKind(&n.Note), To: n.RecipientSlug,
 		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, InReplyTo: n.InReplyTo, ForYou: n.Addressed}
+	if q := questions[n.ID]; q != nil && n.MessageType == store.MessageQuestion {
+		out.Options, out.Status = q.Options, q.State
+		if q.State == store.QuestionAnswered {
+			out.Answer, out.AnsweredBy, out.AnsweredAt = q.Answer, q.AnsweredBy, q.ClosedAt
+		}
+	}
+	if n.InReplyTo != nil {
+		if q := questions[*n.InReplyTo]; q != nil && q.ClosedBy != nil && *q.ClosedBy == n.ID {
+			out.Answers = &answersOut{QuestionID: q.ID, Question: q.Text, Status: q.State}
+		}
+	}
+	return out
 }

@@ -15,14 +15,17 @@ import (
 // schema is the JSON Schema of one argument. Its fields marshal in the order
 // they are declared.
 type schema struct {
-	Type      any      `json:"type,omitempty"` // "string", "integer", or ["string","null"]
+	Type      any      `json:"type,omitempty"` // "string", "integer", "array", or ["string","null"]
 	Enum      []string `json:"enum,omitempty"`
 	Pattern   string   `json:"pattern,omitempty"`
 	MinLength *int     `json:"minLength,omitempty"`
 	MaxLength int      `json:"maxLength,omitempty"`
 	Minimum   *int     `json:"minimum,omitempty"`
 	Maximum   int      `json:"maximum,omitempty"`
-	Default   int      `json:"default,omitempty"`
+	Items     *schema  `json:"items,omitempty"`
+	MaxItems  int      `json:"maxItems,omitempty"`
+	// Default is the value an omitted argument takes (nil: none said).
+	Default any `json:"default,omitempty"`
 }
 
 // property is one named argument of a tool.
@@ -90,7 +93,23 @@ func textMax(n int) schema { return schema{Type: "string", MaxLength: n} }
 // nullableTextMax is a string or null: null clears the field.
 func nullableTextMax(n int) schema { return schema{Type: []string{"string", "null"}, MaxLength: n} }
 
+// textBetween is a string of min to max characters.
+func textBetween(min, max int) schema {
+	return schema{Type: "string", MinLength: new(min), MaxLength: max}
+}
+
 func integerMin(min int) schema { return schema{Type: "integer", Minimum: new(min)} }
+
+// integerBetween is an integer from min to max, def when omitted.
+func integerBetween(min, max, def int) schema {
+	return schema{Type: "integer", Minimum: new(min), Maximum: max, Default: def}
+}
+
+// list is an array of at most max items of the item schema.
+func list(item schema, max int) schema { return schema{Type: "array", Items: &item, MaxItems: max} }
+
+// oneOf is the enum of values, def when omitted.
+func oneOf(values []string, def string) schema { return schema{Enum: values, Default: def} }
 
 // pageLimit is the limit argument of a paged tool: 1 to max, def when omitted.
 func pageLimit(max, def int) schema {

@@ -1,4 +1,4 @@
-// Package mcp serves the MCP endpoint agents sign in to: nine tools over
+// Package mcp serves the MCP endpoint agents sign in to: ten tools over
 // Streamable HTTP (stateless, so any replica answers any request), the bearer
 // token check in front of them, and the protected-resource metadata that
 // tells clients where to get a token.
@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,6 +32,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Metrics receives every tool call (nil: series no one scrapes).
 	Metrics *metrics.Metrics
+	// Listener is the replica's LISTEN connection, whose notifications end
+	// ask_owner's waits when the answer comes on any replica (nil: a waiting
+	// call only looks by itself, every few seconds).
+	Listener *store.Listener
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -45,6 +50,13 @@ type Handler struct {
 	front       http.Handler // the chain every request passes (front.go)
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
 	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
+	// streamed is authed answering with an event stream, for the calls that
+	// wait and asked for progress notifications (streamedCall).
+	streamed http.Handler
+	// waits are the ask_owner calls waiting for an answer; progressEvery how
+	// often each looks by itself and reports progress.
+	waits         *store.QuestionWaits
+	progressEvery time.Duration
 	// registry holds every tool by name, as both ways of answering a
 	// tools/call run it (the SDK's handler and answerPlainCall).
 	registry map[string]*tool
@@ -70,13 +82,14 @@ func New(opt Options) *Handler {
 	}
 	issuer := u.Scheme + "://" + u.Host
 	h := &Handler{
-		store:       opt.Store,
-		log:         log,
-		issuer:      issuer,
-		resource:    base + "/mcp",
-		metadataURL: issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
-		publicHost:  u.Host,
-		registry:    map[string]*tool{},
+		store:         opt.Store,
+		log:           log,
+		issuer:        issuer,
+		resource:      base + "/mcp",
+		metadataURL:   issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
+		publicHost:    u.Host,
+		registry:      map[string]*tool{},
+		progressEvery: defaultProgressEvery,
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
@@ -94,6 +107,7 @@ func New(opt Options) *Handler {
 	h.addPostSessionNote()
 	h.addReplyToSender()
 	h.addPollResourceEvents()
+	h.addAskOwner()
 	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware, h.observeTools)
 	h.tools = observedTools(opt.Metrics, h.registry)
 
@@ -109,9 +123,26 @@ func New(opt Options) *Handler {
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
 	h.built = h.buildAnswers()
+	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
+		Stateless: true, Logger: log, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
+	})
+	h.streamed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(stream)
+	listener := opt.Listener
+	if listener == nil {
+		listener = opt.Store.NewListener(log)
+	}
+	h.waits = opt.Store.NewQuestionWaits(listener)
 	h.front = h.newFront()
 	return h
 }
+
+// EndWaits ends the ask_owner calls waiting for an answer, now and from now
+// on: each answers with its question as it stands (open, most likely).
+// Call it when shutdown starts, so that the drain does not wait for them.
+func (h *Handler) EndWaits() { h.waits.End() }
+
+// Waiting counts the ask_owner calls waiting for an answer.
+func (h *Handler) Waiting() int { return h.waits.Waiting() }
 
 // Server returns the MCP server, for tests and benchmarks.
 func (h *Handler) Server() *mcpsdk.Server { return h.server }
@@ -181,7 +212,7 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		if err != nil {
 			return errorResult(err), nil
 		}
-		return rt.run(ctx, c, req.Params.Arguments)
+		return rt.run(withProgress(ctx, req), c, req.Params.Arguments)
 	})
 }
 

@@ -89,7 +89,7 @@ func TestToolsListGolden(t *testing.T) {
 	}
 }
 
-// TestToolDefinitions checks what every tool must carry: the nine names,
+// TestToolDefinitions checks what every tool must carry: the ten names,
 // Draft 2020-12 object schemas closed with additionalProperties false,
 // annotations with the documented hints, a top-level securitySchemes with the
 // tool's scope mirrored in _meta, and a short description. It logs the
@@ -113,6 +113,7 @@ func TestToolDefinitions(t *testing.T) {
 		{"post_session_note", store.ScopeWrite, false, true},
 		{"reply_to_sender", store.ScopeWrite, false, true},
 		{"poll_resource_events", store.ScopeRead, true, false},
+		{"ask_owner", store.ScopeWrite, false, true},
 	}
 	if len(tools) != len(want) {
 		t.Fatalf("got %d tools, want %d", len(tools), len(want))
@@ -174,6 +175,7 @@ func TestDescriptionsCarryTheRules(t *testing.T) {
 		"post_session_note":       {"what a person must read", "owners and participants", "Claim a profile first", "invited sessions only", "same key"},
 		"reply_to_sender":         {"one sender", "a from of read_session_mail", "seen by them and the owners", "Claim a profile first", "invited sessions only", "same key"},
 		"poll_resource_events":    {"after after_sequence", "oldest first", "next_sequence"},
+		"ask_owner":               {"session's owners", "options or free text", "wait_seconds", "no decision yet", "comes later as mail", "Claim a profile first", "invited sessions only", "same key"},
 	} {
 		for _, p := range phrases {
 			if !strings.Contains(tools[name].Description, p) {
@@ -235,6 +237,12 @@ func TestSchemaConformance(t *testing.T) {
 		{"post no key", "post_session_note", note("s", "b", false), false, `missing required properties ["idempotency_key"]`},
 		{"mail before_id limit 20", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "before_id": 5, "limit": 20}, true, ""},
 		{"mail after_id", "read_session_mail", map[string]any{"session_type": "team_session", "session_id": "s1", "after_id": 5}, false, `unexpected properties ["after_id"]`},
+		{"ask ok", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "Which?", "options": []string{"A", "B"}, "urgency": "blocking", "wait_seconds": 600, "idempotency_key": "k"}, true, ""},
+		{"ask six options", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "Which?", "options": []string{"1", "2", "3", "4", "5", "6"}, "idempotency_key": "k"}, false, "options: too many: 6 items, at most 5"},
+		{"ask option 81", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "Which?", "options": []string{strings.Repeat("o", 81)}, "idempotency_key": "k"}, false, "options.0: too long: 81 characters, at most 80"},
+		{"ask empty question", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "", "idempotency_key": "k"}, false, "question: too short"},
+		{"ask wait 601", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "q", "wait_seconds": 601, "idempotency_key": "k"}, false, "wait_seconds: must be at most 600"},
+		{"ask urgent", "ask_owner", map[string]any{"session_type": "team_session", "session_id": "s1", "question": "q", "urgency": "urgent", "idempotency_key": "k"}, false, `urgency: must be one of "normal", "blocking"`},
 		{"state graph_session", "read_session_state", map[string]any{"session_type": "graph_session", "session_id": "s1"}, false, `session_type: must be one of "agent_session", "team_session", "loop_session"`},
 	}
 	for _, c := range cases {

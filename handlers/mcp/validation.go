@@ -105,6 +105,8 @@ func violation(k jsonschema.ErrorKind) string {
 		return "must be one of " + strings.Join(want, ", ")
 	case *kind.Type:
 		return fmt.Sprintf("must be %s, not %s", orList(k.Want), article(k.Got))
+	case *kind.MaxItems:
+		return fmt.Sprintf("too many: %d items, at most %d", k.Got, k.Want)
 	case *kind.Minimum:
 		return "must be at least " + ratString(k.Want)
 	case *kind.Maximum:

@@ -29,7 +29,7 @@ func TestNormalizeServer(t *testing.T) {
 }
 
 func TestReadEvents(t *testing.T) {
-	msgs, err := readEvents(strings.NewReader("event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1}\n\n: comment\n\ndata: {\"a\":2}\n"))
+	msgs, err := readEvents(strings.NewReader("event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":1}\n\n: comment\n\ndata: {\"a\":2}\n"), nil)
 	if err != nil || len(msgs) != 2 || string(msgs[1]) != `{"a":2}` {
 		t.Fatalf("%q %v", msgs, err)
 	}

@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// bridgeRequestTimeout bounds one forwarded message.
-const bridgeRequestTimeout = 5 * time.Minute
+// bridgeRequestTimeout bounds one forwarded message. It outlasts the
+// longest call: ask_owner may wait 600 s for an owner's answer.
+const bridgeRequestTimeout = 11 * time.Minute
 
 // metaProtocolVersion is where protocol revision 2026-07-28 carries the
 // version in each request; the HTTP header must repeat it.
@@ -156,11 +157,14 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		endpoint = c.resource()
 		tok, authErr = c.token(ctx, "")
 	}
-	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg)
+	// Notifications that come before the answer (the progress of a call
+	// that waits) go to Claude Code as they arrive.
+	early := func(m json.RawMessage) { b.write(m) }
+	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg, early)
 	if err == nil && rep.status == http.StatusUnauthorized && c != nil && tok != "" {
 		var tok2 string
 		if tok2, authErr = c.token(ctx, tok); authErr == nil {
-			rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, tok2, version, msg)
+			rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, tok2, version, msg, early)
 		}
 	}
 	switch {

@@ -188,7 +188,7 @@ const maxReplyBytes = 32 << 20
 // post sends one JSON-RPC body to the MCP endpoint. token and version may be
 // empty (anonymous methods; no negotiated protocol version yet).
 func (c *client) post(ctx context.Context, token, version string, body []byte) (*reply, error) {
-	return postMCP(ctx, c.http, c.acct.server, c.resource(), token, version, body)
+	return postMCP(ctx, c.http, c.acct.server, c.resource(), token, version, body, nil)
 }
 
 // resource is the MCP endpoint the credentials are for.
@@ -198,7 +198,11 @@ func (c *client) resource() string {
 	return c.creds.Resource
 }
 
-func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, version string, body []byte) (*reply, error) {
+// postMCP posts body and reads the answer. An answer that is an event
+// stream may carry notifications before the result (progress of a call that
+// waits): with notify set, each is handed to it as it arrives instead of
+// being kept in the reply.
+func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, version string, body []byte, notify func(json.RawMessage)) (*reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -221,7 +225,7 @@ func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, vers
 	ct, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
 	switch ct {
 	case "text/event-stream":
-		r.msgs, err = readEvents(io.LimitReader(res.Body, maxReplyBytes))
+		r.msgs, err = readEvents(io.LimitReader(res.Body, maxReplyBytes), notify)
 	case "application/json":
 		var b []byte
 		b, err = io.ReadAll(io.LimitReader(res.Body, maxReplyBytes))
@@ -237,15 +241,22 @@ func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, vers
 	return r, nil
 }
 
-// readEvents returns the data of each server-sent event that carries JSON.
-func readEvents(r io.Reader) ([]json.RawMessage, error) {
+// readEvents returns the data of each server-sent event that carries JSON;
+// with notify set, the JSON-RPC notifications among them go to notify as
+// each event ends.
+func readEvents(r io.Reader, notify func(json.RawMessage)) ([]json.RawMessage, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
 	var msgs []json.RawMessage
 	var data []byte
 	flush := func() {
 		if d := bytes.TrimSpace(data); len(d) > 0 && json.Valid(d) {
-			msgs = append(msgs, append(json.RawMessage(nil), d...))
+			msg := append(json.RawMessage(nil), d...)
+			if notify != nil && isNotification(msg) {
+				notify(msg)
+			} else {
+				msgs = append(msgs, msg)
+			}
 		}
 		data = data[:0]
 	}
@@ -263,6 +274,16 @@ func readEvents(r io.Reader) ([]json.RawMessage, error) {
 	}
 	flush()
 	return msgs, sc.Err()
+}
+
+// isNotification reports whether msg is a JSON-RPC notification: a method
+// and no id.
+func isNotification(msg json.RawMessage) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method != "" && len(m.ID) == 0
 }
 
 // toolResult is an MCP CallToolResult, with the parts the agent side reads.

@@ -26,6 +26,30 @@ type mailNote struct {
 	// ForYou is the server's word that the note is addressed to this
 	// connection: one of the notes its unread hint counts.
 	ForYou bool `json:"for_you"`
+	// Answers is the agent's question the note closed: an owner's answer,
+	// or osFoundry's notice that it expired unanswered.
+	Answers *struct {
+		QuestionID int64  `json:"question_id"`
+		Question   string `json:"question"`
+		Status     string `json:"status"`
+	} `json:"answers"`
+}
+
+// text is what the note says inside its fence: its subject and body, or,
+// for the answer to the agent's question, "Your question … was answered by
+// …: …" (or that it expired with no decision).
+func (n *mailNote) text() (kind, text string) {
+	body := truncate(n.Body, maxBodyChars)
+	if a := n.Answers; a != nil {
+		q := strconv.Quote(truncate(a.Question, 300))
+		if a.Status == "expired" {
+			return fmt.Sprintf("no decision on your question %d", a.QuestionID),
+				fmt.Sprintf("Your question %s expired unanswered: no decision. %s", q, body)
+		}
+		return fmt.Sprintf("answer to your question %d", a.QuestionID),
+			fmt.Sprintf("Your question %s was answered by %s: %s", q, n.FromName, body)
+	}
+	return n.MessageType, "Subject: " + truncate(n.Subject, 200) + "\n" + body
 }
 
 // sessionMail is the unread mail of one session.
@@ -135,11 +159,11 @@ func formatMail(total int, mail []sessionMail) string {
 			if n.To != nil {
 				to = "this agent (" + oneLine(*n.To) + ")"
 			}
-			head := fmt.Sprintf("\n%s begin: note %d · %s · %s %s · %s · from %s (%s, %s) to %s\nSubject: %s\n",
-				fence, n.ID, oneLine(n.MessageType), oneLine(s.SessionType), oneLine(s.SessionID), n.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
-				strconv.Quote(n.FromName), oneLine(n.From), oneLine(n.FromKind), to, truncate(n.Subject, 200))
+			kind, body := n.text()
+			head := fmt.Sprintf("\n%s begin: note %d · %s · %s %s · %s · from %s (%s, %s) to %s\n",
+				fence, n.ID, oneLine(kind), oneLine(s.SessionType), oneLine(s.SessionID), n.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"),
+				strconv.Quote(n.FromName), oneLine(n.From), oneLine(n.FromKind), to)
 			end := fmt.Sprintf("\n%s end\n", fence)
-			body := truncate(n.Body, maxBodyChars)
 			if len(head)+len(body)+len(end) > budget {
 				body = fmt.Sprintf("(body not shown here: read_session_mail with session_type %q, session_id %q, before_id %d)", s.SessionType, s.SessionID, n.ID+1)
 				if len(head)+len(body)+len(end) > budget {
@@ -180,7 +204,8 @@ func newFence(mail []sessionMail) string {
 		clash := false
 		for _, s := range mail {
 			for _, n := range s.Notes {
-				clash = clash || strings.Contains(n.Body, token) || strings.Contains(n.Subject, token) || strings.Contains(n.FromName, token)
+				clash = clash || strings.Contains(n.Body, token) || strings.Contains(n.Subject, token) || strings.Contains(n.FromName, token) ||
+					(n.Answers != nil && strings.Contains(n.Answers.Question, token))
 			}
 		}
 		if !clash {

@@ -1,0 +1,23 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// inboxQuestions is the top of the inbox again (the open questions of the
+// workspace, of ?project= when given): the page fetches it when a question
+// arrives or is answered.
+func (s *Server) inboxQuestions(c echo.Context) error {
+	o := currentOwner(c)
+	project := int64Param(c.QueryParam("project"))
+	rows, err := s.store.OpenQuestions(c.Request().Context(), o.WorkspaceID, project, 0, store.InboxPageSize)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
+}

@@ -1,0 +1,53 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// questionSettingFields are the form's fields, in the order they show.
+var questionSettingFields = []string{"blocking_minutes", "normal_minutes", "expiry_hours"}
+
+// projectQuestions is POST /projects/:id/questions: how long an agent's
+// question waits on the page before webhooks and email reach the owners,
+// per urgency, and when an unanswered one expires with no decision.
+func (s *Server) projectQuestions(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, questionSettingFields...)
+	var q store.QuestionSettings
+	f.Errors = views.FormErrors{}
+	for i, dst := range []*int{&q.BlockingMinutes, &q.NormalMinutes, &q.ExpiryHours} {
+		field := questionSettingFields[i]
+		n, err := strconv.Atoi(strings.TrimSpace(f.Value(field)))
+		if err != nil {
+			f.Errors[field] = "enter a whole number"
+			continue
+		}
+		*dst = n
+	}
+	// The bounds of the fields that are numbers, beside the ones that are not.
+	for field, msg := range formErrors(q.Validate()) {
+		if !f.Errors.Has(field) {
+			f.Errors[field] = msg
+		}
+	}
+	if len(f.Errors) == 0 {
+		err = s.store.SetProjectQuestionSettings(c.Request().Context(), currentOwner(c).WorkspaceID, id, q)
+		if err == nil {
+			return redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#questions-h")
+		}
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+	}
+	return s.renderProjectDetail(c, http.StatusUnprocessableEntity, views.ProjectView{QuestionsForm: f})
+}

@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// questionAnswer is POST /sessions/:id/questions/:note/answer: an owner's
+// answer to a question of the session, one of its options (option=<index>)
+// or their own words (answer=<text>). The first answer wins
+// (store.AnswerQuestion); a later one is refused with who answered what
+// (409). htmx gets the question's box as it now stands; a page without
+// script goes back to the note (or, with back=inbox, to the inbox), or sees
+// the refusal on a page of its own.
+func (s *Server) questionAnswer(c echo.Context) error {
+	session, _, err := s.sessionOf(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "note")
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	in := store.Answer{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, QuestionID: id, SessionID: session.ID, Text: c.FormValue("answer")}
+	if v := c.FormValue("option"); v != "" {
+		i, err := strconv.Atoi(v)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusUnprocessableEntity, "Choose one of the question's options.")
+		}
+		in.Option = &i
+	}
+	q, err := s.store.AnswerQuestion(c.Request().Context(), in)
+	status, notice := http.StatusOK, ""
+	var closed *store.ErrClosed
+	switch {
+	case errors.As(err, &closed):
+		q, status, notice = closed.Question, http.StatusConflict, closed.Error()
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "No such question in this session")
+	case store.FieldErrorsOf(err) != nil:
+		notice = store.FieldErrorsOf(err)[0].Message
+		if q, err = s.store.OwnerQuestion(c.Request().Context(), o.WorkspaceID, id); err != nil {
+			return err
+		}
+		status = http.StatusUnprocessableEntity
+	case err != nil:
+		return err
+	}
+	if !isHTMX(c) && status == http.StatusOK {
+		if c.QueryParam("back") == "inbox" {
+			return redirect(c, "/inbox")
+		}
+		return redirect(c, views.NoteURL(session.ID, id))
+	}
+	return s.render(c, status, "Question", views.QuestionBox(session.ID, *q, notice, "", false))
+}

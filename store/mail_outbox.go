@@ -1,0 +1,370 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Email: what each owner wants mailed (MailSettings), and the outbox of
+// messages to owners, written with what they say by whoever decides to send
+// them (a question's timer, the reply and digest sweeps) and sent over SMTP
+// by the mail sender of any replica, which claims due rows with FOR UPDATE
+// SKIP LOCKED under a lease, as the webhook senders do.
+
+// Kinds of mail.
+const (
+	MailQuestion = "question"
+	MailReminder = "reminder"
+	MailReply    = "reply"
+	MailDigest   = "digest"
+)
+
+// Mail states.
+const (
+	MailPending = "pending"
+	MailSent    = "sent"
+	MailFailed  = "failed"
+)
+
+// Mail is one message as composed: a subject, and a body in plain text and
+// in HTML.
+type Mail struct {
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// MailTo is an owner a message goes to.
+type MailTo struct {
+	OwnerID     int64
+	WorkspaceID int64
+	Email       string
+	Name        string
+}
+
+// insertMail queues a message to an owner inside tx; noteID is the note it
+// is about (0 for none).
+func insertMail(ctx context.Context, tx pgx.Tx, to MailTo, kind string, noteID int64, m Mail) error {
+	var note *int64
+	if noteID != 0 {
+		note = &noteID
+	}
+	subject := m.Subject
+	if r := []rune(subject); len(r) > 300 {
+		subject = string(r[:299]) + "…"
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO mail_outbox (workspace_id, owner_id, kind, note_id, subject, text_body, html_body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, to.WorkspaceID, to.OwnerID, kind, note, subject, m.Text, m.HTML)
+	if err != nil {
+		return fmt.Errorf("queue mail: %w", err)
+	}
+	return nil
+}
+
+// OutgoingMail is a claimed message of the outbox.
+type OutgoingMail struct {
+	ID int64
+	// Attempt is this attempt's number; it fences the result as a webhook
+	// attempt's does.
+	Attempt   int
+	CreatedAt time.Time
+	Kind      string
+	To        MailTo
+	Mail
+}
+
+// ClaimMails claims up to limit due messages for lease; messages locked by
+// another claim are skipped (FOR UPDATE SKIP LOCKED), so replicas never send
+// the same message at once. except lists messages this sender still holds.
+func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, except []int64) ([]OutgoingMail, error) {
+	if except == nil {
+		except = []int64{}
+	}
+	rows, err := s.pool.Query(ctx, `
+		WITH due AS (
+			SELECT m.id FROM mail_outbox m
+			WHERE m.state = 'pending' AND m.next_attempt_at <= now()
+				AND (m.claimed_until IS NULL OR m.claimed_until <= now()) AND m.id <> ALL($3)
+			ORDER BY m.next_attempt_at, m.id
+			LIMIT $1
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE mail_outbox m SET attempts = m.attempts + 1, claimed_until = now() + $2 * interval '1 millisecond'
+		FROM due, owners o
+		WHERE m.id = due.id AND o.id = m.owner_id
+		RETURNING m.id, m.attempts, m.created_at, m.kind, m.owner_id, m.workspace_id, o.email, o.display_name,
+			m.subject, m.text_body, m.html_body`, limit, lease.Milliseconds(), except)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim mails: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingMail, error) {
+		var m OutgoingMail
+		err := r.Scan(&m.ID, &m.Attempt, &m.CreatedAt, &m.Kind, &m.To.OwnerID, &m.To.WorkspaceID, &m.To.Email, &m.To.Name,
+			&m.Subject, &m.Text, &m.HTML)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim mails: %w", err)
+	}
+	return out, nil
+}
+
+// FinishMail records attempt number attempt of a message: state MailSent,
+// MailFailed, or MailPending to try again after retryIn; errText says what
+// went wrong. It returns false, recording nothing, when the message was
+// claimed again meanwhile or its result is recorded already.
+func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
+	var msg *string
+	if errText != "" {
+		if r := []rune(errText); len(r) > 300 {
+			errText = string(r[:299]) + "…"
+		}
+		msg = &errText
+	}
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE mail_outbox SET state = $3, claimed_until = NULL, last_error = $4,
+			next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + $5 * interval '1 millisecond' ELSE next_attempt_at END,
+			finished_at = CASE WHEN $3 = 'pending' THEN NULL ELSE now() END
+		WHERE id = $1 AND attempts = $2 AND state = 'pending' AND claimed_until IS NOT NULL`,
+		id, attempt, state, msg, retryIn.Milliseconds())
+	if err != nil {
+		return false, fmt.Errorf("store: finish mail: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// MailRetention is how long sent and failed messages stay in the outbox.
+const MailRetention = 7 * 24 * time.Hour
+
+// PruneMails deletes the messages that finished more than MailRetention ago.
+func (s *Store) PruneMails(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM mail_outbox WHERE state <> 'pending' AND finished_at < now() - $1 * interval '1 millisecond'`,
+		MailRetention.Milliseconds())
+	if err != nil {
+		return 0, fmt.Errorf("store: prune mails: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// MailSettings are what an owner wants mailed: their questions (on unless
+// turned off), replies to them, and a daily digest of unread agents' notes.
+type MailSettings struct {
+	Questions bool
+	Replies   bool
+	Digest    bool
+}
+
+// DefaultMailSettings are an owner's until they choose.
+var DefaultMailSettings = MailSettings{Questions: true}
+
+// MailSettingsOf returns the owner's mail settings.
+func (s *Store) MailSettingsOf(ctx context.Context, ownerID int64) (MailSettings, error) {
+	m := DefaultMailSettings
+	err := s.pool.QueryRow(ctx, `SELECT questions, replies, digest FROM owner_mail_settings WHERE owner_id = $1`, ownerID).
+		Scan(&m.Questions, &m.Replies, &m.Digest)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return m, fmt.Errorf("store: mail settings: %w", err)
+	}
+	return m, nil
+}
+
+// DigestInterval is how often the digest goes out.
+const DigestInterval = 24 * time.Hour
+
+// SetMailSettings records the owner's mail settings, in one statement.
+// Turning replies on starts from the replies there are now (older ones are
+// not mailed); turning the digest on makes the first one due a day later,
+// and the next a day after each.
+func (s *Store) SetMailSettings(ctx context.Context, workspaceID, ownerID int64, m MailSettings) error {
+	tag, err := s.pool.Exec(ctx, `
+		INSERT INTO owner_mail_settings AS ms (owner_id, workspace_id, questions, replies, digest, replies_through, digest_due_at)
+		SELECT o.id, o.workspace_id, $3, $4, $5,
+			coalesce((SELECT max(n.id) FROM notes n), 0),
+			CASE WHEN $5 THEN now() + $6 * interval '1 millisecond' END
+		FROM owners o WHERE o.id = $2 AND o.workspace_id = $1
+		ON CONFLICT (owner_id) DO UPDATE SET questions = EXCLUDED.questions, replies = EXCLUDED.replies, digest = EXCLUDED.digest,
+			replies_through = CASE WHEN ms.replies THEN ms.replies_through ELSE EXCLUDED.replies_through END,
+			digest_due_at = CASE WHEN NOT EXCLUDED.digest THEN NULL WHEN ms.digest THEN ms.digest_due_at ELSE EXCLUDED.digest_due_at END`,
+		workspaceID, ownerID, m.Questions, m.Replies, m.Digest, DigestInterval.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("store: set mail settings: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: set mail settings: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// questionMailTo are the owners of a workspace who get its questions by
+// mail, $1 the workspace.
+const questionMailTo = `
+	SELECT o.id, o.workspace_id, o.email, o.display_name FROM owners o
+	LEFT JOIN owner_mail_settings ms ON ms.owner_id = o.id
+	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true)
+	ORDER BY o.id`
+
+// ReplyToMail is a reply to an owner the reply sweep mails, with where it is.
+type ReplyToMail struct {
+	Note
+	SessionTitle string
+	ProjectName  string
+}
+
+// ComposeReplyMail composes the mail of one reply to an owner.
+type ComposeReplyMail func(to MailTo, r ReplyToMail) (Mail, error)
+
+// QueueReplyMails queues, for each owner who wants replies mailed, one
+// message per reply to them (from agents or other owners) newer than the
+// last considered, at most 20 per owner per call, and moves the owner's mark
+// past them: one transaction, the owners' rows claimed with FOR UPDATE SKIP
+// LOCKED, so that every reply is mailed once whichever replicas sweep. It
+// returns how many messages it queued.
+func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (int, error) {
+	queued := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT ms.owner_id, o.workspace_id, o.email, o.display_name, ms.replies_through
+			FROM owner_mail_settings ms JOIN owners o ON o.id = ms.owner_id
+			WHERE ms.replies AND EXISTS (SELECT 1 FROM notes n WHERE n.workspace_id = o.workspace_id AND n.id > ms.replies_through
+				AND n.recipient_slug = 'owner-' || o.id::text AND `+forOwners+`)
+			ORDER BY ms.owner_id LIMIT 50
+			FOR UPDATE OF ms SKIP LOCKED`)
+		if err != nil {
+			return err
+		}
+		type owner struct {
+			to      MailTo
+			through int64
+		}
+		owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (owner, error) {
+			var o owner
+			err := r.Scan(&o.to.OwnerID, &o.to.WorkspaceID, &o.to.Email, &o.to.Name, &o.through)
+			return o, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, o := range owners {
+			rows, err := tx.Query(ctx, `
+				SELECT `+noteColumns+`, s.title, p.name FROM notes n
+				JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+				WHERE n.workspace_id = $1 AND n.id > $2 AND n.recipient_slug = $3 AND `+forOwners+`
+				ORDER BY n.workspace_id, n.id LIMIT 20`, o.to.WorkspaceID, o.through, OwnerSlug(o.to.OwnerID))
+			if err != nil {
+				return err
+			}
+			replies, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReplyToMail, error) {
+				var m ReplyToMail
+				n, err := scanNote(r, &m.SessionTitle, &m.ProjectName)
+				if err == nil {
+					m.Note = *n
+				}
+				return m, err
+			})
+			if err != nil {
+				return err
+			}
+			through := o.through
+			for _, r := range replies {
+				through = r.ID
+				if r.SentBy(o.to.OwnerID) {
+					continue
+				}
+				m, err := compose(o.to, r)
+				if err != nil {
+					return err
+				}
+				if err := insertMail(ctx, tx, o.to, MailReply, r.ID, m); err != nil {
+					return err
+				}
+				queued++
+			}
+			if _, err := tx.Exec(ctx, `UPDATE owner_mail_settings SET replies_through = $2 WHERE owner_id = $1`, o.to.OwnerID, through); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: queue reply mails: %w", err)
+	}
+	if queued > 0 {
+		s.notifyAfterCommit(MailTopic.notification(struct{}{}))
+	}
+	return queued, nil
+}
+
+// ComposeDigest composes an owner's digest of unread agents' notes.
+type ComposeDigest func(to MailTo, unread []InboxNote) (Mail, error)
+
+// DigestSize bounds the notes a digest lists.
+const DigestSize = 20
+
+// QueueDigests queues the daily digest of each owner whose digest is due:
+// their unread inbox notes from agents (at most DigestSize, newest first),
+// none when there are none; the next digest is then due a day later. The
+// owners' rows are claimed with FOR UPDATE SKIP LOCKED in one transaction,
+// so a digest goes out once whichever replicas sweep. It returns how many
+// digests it queued.
+func (s *Store) QueueDigests(ctx context.Context, compose ComposeDigest) (int, error) {
+	queued := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT ms.owner_id, o.workspace_id, o.email, o.display_name FROM owner_mail_settings ms JOIN owners o ON o.id = ms.owner_id
+			WHERE ms.digest AND ms.digest_due_at <= now()
+			ORDER BY ms.digest_due_at LIMIT 20
+			FOR UPDATE OF ms SKIP LOCKED`)
+		if err != nil {
+			return err
+		}
+		owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailTo, error) {
+			var to MailTo
+			err := r.Scan(&to.OwnerID, &to.WorkspaceID, &to.Email, &to.Name)
+			return to, err
+		})
+		if err != nil {
+			return err
+		}
+		for _, to := range owners {
+			unread, err := s.Inbox(ctx, to.WorkspaceID, to.OwnerID, InboxFilter{Unread: true}, DigestSize)
+			if err != nil {
+				return err
+			}
+			var fromAgents []InboxNote
+			for _, n := range unread {
+				if n.FromAgent() && len(fromAgents) < DigestSize {
+					fromAgents = append(fromAgents, n)
+				}
+			}
+			if len(fromAgents) > 0 {
+				m, err := compose(to, fromAgents)
+				if err != nil {
+					return err
+				}
+				if err := insertMail(ctx, tx, to, MailDigest, 0, m); err != nil {
+					return err
+				}
+				queued++
+			}
+			// The next one a day after this one was due, never in the past.
+			if _, err := tx.Exec(ctx, `UPDATE owner_mail_settings
+				SET digest_due_at = greatest(digest_due_at + $2 * interval '1 millisecond', now() + interval '1 minute')
+				WHERE owner_id = $1`, to.OwnerID, DigestInterval.Milliseconds()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: queue digests: %w", err)
+	}
+	if queued > 0 {
+		s.notifyAfterCommit(MailTopic.notification(struct{}{}))
+	}
+	return queued, nil
+}

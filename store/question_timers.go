@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A question's timers, in the question's own row (timer, due_at, by the
+// database's clock): the notice (its project's delay for its urgency after
+// it was asked: webhooks get the question event, owners who want it get an
+// email), one reminder (halfway from the notice to the expiry: the same
+// again), and the expiry (its project's expiry after it was asked: it ends
+// expired, and osFoundry tells the agent there was no decision). Answering
+// ends them.
+//
+// Any replica fires them: FireQuestionTimers claims due rows with FOR
+// UPDATE SKIP LOCKED and does all of their work in the transaction that
+// holds the lock, writes to this database only (deliveries and messages go
+// to their outboxes), so each timer fires once, on one replica, also across
+// crashes: work that did not commit is done again by whichever replica
+// claims the row next.
+
+// DueQuestion is a question whose timer fires, with what its notice says.
+type DueQuestion struct {
+	Question
+	// Timer is the timer that fires: "notice", "reminder" or "expiry".
+	Timer        string
+	SessionTitle string
+	SessionType  string
+	PublicID     string
+	ProjectID    int64
+	ProjectName  string
+	// AskerName and AskerSlug are the agent that asked.
+	AskerName string
+	AskerSlug string
+}
+
+// Reminder reports whether the timer is the reminder.
+func (d *DueQuestion) Reminder() bool { return d.Timer == "reminder" }
+
+// ComposeQuestionMail composes a question's email to an owner, with the
+// tokens of its answer links (one per option, or one for a free-text
+// answer).
+type ComposeQuestionMail func(to MailTo, q *DueQuestion, links []string) (Mail, error)
+
+// TimerResult is what one FireQuestionTimers call did.
+type TimerResult struct {
+	// Fired counts the timers that fired; Deliveries and Mails what they
+	// queued; Expired the questions that expired.
+	Fired, Deliveries, Mails, Expired int
+}
+
+// expiryNotice is the body of osFoundry's reply to a question that expired.
+const expiryNotice = "No decision: nobody answered this question before it expired. " +
+	"Treat it as undecided, not as consent; ask again with ask_owner if it still matters."
+
+// FireQuestionTimers fires up to limit due question timers, in one
+// transaction. compose writes the emails; nil when email is off, and then
+// none is queued. The notice and the reminder queue the question's webhook
+// event for every enabled endpoint of its project; the expiry closes the
+// question as expired with osFoundry's reply to the agent and the
+// question_expired event.
+func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose ComposeQuestionMail) (TimerResult, error) {
+	var res TimerResult
+	var announced []notification
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			WITH due AS (
+				SELECT note_id FROM questions
+				WHERE timer <> 'done' AND due_at <= now()
+				ORDER BY due_at LIMIT $1
+				FOR UPDATE SKIP LOCKED
+			)
+			`+questionSelect+`, q.timer, s.title, s.session_type, s.public_id, p.id, p.name, n.sender_name, n.sender_slug
+			FROM due JOIN questions q ON q.note_id = due.note_id
+			JOIN notes n ON n.id = q.note_id
+			JOIN sessions s ON s.id = q.session_id
+			JOIN projects p ON p.id = s.project_id
+			ORDER BY q.due_at`, limit)
+		if err != nil {
+			return err
+		}
+		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DueQuestion, error) {
+			var d DueQuestion
+			var text string
+			var q nullableQuestion
+			err := r.Scan(append(append([]any{&text}, q.targets()...), &d.Timer, &d.SessionTitle, &d.SessionType, &d.PublicID,
+				&d.ProjectID, &d.ProjectName, &d.AskerName, &d.AskerSlug)...)
+			if err == nil {
+				d.Question = *q.question()
+				d.Text = text
+			}
+			return d, err
+		})
+		if err != nil {
+			return err
+		}
+		for i := range due {
+			d := &due[i]
+			res.Fired++
+			switch d.Timer {
+			case "notice", "reminder":
+				n, m, err := s.reachOwners(ctx, tx, d, compose)
+				if err != nil {
+					return err
+				}
+				res.Deliveries += n
+				res.Mails += m
+				next, nextAt := "reminder", `now() + (expires_at - now()) / 2`
+				if d.Reminder() {
+					next, nextAt = "expiry", `expires_at`
+				}
+				if _, err := tx.Exec(ctx, `UPDATE questions SET timer = $2, due_at = `+nextAt+` WHERE note_id = $1`, d.ID, next); err != nil {
+					return err
+				}
+			case "expiry":
+				ann, err := expire(ctx, tx, d)
+				if err != nil {
+					return err
+				}
+				announced = append(announced, ann...)
+				res.Expired++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return TimerResult{}, fmt.Errorf("store: fire question timers: %w", err)
+	}
+	if res.Deliveries > 0 {
+		announced = append(announced, WebhookTopic.notification(struct{}{}))
+	}
+	if res.Mails > 0 {
+		announced = append(announced, MailTopic.notification(struct{}{}))
+	}
+	s.notifyAfterCommit(announced...)
+	return res, nil
+}
+
+// reachOwners queues a question's notice or reminder: its webhook event for
+// each enabled endpoint of its project, and (compose not nil) an email with
+// answer links to each owner of the workspace who wants questions mailed.
+func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionMail) (deliveries, mails int, err error) {
+	event, kind := "question", MailQuestion
+	if d.Reminder() {
+		event, kind = "reminder", MailReminder
+	}
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO webhook_deliveries (endpoint_id, note_id, event)
+		SELECT e.id, $2, $3 FROM webhook_endpoints e WHERE e.project_id = $1 AND e.enabled`, d.ProjectID, d.ID, event)
+	if err != nil {
+		return 0, 0, fmt.Errorf("queue question webhooks: %w", err)
+	}
+	deliveries = int(tag.RowsAffected())
+	if compose == nil {
+		return deliveries, 0, nil
+	}
+	rows, err := tx.Query(ctx, questionMailTo, d.WorkspaceID)
+	if err != nil {
+		return 0, 0, err
+	}
+	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[MailTo])
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, to := range owners {
+		links, err := s.createAnswerLinks(ctx, tx, &d.Question, to.OwnerID)
+		if err != nil {
+			return 0, 0, err
+		}
+		m, err := compose(to, d, links)
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := insertMail(ctx, tx, to, kind, d.ID, m); err != nil {
+			return 0, 0, err
+		}
+		mails++
+	}
+	return deliveries, mails, nil
+}
+
+// expire ends an open question as expired inside tx (the row is locked, and
+// the expiry is the last timer of an open one): osFoundry's reply to the
+// agent, and the question_expired event. It returns the notifications to
+// send after the commit.
+func expire(ctx context.Context, tx pgx.Tx, d *DueQuestion) ([]notification, error) {
+	if _, err := tx.Exec(ctx, `UPDATE questions SET state = 'expired', closed_at = now(), timer = 'done', due_at = NULL
+		WHERE note_id = $1 AND state = 'open'`, d.ID); err != nil {
+		return nil, err
+	}
+	to := d.AskerSlug
+	notice, announced, err := insertNote(ctx, tx, &Note{WorkspaceID: d.WorkspaceID, SessionID: d.SessionID, SenderKind: SenderSystem,
+		SenderSlug: SystemSlug, SenderName: SystemName, RecipientSlug: &to, MessageType: MessageReply, Body: expiryNotice, InReplyTo: &d.ID})
+	if err != nil {
+		return nil, err
+	}
+	if err := closeQuestion(ctx, tx, &d.Question, notice.ID, "question_expired", map[string]any{
+		"question_id": d.ID, "notice_note_id": notice.ID,
+	}); err != nil {
+		return nil, err
+	}
+	return append(announced, QuestionTopic.notification(NoteRef{SessionID: d.SessionID, NoteID: d.ID})), nil
+}
+
+// NextQuestionTimer returns how long until the soonest pending question
+// timer is due, by the database's clock (0 when one is due now), and false
+// when none is pending.
+func (s *Store) NextQuestionTimer(ctx context.Context) (time.Duration, bool, error) {
+	var ms *float64
+	if err := s.pool.QueryRow(ctx, `SELECT extract(epoch FROM min(due_at) - now()) * 1000 FROM questions WHERE timer <> 'done'`).
+		Scan(&ms); err != nil {
+		return 0, false, fmt.Errorf("store: next question timer: %w", err)
+	}
+	if ms == nil {
+		return 0, false, nil
+	}
+	return max(time.Duration(*ms*float64(time.Millisecond)), 0), true, nil
+}

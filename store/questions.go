@@ -1,0 +1,525 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Decisions: an agent asks the owners of its session a question
+// (ask_owner), with options or for free text. The first owner to answer
+// decides, in one statement; the answer is an owner's reply to the question,
+// so it reaches the agent as its other mail does. A question nobody answers
+// expires (its timer, question_timers.go): osFoundry then replies "no
+// decision" itself. Silence is never an answer.
+
+// Question states.
+const (
+	QuestionOpen     = "open"
+	QuestionAnswered = "answered"
+	QuestionExpired  = "expired"
+)
+
+// Urgencies of a question: how soon the owners are reached off the page.
+const (
+	UrgencyNormal   = "normal"
+	UrgencyBlocking = "blocking"
+)
+
+// Urgencies are the urgencies ask_owner takes, the default first.
+var Urgencies = []string{UrgencyNormal, UrgencyBlocking}
+
+// Limits of a question, in characters.
+const (
+	MaxQuestionLen = 2000
+	MaxOptions     = 5
+	MaxOptionLen   = 80
+	// MaxAnswerLen bounds a free-text answer.
+	MaxAnswerLen = 2000
+)
+
+// Question is a question an agent asked, and where it stands.
+type Question struct {
+	// ID is the question's note id.
+	ID           int64
+	WorkspaceID  int64
+	SessionID    int64
+	ConnectionID int64
+	// Text is the question (its note's body).
+	Text string
+	// Options are the answers offered; none means a free-text answer.
+	Options []string
+	Urgency string
+	State   string
+	// Answer, AnsweredBy (the owner's display name) and AnsweredByID are set
+	// once answered; ClosedAt once answered or expired.
+	Answer       string
+	AnsweredBy   string
+	AnsweredByID *int64
+	ClosedAt     *time.Time
+	// ClosedBy is the note that closed it: the answer, or osFoundry's
+	// notice that it expired.
+	ClosedBy *int64
+	// ExpiresAt is when it expires if nobody answers.
+	ExpiresAt time.Time
+	CreatedAt time.Time
+}
+
+// Open reports whether the question still waits for an answer.
+func (q *Question) Open() bool { return q.State == QuestionOpen }
+
+// QuestionAsk is what makes an agent's note a question (AgentNote.Question).
+type QuestionAsk struct {
+	Options []string
+	// Urgency is UrgencyNormal or UrgencyBlocking; empty means normal.
+	Urgency string
+}
+
+// validate checks a question's text (the note's body) and what it asks
+// with; a refusal names the ask_owner argument.
+func (q *QuestionAsk) validate(text string) error {
+	if q.Urgency == "" {
+		q.Urgency = UrgencyNormal
+	}
+	switch n := utf8.RuneCountInString(text); {
+	case strings.TrimSpace(text) == "":
+		return &FieldError{"question", "write the question"}
+	case n > MaxQuestionLen:
+		return &FieldError{"question", fmt.Sprintf("use at most %d characters", MaxQuestionLen)}
+	case len(q.Options) > MaxOptions:
+		return &FieldError{"options", fmt.Sprintf("offer at most %d options", MaxOptions)}
+	case !slices.Contains(Urgencies, q.Urgency):
+		return &FieldError{"urgency", "use normal or blocking"}
+	}
+	for i, o := range q.Options {
+		switch {
+		case strings.TrimSpace(o) == "":
+			return &FieldError{"options", "an option is blank"}
+		case utf8.RuneCountInString(o) > MaxOptionLen:
+			return &FieldError{"options", fmt.Sprintf("use at most %d characters per option", MaxOptionLen)}
+		case slices.Contains(q.Options[:i], o):
+			return &FieldError{"options", fmt.Sprintf("%q is offered twice", o)}
+		}
+	}
+	if q.Options == nil {
+		q.Options = []string{}
+	}
+	return nil
+}
+
+// ErrQuestionKeyReused means an idempotency key was sent again with another
+// session, question, options or urgency; nothing was written.
+var ErrQuestionKeyReused = &FieldError{"idempotency_key", "already used for a different question; send the same session, question, options and urgency to retry, or use a new key for a new question"}
+
+// questionColumns are the columns of a question row of alias a that
+// nullableQuestion scans (all NULL when the join found none).
+func questionColumns(a string) string {
+	return a + `.note_id, ` + a + `.workspace_id, ` + a + `.session_id, ` + a + `.connection_id, ` + a + `.options, ` +
+		a + `.urgency, ` + a + `.state, ` + a + `.answer, ` + a + `.answered_by_name, ` + a + `.answered_by, ` +
+		a + `.closed_at, ` + a + `.closing_note_id, ` + a + `.expires_at, ` + a + `.created_at`
+}
+
+// nullableQuestion scans questionColumns of an outer join.
+type nullableQuestion struct {
+	id, workspaceID, sessionID, connectionID *int64
+	options                                  []string
+	urgency, state, answer, answeredBy       *string
+	answeredByID, closedBy                   *int64
+	closedAt, expiresAt, createdAt           *time.Time
+}
+
+func (q *nullableQuestion) targets() []any {
+	return []any{&q.id, &q.workspaceID, &q.sessionID, &q.connectionID, &q.options, &q.urgency, &q.state, &q.answer,
+		&q.answeredBy, &q.answeredByID, &q.closedAt, &q.closedBy, &q.expiresAt, &q.createdAt}
+}
+
+// question is the scanned question, nil when there was none. Its Text is
+// left to the caller, which has the note.
+func (q *nullableQuestion) question() *Question {
+	if q.id == nil {
+		return nil
+	}
+	out := &Question{ID: *q.id, WorkspaceID: *q.workspaceID, SessionID: *q.sessionID, ConnectionID: *q.connectionID,
+		Options: q.options, Urgency: *q.urgency, State: *q.state, Answer: derefOr(q.answer, ""),
+		AnsweredBy: derefOr(q.answeredBy, ""), AnsweredByID: q.answeredByID, ClosedAt: q.closedAt, ClosedBy: q.closedBy,
+		ExpiresAt: *q.expiresAt, CreatedAt: *q.createdAt}
+	if out.Options == nil {
+		out.Options = []string{}
+	}
+	return out
+}
+
+// questionSelect reads questions q with their notes n, in the column order
+// scanQuestion reads; the FROM is the caller's.
+var questionSelect = `SELECT n.body, ` + questionColumns("q")
+
+// scanQuestion scans n.body and questionColumns("q").
+func scanQuestion(row pgx.Row) (*Question, error) {
+	var text string
+	var q nullableQuestion
+	if err := row.Scan(append([]any{&text}, q.targets()...)...); err != nil {
+		return nil, err
+	}
+	out := q.question()
+	if out == nil {
+		return nil, pgx.ErrNoRows
+	}
+	out.Text = text
+	return out, nil
+}
+
+// agentQuestionSQL writes an agent's question as agentNoteSQL writes its
+// notes, with the question's row in the same statement: $12 its options,
+// $13 its urgency, $14 the seconds a minute of its delays lasts
+// (Store.questionMinute). Its timer starts at the notice, due after the
+// delay of its project for the urgency; it expires after the project's
+// expiry.
+var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
+	), src AS (
+		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
+			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
+			NULLIF($5::text, '') AS recipient_slug, $8::text AS message_type, $9::text AS subject, $10::text AS body,
+			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
+		FROM target t
+		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, `
+	question AS (
+		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
+		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $12::text[], $13::text,
+			now() + make_interval(secs => $14::float8 * CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
+			now() + make_interval(secs => $14::float8 * 60 * p.question_expiry_hours)
+		FROM note JOIN locked ON locked.id = note.session_id JOIN projects p ON p.id = locked.project_id
+	)`)
+
+// AgentQuestion is the input of AskQuestion: ask_owner's arguments as the
+// caller's connection asks them.
+type AgentQuestion struct {
+	WorkspaceID    int64
+	ConnectionID   int64
+	SessionType    string
+	SessionID      string
+	Text           string
+	Options        []string
+	Urgency        string
+	IdempotencyKey string
+}
+
+// AskQuestion posts the connection's question to its session's owners,
+// with the same rules and idempotency as PostAgentNote: the same key again
+// returns the first question (duplicate true), also when retries race; the
+// same key with another session, text, options or urgency gives
+// ErrQuestionKeyReused. It returns the question as it stands now, which for
+// a retry may be answered already.
+func (s *Store) AskQuestion(ctx context.Context, in AgentQuestion) (q *Question, duplicate bool, err error) {
+	n, dup, err := s.PostAgentNote(ctx, AgentNote{WorkspaceID: in.WorkspaceID, ConnectionID: in.ConnectionID,
+		SessionType: in.SessionType, SessionID: in.SessionID, Body: in.Text, IdempotencyKey: in.IdempotencyKey,
+		Question: &QuestionAsk{Options: in.Options, Urgency: in.Urgency}})
+	if err != nil {
+		return nil, false, err
+	}
+	q, err = s.AgentQuestion(ctx, in.WorkspaceID, in.ConnectionID, n.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return q, dup, nil
+}
+
+// sameQuestion reports whether question id was asked with what ask says.
+func (s *Store) sameQuestion(ctx context.Context, id int64, ask *QuestionAsk) (bool, error) {
+	var options []string
+	var urgency string
+	if err := s.pool.QueryRow(ctx, `SELECT options, urgency FROM questions WHERE note_id = $1`, id).Scan(&options, &urgency); err != nil {
+		return false, err
+	}
+	return slices.Equal(options, ask.Options) && urgency == ask.Urgency, nil
+}
+
+// AgentQuestion returns a question the connection asked, as it stands.
+func (s *Store) AgentQuestion(ctx context.Context, workspaceID, connectionID, id int64) (*Question, error) {
+	q, err := scanQuestion(s.pool.QueryRow(ctx, questionSelect+`
+		FROM questions q JOIN notes n ON n.id = q.note_id
+		WHERE q.note_id = $1 AND q.workspace_id = $2 AND q.connection_id = $3`, id, workspaceID, connectionID))
+	if err != nil {
+		return nil, wrap("agent question", err)
+	}
+	return q, nil
+}
+
+// QuestionsOf returns the questions among ids, in the workspace, by id: the
+// notes of a page of read_session_mail that are questions or that the
+// questions name as what closed them come with where they stand.
+func (s *Store) QuestionsOf(ctx context.Context, workspaceID int64, ids []int64) (map[int64]*Question, error) {
+	out := map[int64]*Question{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, questionSelect+`
+		FROM questions q JOIN notes n ON n.id = q.note_id
+		WHERE q.note_id = ANY($1) AND q.workspace_id = $2`, ids, workspaceID)
+	if err != nil {
+		return nil, fmt.Errorf("store: questions of: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		q, err := scanQuestion(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: questions of: %w", err)
+		}
+		out[q.ID] = q
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: questions of: %w", err)
+	}
+	return out, nil
+}
+
+// OwnerQuestion returns a question of the owner's workspace, with the
+// session and project it belongs to.
+func (s *Store) OwnerQuestion(ctx context.Context, workspaceID, id int64) (*Question, error) {
+	q, err := scanQuestion(s.pool.QueryRow(ctx, questionSelect+`
+		FROM questions q JOIN notes n ON n.id = q.note_id
+		WHERE q.note_id = $1 AND q.workspace_id = $2`, id, workspaceID))
+	if err != nil {
+		return nil, wrap("owner question", err)
+	}
+	return q, nil
+}
+
+// Answer is an owner's answer to a question: one of its options (Option,
+// its index), or free text in the owner's own words (also to a question
+// with options: none of them may be right).
+type Answer struct {
+	WorkspaceID int64
+	OwnerID     int64
+	QuestionID  int64
+	// SessionID, when not 0, is the session the question must be of (the
+	// page it was answered on).
+	SessionID int64
+	// Option is the index of the option chosen; nil for a free-text answer.
+	Option *int
+	Text   string
+}
+
+// ErrClosed is the refusal of an answer to a question that is no longer
+// open: Question says who answered it and what, or that it expired.
+type ErrClosed struct{ Question *Question }
+
+func (e *ErrClosed) Error() string {
+	if e.Question.State == QuestionAnswered {
+		return fmt.Sprintf("%s answered this question already: %s", e.Question.AnsweredBy, e.Question.Answer)
+	}
+	return "this question expired without an answer; the agent was told there was no decision"
+}
+
+// AnswerQuestion records an owner's answer to an open question of the
+// workspace. The first answer wins: one conditional UPDATE decides, so of
+// two owners answering at once (on any replicas) exactly one succeeds and
+// the other gets *ErrClosed naming who answered; so does an answer to an
+// expired question. The answer is a reply from the owner to the agent that
+// asked, in answer to the question, written in the same transaction with
+// the question_answered event; the question's timers end. The reply then
+// announces itself as any note does, and QuestionTopic tells waiting
+// ask_owner calls on every replica.
+func (s *Store) AnswerQuestion(ctx context.Context, in Answer) (*Question, error) {
+	return s.answer(ctx, in, 0)
+}
+
+// answer is AnswerQuestion; link is the answer link it uses (0: none),
+// spent in the same transaction (answer_links.go).
+func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, error) {
+	text := strings.TrimSpace(in.Text)
+	if in.Option == nil {
+		switch {
+		case text == "":
+			return nil, &FieldError{"answer", "write an answer"}
+		case utf8.RuneCountInString(text) > MaxAnswerLen:
+			return nil, &FieldError{"answer", fmt.Sprintf("use at most %d characters", MaxAnswerLen)}
+		}
+	}
+	var q *Question
+	var announced []notification
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// The one statement that decides: it answers only an open question,
+		// and names the option by its index in the question's own list.
+		var ownerName string
+		var agentSlug string
+		err := tx.QueryRow(ctx, `
+			UPDATE questions q SET state = 'answered', answer = CASE WHEN $4::int IS NULL THEN $5 ELSE q.options[$4::int + 1] END,
+				answered_by = o.id, answered_by_name = o.display_name, closed_at = now(), timer = 'done', due_at = NULL
+			FROM owners o, connections c
+			WHERE q.note_id = $1 AND q.workspace_id = $2 AND q.state = 'open' AND ($6::bigint = 0 OR q.session_id = $6)
+				AND o.id = $3 AND o.workspace_id = q.workspace_id AND c.id = q.connection_id
+				AND ($4::int IS NULL OR ($4::int >= 0 AND $4::int < cardinality(q.options)))
+			RETURNING o.display_name, c.sender_slug`, in.QuestionID, in.WorkspaceID, in.OwnerID, in.Option, text, in.SessionID).Scan(&ownerName, &agentSlug)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return s.whyNotAnswered(ctx, tx, in)
+		}
+		if err != nil {
+			return err
+		}
+		if link != 0 {
+			tag, err := tx.Exec(ctx, `UPDATE answer_links SET used_at = now()
+				WHERE id = $1 AND used_at IS NULL AND expires_at > now() AND question_id = $2 AND owner_id = $3`, link, in.QuestionID, in.OwnerID)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() != 1 {
+				return ErrLinkSpent
+			}
+		}
+		q, err = scanQuestion(tx.QueryRow(ctx, questionSelect+`
+			FROM questions q JOIN notes n ON n.id = q.note_id WHERE q.note_id = $1`, in.QuestionID))
+		if err != nil {
+			return err
+		}
+		reply, ann, err := insertNote(ctx, tx, &Note{WorkspaceID: in.WorkspaceID, SessionID: q.SessionID, SenderKind: SenderOwner,
+			SenderOwnerID: &in.OwnerID, SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, RecipientSlug: &agentSlug,
+			MessageType: MessageReply, Body: q.Answer, InReplyTo: &q.ID})
+		if err != nil {
+			return err
+		}
+		announced = ann
+		return closeQuestion(ctx, tx, q, reply.ID, "question_answered", map[string]any{
+			"question_id": q.ID, "answer_note_id": reply.ID, "answer": q.Answer, "answered_by": q.AnsweredBy,
+		})
+	})
+	if err != nil {
+		var closed *ErrClosed
+		var fe *FieldError
+		if errors.As(err, &closed) || errors.As(err, &fe) || errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, wrap("answer question", err)
+	}
+	s.notifyAfterCommit(append(announced, QuestionTopic.notification(NoteRef{SessionID: q.SessionID, NoteID: q.ID}))...)
+	return q, nil
+}
+
+// closeQuestion records the note that closed a question and appends its
+// event (kind, with payload) to the session's events, inside tx.
+func closeQuestion(ctx context.Context, tx pgx.Tx, q *Question, noteID int64, kind string, payload map[string]any) error {
+	if _, err := tx.Exec(ctx, `UPDATE questions SET closing_note_id = $2 WHERE note_id = $1`, q.ID, noteID); err != nil {
+		return err
+	}
+	_, err := appendEvent(ctx, tx, q.SessionID, kind, &q.ID, payload)
+	return err
+}
+
+// whyNotAnswered says why the deciding UPDATE answered nothing: no such
+// question in the workspace (or no such owner), an option that is not one
+// of the question's, or a question closed already (*ErrClosed).
+func (s *Store) whyNotAnswered(ctx context.Context, tx pgx.Tx, in Answer) error {
+	q, err := scanQuestion(tx.QueryRow(ctx, questionSelect+`
+		FROM questions q JOIN notes n ON n.id = q.note_id
+		WHERE q.note_id = $1 AND q.workspace_id = $2 AND ($4::bigint = 0 OR q.session_id = $4)
+			AND EXISTS (SELECT 1 FROM owners o WHERE o.id = $3 AND o.workspace_id = q.workspace_id)`,
+		in.QuestionID, in.WorkspaceID, in.OwnerID, in.SessionID))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("store: answer question: %w", ErrNotFound)
+	case err != nil:
+		return err
+	case !q.Open():
+		return &ErrClosed{Question: q}
+	}
+	return &FieldError{"answer", "that is not one of this question's options"}
+}
+
+// OpenQuestions returns the open questions of the workspace (of one project
+// when projectID is not 0, of one session when sessionID is not 0), newest
+// first, at most limit, as the notes they are: what the top of the inbox and
+// of a session page shows with its answer buttons.
+func (s *Store) OpenQuestions(ctx context.Context, workspaceID, projectID, sessionID int64, limit int) ([]InboxNote, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+inboxColumns+`, false
+		FROM questions oq
+		JOIN notes n ON n.id = oq.note_id `+listedJoin+`
+		JOIN sessions s ON s.id = n.session_id
+		JOIN projects p ON p.id = s.project_id
+		WHERE oq.workspace_id = $1 AND oq.state = 'open' AND ($2::bigint = 0 OR s.project_id = $2) AND ($3::bigint = 0 OR s.id = $3)
+		ORDER BY oq.workspace_id, oq.note_id DESC LIMIT $4`, workspaceID, projectID, sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: open questions: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (InboxNote, error) {
+		var in InboxNote
+		n, err := scanListedNote(r, &in.SessionTitle, &in.ProjectID, &in.ProjectName, &in.Unread)
+		if err == nil {
+			in.Note = *n
+		}
+		return in, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: open questions: %w", err)
+	}
+	return out, nil
+}
+
+// QuestionSettings are a project's question delays: how long a question
+// waits on the page before the owners are reached elsewhere, per urgency,
+// and when an unanswered one expires.
+type QuestionSettings struct {
+	BlockingMinutes int
+	NormalMinutes   int
+	ExpiryHours     int
+}
+
+// Bounds of QuestionSettings.
+const (
+	MaxQuestionDelayMinutes = 60
+	MaxQuestionExpiryHours  = 168
+)
+
+// DefaultQuestionSettings are a new project's.
+var DefaultQuestionSettings = QuestionSettings{BlockingMinutes: 2, NormalMinutes: 15, ExpiryHours: 24}
+
+// Validate checks the bounds; each refusal names its field.
+func (q QuestionSettings) Validate() error {
+	var errs []error
+	if q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
+	}
+	if q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes {
+		errs = append(errs, &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
+	}
+	if q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours {
+		errs = append(errs, &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)})
+	}
+	return errors.Join(errs...)
+}
+
+// ProjectQuestionSettings returns a project's question settings.
+func (s *Store) ProjectQuestionSettings(ctx context.Context, workspaceID, projectID int64) (QuestionSettings, error) {
+	var q QuestionSettings
+	err := s.pool.QueryRow(ctx, `
+		SELECT question_blocking_minutes, question_normal_minutes, question_expiry_hours
+		FROM projects WHERE workspace_id = $1 AND id = $2`, workspaceID, projectID).Scan(&q.BlockingMinutes, &q.NormalMinutes, &q.ExpiryHours)
+	if err != nil {
+		return q, wrap("project question settings", err)
+	}
+	return q, nil
+}
+
+// SetProjectQuestionSettings changes a project's question settings; they
+// apply to the questions asked from then on.
+func (s *Store) SetProjectQuestionSettings(ctx context.Context, workspaceID, projectID int64, q QuestionSettings) error {
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE projects SET question_blocking_minutes = $3, question_normal_minutes = $4, question_expiry_hours = $5
+		WHERE workspace_id = $1 AND id = $2`, workspaceID, projectID, q.BlockingMinutes, q.NormalMinutes, q.ExpiryHours)
+	if err != nil {
+		return fmt.Errorf("store: set project question settings: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("store: set project question settings: %w", ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+// Package timers fires the questions' timers: every replica runs a Runner
+// that sleeps until the soonest pending timer (store.NextQuestionTimer) and
+// then fires what is due (store.FireQuestionTimers). Each due row is claimed
+// with FOR UPDATE SKIP LOCKED and its work done in that transaction, so
+// every timer fires on exactly one replica, once, also across crashes and
+// restarts: the timers live in the questions' rows, not in any process.
+package timers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// Defaults of Options.
+const (
+	// DefaultBatch is how many due timers one transaction fires.
+	DefaultBatch = 100
+	// DefaultIdle is the longest sleep without a wake-up: the safety net for
+	// a question whose wake-up was missed (the listener reconnecting).
+	DefaultIdle = time.Minute
+	// retryAfter is the wait after a failed look at the database.
+	retryAfter = 2 * time.Second
+)
+
+// Options configure a Runner. Zero values take the defaults.
+type Options struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Compose writes the questions' emails; nil when email is off, and then
+	// the timers queue none.
+	Compose store.ComposeQuestionMail
+	Batch   int
+	Idle    time.Duration
+}
+
+// Runner fires due question timers. Build it with New, run it with Run.
+type Runner struct {
+	store   *store.Store
+	log     *slog.Logger
+	compose store.ComposeQuestionMail
+	batch   int
+	idle    time.Duration
+	wake    chan struct{}
+}
+
+// New returns a runner; start it with Run, wake it with Wake.
+func New(o Options) *Runner {
+	r := &Runner{store: o.Store, log: o.Logger, compose: o.Compose, batch: o.Batch, idle: o.Idle, wake: make(chan struct{}, 1)}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.batch <= 0 {
+		r.batch = DefaultBatch
+	}
+	if r.idle <= 0 {
+		r.idle = DefaultIdle
+	}
+	return r
+}
+
+// Wake asks the runner to look again now (a question was asked: its notice
+// may be due at once). It never blocks.
+func (r *Runner) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WakeOn wakes the runner whenever a question is asked on any replica
+// (store.TimerTopic), and when the listener (re)connects, since it may
+// have missed one meanwhile.
+func (r *Runner) WakeOn(l *store.Listener) {
+	store.Listen(l, store.TimerTopic, func(struct{}) { r.Wake() })
+	l.Watch(func(connected bool) {
+		if connected {
+			r.Wake()
+		}
+	})
+}
+
+// Run fires due timers until ctx ends. Its statements count as background
+// work.
+func (r *Runner) Run(ctx context.Context) {
+	ctx = store.Background(ctx)
+	sleep := time.NewTimer(0)
+	defer sleep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sleep.C:
+		case <-r.wake:
+		}
+		sleep.Reset(r.fire(ctx))
+	}
+}
+
+// fire fires every due timer, batch by batch, and says how long to sleep
+// until the next one.
+func (r *Runner) fire(ctx context.Context) time.Duration {
+	for ctx.Err() == nil {
+		res, err := r.store.FireQuestionTimers(ctx, r.batch, r.compose)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("question timers failed", "err", err)
+			}
+			return retryAfter
+		}
+		if res.Fired > 0 {
+			r.log.Info("question timers fired", "fired", res.Fired, "webhook_deliveries", res.Deliveries, "mails", res.Mails, "expired", res.Expired)
+		}
+		if res.Fired < r.batch {
+			break
+		}
+	}
+	next, pending, err := r.store.NextQuestionTimer(ctx)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			r.log.Error("question timers: next due", "err", err)
+		}
+		return retryAfter
+	case !pending:
+		return r.idle
+	}
+	// A few milliseconds past the due time, by the database's clock.
+	return min(next+5*time.Millisecond, r.idle)
+}
