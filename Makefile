@@ -156,6 +156,15 @@ lint: ## gofmt, go vet, staticcheck, and fail if templ output or go.mod/go.sum a
 bench: pg-deps ## run the load benchmark and print the table
 	$(GO) run ./cmd/osfoundry-bench
 
+# The scale scenario fills a spread of workspaces to 10,000 notes, measures
+# every tool and owner page, fills on to a million and measures again: about
+# a quarter of an hour (filling the million takes five to seven minutes of
+# it). Its figures go to bench-scale-results.json; docs/performance.md reads
+# them.
+.PHONY: bench-scale
+bench-scale: pg-deps ## measure every tool and owner page at 10 k and 1 M notes (the scale section)
+	$(GO) run ./cmd/osfoundry-bench --scale 10000,1000000 --only scale --streams 0 --json bench-scale-results.json
+
 # Filling a million notes takes minutes, so search has a target of its own.
 .PHONY: bench-search
 bench-search: pg-deps ## run the search scenarios over a workspace of 1 M notes

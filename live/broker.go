@@ -52,6 +52,7 @@ type Source interface {
 	GetProject(ctx context.Context, workspaceID, id int64) (*store.Project, error)
 	ListSeatedAgents(ctx context.Context, workspaceID, projectID int64) ([]store.SeatedAgent, error)
 	UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]store.SessionUnread, error)
+	UnreadMailIn(ctx context.Context, ownerIDs, sessionIDs []int64) ([]store.OwnerSessionUnread, error)
 	OwnerSees(ctx context.Context, ownerID, workspaceID, sessionID int64) (bool, error)
 }
 
@@ -176,6 +177,10 @@ type Broker struct {
 	unreadSessions  map[int64]struct{}
 	// sessionWorkspace remembers each session's workspace (it never changes).
 	sessionWorkspace map[int64]int64
+	// unreadOf is each owner's unread counts as last counted, by session
+	// (those with any), while the owner has streams: new notes recount
+	// only their sessions (unread.go).
+	unreadOf map[int64]map[int64]store.SessionUnread
 }
 
 type sessionTopic struct {
@@ -203,6 +208,7 @@ func New(o Options) *Broker {
 		byOwner: map[int64]map[*Stream]struct{}{}, byAddr: map[string]int{},
 		pendingNotes: map[int64]struct{}{}, pendingReceipts: map[int64]map[int64]struct{}{},
 		dirtyPresence: map[int64]struct{}{}, dirtyUnread: map[int64]struct{}{}, unreadSessions: map[int64]struct{}{},
+		unreadOf:         map[int64]map[int64]store.SessionUnread{},
 		sessionWorkspace: map[int64]int64{},
 	}
 	if b.heartbeat == 0 {
@@ -423,6 +429,9 @@ func (b *Broker) drop(st *Stream, why string) {
 	close(st.done)
 	removeStream(b.signIns, st.signIn, st)
 	removeStream(b.byOwner, st.ownerID, st)
+	if b.byOwner[st.ownerID] == nil {
+		delete(b.unreadOf, st.ownerID)
+	}
 	if b.byAddr[st.addr]--; b.byAddr[st.addr] <= 0 {
 		delete(b.byAddr, st.addr)
 	}

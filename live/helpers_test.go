@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ type fakeSource struct {
 	receipts map[int64][]store.Receipt
 	version  string // the presence sidebar's
 	unread   []store.SessionUnread
-	denied   map[int64]bool // owners who may no longer see their streams
+	// wholeCounts counts UnreadMail's calls (an owner's whole workspace).
+	wholeCounts int
+	denied      map[int64]bool // owners who may no longer see their streams
 }
 
 func newSource() *fakeSource {
@@ -82,7 +85,22 @@ func (f *fakeSource) ListSeatedAgents(context.Context, int64, int64) ([]store.Se
 func (f *fakeSource) UnreadMail(context.Context, int64, int64) ([]store.SessionUnread, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.wholeCounts++
 	return append([]store.SessionUnread(nil), f.unread...), nil
+}
+
+func (f *fakeSource) UnreadMailIn(_ context.Context, owners, sessions []int64) ([]store.OwnerSessionUnread, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []store.OwnerSessionUnread
+	for _, o := range owners {
+		for _, u := range f.unread {
+			if slices.Contains(sessions, u.SessionID) {
+				out = append(out, store.OwnerSessionUnread{OwnerID: o, SessionUnread: u})
+			}
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeSource) OwnerSees(_ context.Context, owner, _, _ int64) (bool, error) {

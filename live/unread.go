@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // unreadCounts is the data of the unread event: the owner's unread notes in
@@ -25,8 +27,23 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 	if err != nil {
 		return nil, err
 	}
-	u := unreadCounts{Projects: map[string]int{}, Sessions: map[string]int{}}
+	return unreadFrame(bySession(rows))
+}
+
+// bySession keys unread counts by their session.
+func bySession(rows []store.SessionUnread) map[int64]store.SessionUnread {
+	m := make(map[int64]store.SessionUnread, len(rows))
 	for _, r := range rows {
+		m[r.SessionID] = r
+	}
+	return m
+}
+
+// unreadFrame frames unread counts by session as the unread event (the
+// same counts always make the same bytes).
+func unreadFrame(counts map[int64]store.SessionUnread) ([]byte, error) {
+	u := unreadCounts{Projects: map[string]int{}, Sessions: map[string]int{}}
+	for _, r := range counts {
 		u.Total += r.Unread
 		u.Projects[strconv.FormatInt(r.ProjectID, 10)] += r.Unread
 		u.Sessions[strconv.FormatInt(r.SessionID, 10)] = r.Unread
@@ -40,8 +57,10 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 	return Frame("unread", 0, data), nil
 }
 
-// refreshUnread recounts an owner's unread notes and sends the counts to
-// each of their streams that had other counts last.
+// refreshUnread recounts an owner's unread notes in their whole workspace
+// (after their read marks moved, or when their counts were never taken)
+// and sends the counts to each of their streams that had other counts
+// last.
 func (b *Broker) refreshUnread(owner int64) {
 	b.mu.Lock()
 	ws, ok := b.ownerWorkspace(owner)
@@ -49,15 +68,80 @@ func (b *Broker) refreshUnread(owner int64) {
 	if !ok {
 		return
 	}
-	ev, err := b.UnreadEvent(b.ctx, ws, owner)
+	rows, err := b.src.UnreadMail(b.ctx, ws, owner)
 	if err != nil {
 		if b.ctx.Err() == nil {
 			b.log.Warn("live: count unread", "owner_id", owner, "err", err)
 		}
 		return
 	}
+	counts := bySession(rows)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.byOwner[owner] == nil {
+		return
+	}
+	b.unreadOf[owner] = counts
+	b.sendUnread(owner, counts)
+}
+
+// recountUnread recounts, for the owners watching (all of one workspace),
+// only the sessions where notes arrived, in one statement, and sends each
+// owner's counts where they changed. An owner whose counts were never
+// taken is counted whole (refreshUnread).
+func (b *Broker) recountUnread(owners, sessions []int64) {
+	var known, unknown []int64
+	b.mu.Lock()
+	for _, o := range owners {
+		if b.unreadOf[o] != nil {
+			known = append(known, o)
+		} else {
+			unknown = append(unknown, o)
+		}
+	}
+	b.mu.Unlock()
+	for _, o := range unknown {
+		b.refreshUnread(o)
+	}
+	if len(known) == 0 {
+		return
+	}
+	rows, err := b.src.UnreadMailIn(b.ctx, known, sessions)
+	if err != nil {
+		if b.ctx.Err() == nil {
+			b.log.Warn("live: recount unread", "owners", len(known), "err", err)
+		}
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, o := range known {
+		if m := b.unreadOf[o]; m != nil {
+			for _, sid := range sessions {
+				delete(m, sid)
+			}
+		}
+	}
+	for _, r := range rows {
+		if m := b.unreadOf[r.OwnerID]; m != nil {
+			m[r.SessionID] = r.SessionUnread
+		}
+	}
+	for _, o := range known {
+		if m := b.unreadOf[o]; m != nil {
+			b.sendUnread(o, m)
+		}
+	}
+}
+
+// sendUnread sends an owner's counts to each of their streams that had
+// other counts last. b.mu is held.
+func (b *Broker) sendUnread(owner int64, counts map[int64]store.SessionUnread) {
+	ev, err := unreadFrame(counts)
+	if err != nil {
+		b.log.Warn("live: frame unread", "owner_id", owner, "err", err)
+		return
+	}
 	for st := range b.byOwner[owner] {
 		if !bytes.Equal(st.unread, ev) {
 			st.unread = ev

@@ -73,3 +73,34 @@ func TestSessionStreamsHearUnread(t *testing.T) {
 		t.Fatalf("%d session streams after leaving, want 1", n)
 	}
 }
+
+// TestNoteRecountsItsSession: once an owner's counts are taken, a note
+// recounts only its own session, for every owner watching, and leaves the
+// other sessions' counts as they were; the owner's whole workspace is
+// counted again only when their read marks move.
+func TestNoteRecountsItsSession(t *testing.T) {
+	t.Parallel()
+	const otherSession = testSession + 1
+	src := newSource()
+	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 2}, {SessionID: otherSession, ProjectID: testProject, Unread: 1}}
+	b := newBroker(t, src, Options{})
+	st := b.subscribeTest(t, 1, 0, 1, "")
+	b.readsHeard(1)
+	if got, want := data(next(t, st)), `[{"total":3,"projects":{"2":3},"sessions":{"3":2,"4":1},"inbox":0,"inbox_newest":0}]`; got != want {
+		t.Fatalf("first counts %s, want %s", got, want)
+	}
+	src.mu.Lock()
+	whole := src.wholeCounts
+	// Both sessions change; the note is in one of them.
+	src.unread = []store.SessionUnread{{SessionID: testSession, ProjectID: testProject, Unread: 5}, {SessionID: otherSession, ProjectID: testProject, Unread: 7}}
+	src.mu.Unlock()
+	b.noteHeard(store.NoteNotice{SessionID: testSession, NoteID: 9})
+	if got, want := data(next(t, st)), `[{"total":6,"projects":{"2":6},"sessions":{"3":5,"4":1},"inbox":0,"inbox_newest":0}]`; got != want {
+		t.Fatalf("after a note %s, want %s", got, want)
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	if src.wholeCounts != whole {
+		t.Fatalf("a note counted the owner's whole workspace %d times", src.wholeCounts-whole)
+	}
+}

@@ -27,28 +27,34 @@ func (b *Broker) upkeep() {
 		presence, unread, sessions := b.dirtyPresence, b.dirtyUnread, b.unreadSessions
 		b.dirtyPresence, b.dirtyUnread, b.unreadSessions = map[int64]struct{}{}, map[int64]struct{}{}, map[int64]struct{}{}
 		b.mu.Unlock()
-		for ws := range b.workspacesOf(sessions) {
-			b.mu.Lock()
-			for owner := range b.byOwner {
-				if w, _ := b.ownerWorkspace(owner); w == ws {
-					unread[owner] = struct{}{}
-				}
-			}
-			b.mu.Unlock()
-		}
 		for ws := range presence {
 			b.refreshPresence(ws)
 		}
 		for owner := range unread {
 			b.refreshUnread(owner)
 		}
+		for ws, sids := range b.workspacesOf(sessions) {
+			var owners []int64
+			b.mu.Lock()
+			for owner := range b.byOwner {
+				if _, done := unread[owner]; !done {
+					if w, _ := b.ownerWorkspace(owner); w == ws {
+						owners = append(owners, owner)
+					}
+				}
+			}
+			b.mu.Unlock()
+			if len(owners) > 0 {
+				b.recountUnread(owners, sids)
+			}
+		}
 	}
 }
 
-// workspacesOf returns the workspaces of sessions, from memory or, once per
-// session, from the database.
-func (b *Broker) workspacesOf(sessions map[int64]struct{}) map[int64]struct{} {
-	out := map[int64]struct{}{}
+// workspacesOf returns sessions by their workspace, the workspace from
+// memory or, once per session, from the database.
+func (b *Broker) workspacesOf(sessions map[int64]struct{}) map[int64][]int64 {
+	out := map[int64][]int64{}
 	for sid := range sessions {
 		b.mu.Lock()
 		ws, ok := b.sessionWorkspace[sid]
@@ -65,7 +71,7 @@ func (b *Broker) workspacesOf(sessions map[int64]struct{}) map[int64]struct{} {
 			b.sessionWorkspace[sid] = ws
 			b.mu.Unlock()
 		}
-		out[ws] = struct{}{}
+		out[ws] = append(out[ws], sid)
 	}
 	return out
 }

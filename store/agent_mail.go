@@ -60,8 +60,8 @@ var readAgentMailSQL = `
 	), locked AS (
 		SELECT s.id FROM sessions s WHERE s.id = (SELECT f.session_id FROM fresh f LIMIT 1) FOR NO KEY UPDATE
 	), receipts AS (
-		INSERT INTO note_receipts (note_id, connection_id)
-		SELECT f.id, $2 FROM fresh f CROSS JOIN locked ORDER BY f.id
+		INSERT INTO note_receipts (note_id, connection_id, session_id, owner_note)
+		SELECT f.id, $2, f.session_id, f.sender_kind = 'owner' FROM fresh f CROSS JOIN locked ORDER BY f.id
 		ON CONFLICT (note_id, connection_id) DO NOTHING
 		RETURNING note_id
 	), notified AS (

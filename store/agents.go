@@ -97,33 +97,6 @@ func (s *Store) ListInvitedSessions(ctx context.Context, workspaceID, connection
 	return out, nil
 }
 
-// sessionForAgent resolves the (type, public id) an agent names to a session
-// of its workspace it is invited to: ErrNotFound when no such session
-// exists, ErrForbidden when the connection is not invited.
-func sessionForAgent(ctx context.Context, q interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, workspaceID, connectionID int64, sessionType, publicID string) (*InvitedSession, error) {
-	session := &InvitedSession{}
-	var role *string
-	err := q.QueryRow(ctx, `
-		SELECT `+sessionColumns+`, pr.name, i.role
-		FROM sessions s
-		JOIN projects pr ON pr.id = s.project_id
-		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
-		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3`,
-		workspaceID, sessionType, publicID, connectionID).
-		Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title, &session.LastEventSeq,
-			&session.CreatedAt, &session.UpdatedAt, &session.ProjectName, &role)
-	if err != nil {
-		return nil, err
-	}
-	if role == nil {
-		return nil, ErrForbidden
-	}
-	session.Role = *role
-	return session, nil
-}
-
 // Participant is a connection invited to a session, as agents see it.
 type Participant struct {
 	Handle      *string
@@ -139,35 +112,65 @@ type SessionState struct {
 	Participants []Participant
 }
 
+// readSessionStateSQL is ReadSessionState's one statement, $1 the
+// workspace, $2 and $3 the session's type and public id, $4 the connection:
+// a row per participant of the session (or one without, for a connection
+// not invited: a NULL role), no row for no such session.
+var readSessionStateSQL = `
+	SELECT ` + sessionColumns + `, pr.name, i.role, x.handle, x.display_name, x.sender_slug, x.role, x.last_seen_at, x.revoked, now()
+	FROM sessions s
+	JOIN projects pr ON pr.id = s.project_id
+	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
+	LEFT JOIN LATERAL (
+		SELECT p.handle, p.display_name, c.sender_slug, pi.role, c.last_seen_at, c.revoked_at IS NOT NULL AS revoked, c.id
+		FROM invitations pi
+		JOIN connections c ON c.id = pi.connection_id
+		LEFT JOIN agent_profiles p ON p.connection_id = pi.connection_id
+		WHERE i.role IS NOT NULL AND pi.workspace_id = s.workspace_id AND pi.session_id = s.id
+	) x ON true
+	WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3
+	ORDER BY x.handle NULLS LAST, x.id`
+
 // ReadSessionState returns a session the connection is invited to, its role
-// and the session's participants. ErrNotFound: no such session in the
-// workspace; ErrForbidden: not invited.
+// and the session's participants, in one statement. ErrNotFound: no such
+// session in the workspace; ErrForbidden: not invited.
 func (s *Store) ReadSessionState(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string) (*SessionState, error) {
-	session, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
-	if err != nil {
-		return nil, wrap("read session state", err)
-	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT p.handle, p.display_name, c.sender_slug, i.role, c.last_seen_at, c.revoked_at IS NOT NULL, now()
-		FROM invitations i
-		JOIN connections c ON c.id = i.connection_id
-		LEFT JOIN agent_profiles p ON p.connection_id = i.connection_id
-		WHERE i.workspace_id = $1 AND i.session_id = $2
-		ORDER BY p.handle NULLS LAST, c.id`, workspaceID, session.ID)
+	rows, err := s.pool.Query(ctx, readSessionStateSQL, workspaceID, sessionType, publicID, connectionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: read session state: %w", err)
 	}
-	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Participant, error) {
+	defer rows.Close()
+	var st *SessionState
+	for rows.Next() {
+		session := InvitedSession{}
+		var role, partRole *string
 		var p Participant
 		var lastSeen *time.Time
-		var revoked bool
+		var revoked *bool
 		var now time.Time
-		err := r.Scan(&p.Handle, &p.DisplayName, &p.SenderSlug, &p.Role, &lastSeen, &revoked, &now)
-		p.Presence = PresenceTier(lastSeen, revoked, now)
-		return p, err
-	})
-	if err != nil {
+		if err := rows.Scan(&session.ID, &session.WorkspaceID, &session.ProjectID, &session.Type, &session.PublicID, &session.Title,
+			&session.LastEventSeq, &session.CreatedAt, &session.UpdatedAt, &session.ProjectName, &role,
+			&p.Handle, &p.DisplayName, &p.SenderSlug, &partRole, &lastSeen, &revoked, &now); err != nil {
+			return nil, fmt.Errorf("store: read session state: %w", err)
+		}
+		if role == nil {
+			return nil, wrap("read session state", ErrForbidden)
+		}
+		if st == nil {
+			session.Role = *role
+			st = &SessionState{InvitedSession: session}
+		}
+		if partRole != nil {
+			p.Role = *partRole
+			p.Presence = PresenceTier(lastSeen, *revoked, now)
+			st.Participants = append(st.Participants, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: read session state: %w", err)
 	}
-	return &SessionState{InvitedSession: *session, Participants: parts}, nil
+	if st == nil {
+		return nil, wrap("read session state", ErrNotFound)
+	}
+	return st, nil
 }

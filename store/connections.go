@@ -382,15 +382,7 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 
 // useAccessTokenSQL is UseAccessToken's one statement: $1 the token's hash,
 // $2 the resource, $3 PresenceWriteInterval in seconds.
-var useAccessTokenSQL = `
-	WITH t AS (
-		SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at, c.sender_slug
-		FROM access_tokens t JOIN connections c ON c.id = t.connection_id
-		WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
-	), seen AS (
-		UPDATE connections c SET last_seen_at = now()
-		FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
-	)
+var useAccessTokenSQL = tokenRowsSQL + `
 	SELECT t.id, t.workspace_id, t.owner_id, t.scopes, t.expires_at, t.resource, u.*
 	FROM t CROSS JOIN LATERAL (` + unreadSQL("t.id", "t.sender_slug", "false") + `) u`
 
@@ -398,15 +390,20 @@ var useAccessTokenSQL = `
 // marks its connection seen for presence (at most once per
 // PresenceWriteInterval) and counts its unread mail (TokenInfo.Unread): one
 // round trip per authenticated call. Unknown, expired, revoked and
-// other-resource tokens all give ErrNotFound.
+// other-resource tokens all give ErrNotFound. What it finds is remembered
+// (CachedToken), so that the calls that follow can send their token's check
+// with their own statement (DeferTokenCheck).
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
 	var u unreadTargets
-	err := s.pool.QueryRow(ctx, useAccessTokenSQL, HashToken(token), resource, PresenceWriteInterval.Seconds()).
+	key := sha256.Sum256([]byte(token))
+	err := s.pool.QueryRow(ctx, useAccessTokenSQL, key[:], resource, PresenceWriteInterval.Seconds()).
 		Scan(append([]any{&ti.ConnectionID, &ti.WorkspaceID, &ti.OwnerID, &ti.Scopes, &ti.ExpiresAt, &ti.Resource}, u.targets()...)...)
 	if err != nil {
+		s.tokens.forget(key)
 		return nil, wrap("use access token", err)
 	}
 	ti.Unread = u.unread()
+	s.tokens.put(key, *ti)
 	return ti, nil
 }

@@ -43,11 +43,26 @@ func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, n
 // MaxEventPage is the largest page poll_resource_events returns.
 const MaxEventPage = 100
 
+// pollEventsSQL is PollEvents' one statement, $1 the workspace, $2 and $3
+// the session's type and public id, $4 the connection, $5 the sequence to
+// read after, $6 the page: the caller's role (NULL: not invited) with each
+// event, or once without one; no row for no such session.
+const pollEventsSQL = `
+	SELECT i.role, e.sequence, e.kind, e.note_id, e.payload, e.created_at
+	FROM sessions s
+	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
+	LEFT JOIN LATERAL (
+		SELECT e.sequence, e.kind, e.note_id, e.payload, e.created_at FROM resource_events e
+		WHERE i.role IS NOT NULL AND e.session_id = s.id AND e.sequence > $5 ORDER BY e.sequence LIMIT $6
+	) e ON true
+	WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3
+	ORDER BY e.sequence`
+
 // PollEvents returns up to limit events of a session the connection is
 // invited to with a sequence greater than afterSeq, ascending, and the
 // sequence to pass back next time (the last one returned, or afterSeq when
-// there is nothing new). ErrNotFound: no such session in the workspace;
-// ErrForbidden: not invited.
+// there is nothing new), in one statement. ErrNotFound: no such session in
+// the workspace; ErrForbidden: not invited.
 func (s *Store) PollEvents(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, afterSeq int64, limit int) ([]ResourceEvent, int64, error) {
 	if limit < 1 || limit > MaxEventPage {
 		return nil, 0, &FieldError{"limit", fmt.Sprintf("use 1 to %d", MaxEventPage)}
@@ -55,23 +70,36 @@ func (s *Store) PollEvents(ctx context.Context, workspaceID, connectionID int64,
 	if afterSeq < 0 {
 		return nil, 0, &FieldError{"after_sequence", "use 0 or more"}
 	}
-	sess, err := sessionForAgent(ctx, s.pool, workspaceID, connectionID, sessionType, publicID)
-	if err != nil {
-		return nil, 0, wrap("poll events", err)
-	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT sequence, kind, note_id, payload, created_at FROM resource_events
-		WHERE session_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3`, sess.ID, afterSeq, limit)
+	rows, err := s.pool.Query(ctx, pollEventsSQL, workspaceID, sessionType, publicID, connectionID, afterSeq, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: poll events: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ResourceEvent, error) {
+	defer rows.Close()
+	found := false
+	var out []ResourceEvent
+	for rows.Next() {
+		found = true
+		var role *string
+		var seq *int64
 		var e ResourceEvent
-		err := r.Scan(&e.Sequence, &e.Kind, &e.NoteID, &e.Payload, &e.CreatedAt)
-		return e, err
-	})
-	if err != nil {
+		var kind *string
+		var at *time.Time
+		if err := rows.Scan(&role, &seq, &kind, &e.NoteID, &e.Payload, &at); err != nil {
+			return nil, 0, fmt.Errorf("store: poll events: %w", err)
+		}
+		if role == nil {
+			return nil, 0, wrap("poll events", ErrForbidden)
+		}
+		if seq != nil {
+			e.Sequence, e.Kind, e.CreatedAt = *seq, *kind, *at
+			out = append(out, e)
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("store: poll events: %w", err)
+	}
+	if !found {
+		return nil, 0, wrap("poll events", ErrNotFound)
 	}
 	next := afterSeq
 	if len(out) > 0 {

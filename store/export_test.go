@@ -17,6 +17,15 @@ var (
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
 	SearchWindow      = searchWindow
+	SearchWordsSQL    = searchWordsSQL
+
+	ListProjectSummariesSQL = listProjectSummariesSQL
+	ListSessionSummariesSQL = listSessionSummariesSQL
+	SessionMailMarksSQL     = sessionMailMarksSQL
+	ReceiptsAfterSQL        = receiptsAfterSQL
+	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
+	UnreadMailInSQL         = unreadMailInSQL
+	CountUnreadSQL          = countUnreadSQL
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,
@@ -67,4 +76,11 @@ func (s *Store) SeatConnection(ctx context.Context, workspaceID, projectID, conn
 		return fmt.Errorf("store: seat connection: %w", err)
 	}
 	return nil
+}
+
+// Setting returns a run-time setting of the store's connections.
+func (s *Store) Setting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.pool.Pool.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
+	return v, err
 }

@@ -163,14 +163,16 @@ type MailMarks struct {
 	Receipt int64
 }
 
+// sessionMailMarksSQL is SessionMailMarks' statement, $1 the session.
+var sessionMailMarksSQL = `
+		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
+			coalesce((SELECT max(r.id) FROM note_receipts r WHERE r.session_id = s.id AND r.owner_note), 0)
+		FROM sessions s WHERE s.id = $1`
+
 // SessionMailMarks returns the workspace of a session and its MailMarks.
 // Unknown sessions give ErrNotFound.
 func (s *Store) SessionMailMarks(ctx context.Context, sessionID int64) (workspaceID int64, m MailMarks, err error) {
-	err = s.pool.QueryRow(ctx, `
-		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
-			coalesce((SELECT max(r.id) FROM notes n JOIN note_receipts r ON r.note_id = n.id
-				WHERE n.session_id = s.id AND n.sender_kind = 'owner'), 0)
-		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&workspaceID, &m.Note, &m.Receipt)
+	err = s.pool.QueryRow(ctx, sessionMailMarksSQL, sessionID).Scan(&workspaceID, &m.Note, &m.Receipt)
 	if err != nil {
 		return 0, MailMarks{}, wrap("session mail marks", err)
 	}
@@ -190,6 +192,14 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 	return id, nil
 }
 
+// newestNoteAt is the time of the newest note of the session the SQL
+// expression session names (NULL when it has none): the note with the
+// largest id, one probe of notes_session_idx. (The largest created_at
+// would read every note of the session: no index orders them by time.)
+func newestNoteAt(session string) string {
+	return `(SELECT n.created_at FROM notes n WHERE ` + inSession(session) + ` ORDER BY n.session_id, n.id DESC LIMIT 1)`
+}
+
 // unreadBy is the one rule of what an owner has not read, as a condition on
 // notes n of the session the SQL expression session names: newer than the
 // owner's read mark there, and not written by the owner. owner is the SQL
@@ -202,6 +212,19 @@ func unreadBy(owner, session string) string {
 	return inSession(session) + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
 		AND (n.session_id, n.id) > (` + session + `, coalesce((SELECT r.last_read_note_id FROM note_reads r
 			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
+}
+
+// anyUnreadBy is a cheap test that the session may hold notes unreadBy the
+// owner: one above the owner's mark there, one index-only probe of
+// notes_session_idx, bounded as unreadBy is (the session a range, the mark
+// a row comparison: with "id > mark" a plan walked the primary key from the
+// mark through every session's notes), and kept a probe per session by
+// OFFSET 0 (as a join, a plan may hash every note). The unread counts take it first, so that of a
+// workspace's sessions only those with newer notes are counted.
+func anyUnreadBy(owner, session string) string {
+	return `EXISTS (SELECT 1 FROM notes x WHERE x.session_id BETWEEN ` + session + ` AND ` + session + `
+		AND (x.session_id, x.id) > (` + session + `, coalesce((SELECT r.last_read_note_id
+		FROM note_reads r WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0)) OFFSET 0)`
 }
 
 // SessionUnread is how many notes of one session an owner has not read.
@@ -223,7 +246,7 @@ var unreadMailSQL = `
 			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
 		FROM notes n WHERE ` + unreadBy("$2", "s.id") + `
 	) u
-	WHERE s.workspace_id = $1 AND u.count > 0
+	WHERE s.workspace_id = $1 AND ` + anyUnreadBy("$2", "s.id") + ` AND u.count > 0
 	ORDER BY s.id`
 
 // UnreadMail returns the owner's unread count of every session of the
@@ -241,6 +264,45 @@ func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]S
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: unread mail: %w", err)
+	}
+	return out, nil
+}
+
+// OwnerSessionUnread is one owner's unread count of one session.
+type OwnerSessionUnread struct {
+	OwnerID int64
+	SessionUnread
+}
+
+// unreadMailInSQL is UnreadMailIn's statement, $1 the owners, $2 the
+// sessions (all of one workspace).
+var unreadMailInSQL = `
+	SELECT o.id, s.id, s.project_id, u.count, u.inbox, u.inbox_newest
+	FROM unnest($1::bigint[]) o(id) CROSS JOIN sessions s CROSS JOIN LATERAL (
+		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
+			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
+		FROM notes n WHERE ` + unreadBy("o.id", "s.id") + `
+	) u
+	WHERE s.id = ANY($2) AND ` + anyUnreadBy("o.id", "s.id") + ` AND u.count > 0
+	ORDER BY o.id, s.id`
+
+// UnreadMailIn returns, for each of the owners, their unread count of each
+// of the sessions that has unread notes (as UnreadMail counts them): what
+// the live counts recount when notes arrive in those sessions, in one
+// statement for every owner watching, instead of each owner's whole
+// workspace.
+func (s *Store) UnreadMailIn(ctx context.Context, ownerIDs, sessionIDs []int64) ([]OwnerSessionUnread, error) {
+	rows, err := s.pool.Query(ctx, unreadMailInSQL, ownerIDs, sessionIDs)
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail in: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OwnerSessionUnread, error) {
+		var u OwnerSessionUnread
+		err := r.Scan(&u.OwnerID, &u.SessionID, &u.ProjectID, &u.Unread, &u.Inbox, &u.InboxNewest)
+		return u, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: unread mail in: %w", err)
 	}
 	return out, nil
 }
@@ -347,6 +409,23 @@ func ParseOwnerSlug(slug string) (int64, bool) {
 // as a second submission of the same form rather than a new message.
 const duplicateWindow = "10 seconds"
 
+// duplicateOwnerNoteSQL finds the newest note of session $1 by owner $2
+// identical to the one being posted ($3 type, $4 recipient, $5 subject, $6
+// body, $8 the note it answers) within the last $7. The owner's notes of the
+// window are a range of notes_owner_recent_idx (session, owner, time), read
+// first and then ordered, so that no plan walks the session's notes newest
+// first filtering on created_at, which reads the whole session when there is
+// no such note (the usual case) while the session's lock is held.
+var duplicateOwnerNoteSQL = `
+	WITH recent AS MATERIALIZED (
+		SELECT n.* FROM notes n
+		WHERE n.session_id = $1 AND n.sender_owner_id = $2 AND n.sender_kind = 'owner' AND n.created_at > now() - $7::interval
+	)
+	SELECT ` + noteColumns + ` FROM recent n
+	WHERE n.message_type = $3 AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
+		AND n.in_reply_to IS NOT DISTINCT FROM $8
+	ORDER BY n.id DESC LIMIT 1`
+
 // PostOwnerNote adds an owner's note to a session of the workspace, with its
 // resource event and change notification, in one transaction. A reply
 // records the note it answers and goes where ReplyAddress says. The session row is locked
@@ -376,13 +455,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 			n.MessageType, n.RecipientSlug = ReplyAddress(target, in.OwnerID)
 			n.InReplyTo = &target.ID
 		}
-		first, err := scanNote(tx.QueryRow(ctx, `
-			SELECT `+noteColumns+` FROM notes n
-			WHERE `+inSession("$1")+` AND n.sender_owner_id = $2 AND n.message_type = $3
-				AND n.recipient_slug IS NOT DISTINCT FROM $4 AND n.subject = $5 AND n.body = $6
-				AND n.in_reply_to IS NOT DISTINCT FROM $8
-				AND n.created_at > now() - $7::interval
-			ORDER BY n.session_id, n.id DESC LIMIT 1`, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
+		first, err := scanNote(tx.QueryRow(ctx, duplicateOwnerNoteSQL, in.SessionID, in.OwnerID, n.MessageType, n.RecipientSlug, in.Subject, in.Body,
 			duplicateWindow, n.InReplyTo))
 		switch {
 		case err == nil:

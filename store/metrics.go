@@ -19,11 +19,14 @@ type StatementCounts struct {
 	// cache's reload and sweep, the webhook sender, metrics read at scrape
 	// time): contexts marked with Background.
 	Background uint64
+	// RequestRoundTrips counts the round trips of Request's statements: a
+	// statement alone, or a batch of them.
+	RequestRoundTrips uint64
 }
 
 // statementCounter is the pgx tracer every pool of Open carries.
 type statementCounter struct {
-	request, background atomic.Uint64
+	request, background, requestTrips atomic.Uint64
 }
 
 // backgroundKey marks a context whose statements count as background work.
@@ -37,21 +40,45 @@ func Background(ctx context.Context) context.Context {
 }
 
 func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.count(ctx)
+	if ctx.Value(backgroundKey{}) == nil {
+		c.requestTrips.Add(1)
+	}
+	return ctx
+}
+
+func (c *statementCounter) count(ctx context.Context) {
 	if ctx.Value(backgroundKey{}) != nil {
 		c.background.Add(1)
 	} else {
 		c.request.Add(1)
 	}
-	return ctx
 }
 
 func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A batch is one round trip; its statements count one by one, as they
+// answer.
+
+func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	if ctx.Value(backgroundKey{}) == nil {
+		c.requestTrips.Add(1)
+	}
+	return ctx
+}
+
+func (c *statementCounter) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchQueryData) {
+	c.count(ctx)
+}
+
+func (*statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // StatementCounts returns the statements sent so far through this store's
 // pool and its listener's connection (none when the pool came from New, or a
 // tune function of Open replaced the tracer).
 func (s *Store) StatementCounts() StatementCounts {
-	return StatementCounts{Request: s.statements.request.Load(), Background: s.statements.background.Load()}
+	return StatementCounts{Request: s.statements.request.Load(), Background: s.statements.background.Load(),
+		RequestRoundTrips: s.statements.requestTrips.Load()}
 }
 
 // PoolStat is a snapshot of the connection pool, for metrics.

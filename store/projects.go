@@ -111,18 +111,22 @@ type ProjectSummary struct {
 	Unread int
 }
 
-// ListProjectSummaries returns the workspace's projects by name, with their
-// session and seat counts, newest note time and the owner's unread count.
-func (s *Store) ListProjectSummaries(ctx context.Context, workspaceID, ownerID int64) ([]ProjectSummary, error) {
-	rows, err := s.pool.Query(ctx, `
+// listProjectSummariesSQL is ListProjectSummaries' statement, $1 the
+// workspace, $2 the owner.
+var listProjectSummariesSQL = `
 		SELECT p.id, p.workspace_id, p.name, p.created_at,
 			(SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
 			(SELECT count(*) FROM project_seats ps JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
 				WHERE ps.project_id = p.id),
-			(SELECT max(n.created_at) FROM sessions s JOIN notes n ON n.session_id = s.id WHERE s.project_id = p.id),
-			(SELECT count(*) FROM sessions s JOIN notes n ON `+unreadBy("$2", "s.id")+`
+			(SELECT max(` + newestNoteAt("s.id") + `) FROM sessions s WHERE s.project_id = p.id),
+			(SELECT count(*) FROM sessions s JOIN notes n ON ` + unreadBy("$2", "s.id") + `
 				WHERE s.project_id = p.id)
-		FROM projects p WHERE p.workspace_id = $1 ORDER BY lower(p.name), p.id`, workspaceID, ownerID)
+		FROM projects p WHERE p.workspace_id = $1 ORDER BY lower(p.name), p.id`
+
+// ListProjectSummaries returns the workspace's projects by name, with their
+// session and seat counts, newest note time and the owner's unread count.
+func (s *Store) ListProjectSummaries(ctx context.Context, workspaceID, ownerID int64) ([]ProjectSummary, error) {
+	rows, err := s.pool.Query(ctx, listProjectSummariesSQL, workspaceID, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list projects: %w", err)
 	}

@@ -53,18 +53,29 @@ func (s *Store) NoteReceipts(ctx context.Context, workspaceID, sessionID int64, 
 	return collectReceipts(rows, "note receipts")
 }
 
+// receiptsAfterSQL is ReceiptsAfter's statement, $1 the workspace, $2 the
+// session, $3 the receipt after which to look. The receipts after it are a
+// range of note_receipts_owner_notes_idx (the receipts on owners' notes by
+// session), whatever the session holds; each such note's line is read
+// by its note (OFFSET 0 keeps the lookup per note: a join may otherwise
+// hash every receipt of the table).
+var receiptsAfterSQL = `
+		SELECT ` + receiptColumns + `
+		FROM (SELECT DISTINCT r.note_id FROM note_receipts r WHERE r.session_id = $2 AND r.owner_note AND r.id > $3) changed
+		CROSS JOIN LATERAL (SELECT * FROM note_receipts r WHERE r.note_id = changed.note_id OFFSET 0) r
+		JOIN notes n ON n.id = r.note_id
+		JOIN connections c ON c.id = r.connection_id
+		LEFT JOIN agent_profiles p ON p.connection_id = r.connection_id
+		WHERE ` + ownerNoteReceipts("$1", "$2") + `
+		ORDER BY r.note_id, r.id`
+
 // ReceiptsAfter returns what changed in a session's read marks since the
 // receipt afterID: every receipt of each owner's note that got one with a
 // larger id (the whole line of that note, to show again), each note's
 // oldest first. Within a session receipts become visible in id order
 // (ReadAgentMail locks the session first), so "id > afterID" misses none.
 func (s *Store) ReceiptsAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Receipt, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+receiptColumns+` FROM `+receiptJoins+`
-		WHERE `+ownerNoteReceipts("$1", "$2")+` AND r.note_id IN (
-			SELECT r.note_id FROM note_receipts r JOIN notes n ON n.id = r.note_id
-			WHERE `+ownerNoteReceipts("$1", "$2")+` AND r.id > $3)
-		ORDER BY r.note_id, r.id`, workspaceID, sessionID, afterID)
+	rows, err := s.pool.Query(ctx, receiptsAfterSQL, workspaceID, sessionID, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("store: receipts after: %w", err)
 	}

@@ -143,6 +143,12 @@ const (
 	searchCut = `translate(%s, E'\x01\x02', '')`
 )
 
+// inWorkspace is "n.workspace_id is the owner's" ($1) as a range, which
+// keeps workspace_id in the walks' order so that they read
+// notes_workspace_idx (the workspace's notes newest first) rather than the
+// primary key through every workspace's notes (see inSession).
+const inWorkspace = `n.workspace_id BETWEEN $1 AND $1`
+
 // searchWindow is how many of the newest notes a search reads first;
 // searchFewHits is how many hits in them make the words common enough to
 // walk on for the rest of the page; searchWalk bounds that walk.
@@ -158,8 +164,8 @@ const (
 // page of hits, reading the GIN index (notes_search_idx) costs the notes
 // that hold the words, and PostgreSQL's estimate of how many that is is
 // rough (it misjudges rare words most, and words that go together). So the
-// statement measures instead: recent walks the newest searchWindow notes
-// (any workspace's), which fills a page for a word in one note of 500. When
+// statement measures instead: recent walks the workspace's newest
+// searchWindow notes, which fills a page for a word in one note of 500. When
 // it does not, what it found says how rare the words are: with
 // searchFewHits or more, walk reads on (at most searchWalk notes, and a
 // page of hits is expected within a few windows); with fewer, indexed reads
@@ -172,7 +178,7 @@ var (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
-				FROM notes n WHERE n.id < $8 ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `
+				FROM notes n WHERE ` + inWorkspace + ` AND n.id < $8 ORDER BY n.workspace_id, n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `
 			) n ` + searchAlong + `
 			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
@@ -181,13 +187,13 @@ var (
 			-- how many hits it held.
 			SELECT CASE WHEN count(*) = ` + strconv.Itoa(searchWindow) + ` THEN min(w.id) ELSE 0 END AS low,
 				(SELECT count(*) FROM recent) AS hits
-			FROM (SELECT n.id FROM notes n WHERE n.id < $8 ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `) w
+			FROM (SELECT n.id FROM notes n WHERE ` + inWorkspace + ` AND n.id < $8 ORDER BY n.workspace_id, n.id DESC LIMIT ` + strconv.Itoa(searchWindow) + `) w
 		), walk AS MATERIALIZED (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM (SELECT e.low FROM edge e WHERE e.hits >= ` + strconv.Itoa(searchFewHits) + ` AND e.hits < $9) gate
 			CROSS JOIN LATERAL (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
-				FROM notes n WHERE n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
+				FROM notes n WHERE ` + inWorkspace + ` AND n.id < gate.low ORDER BY n.workspace_id, n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
 			) n ` + searchAlong + `
 			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,5 +188,45 @@ func TestSearchBeyondTheWindow(t *testing.T) {
 	rest, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), first[2].ID, 3)
 	if err != nil || len(rest) != 2 || rest[0].ID != first[3].ID {
 		t.Fatalf("next page %+v %v", rest, err)
+	}
+}
+
+// TestSearchReadsItsWorkspace: another workspace's 20,000 newer notes are
+// not walked through: a search reads its own workspace's notes newest
+// first (notes_workspace_idx), also in a generic plan.
+func TestSearchReadsItsWorkspace(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', 'needle in hay' FROM generate_series(1, 30)`, w.ws, w.s1.ID, w.ada, w.slugA)
+	other, otherOwner := db.InsertWorkspace("other")
+	p, err := w.st.CreateProject(ctx, other, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: other, ProjectID: p.ID, Type: "team_session", Title: "Busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+	db.Exec(`VACUUM ANALYZE notes`)
+	tx := db.Begin()
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) `+store.SearchWordsSQL,
+		w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planOf(t, rows)
+	if n := rowsRead(plan); n > 1000 {
+		t.Fatalf("read %d rows of notes:\n%s", n, plan)
 	}
 }

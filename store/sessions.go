@@ -231,19 +231,23 @@ type SessionSummary struct {
 	Unread int
 }
 
-// ListSessionSummaries returns a project's sessions, newest first, with
-// participants, newest note time and the owner's unread count.
-func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID, ownerID int64) ([]SessionSummary, error) {
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+sessionColumns+`,
+// listSessionSummariesSQL is ListSessionSummaries' statement, $1 the
+// workspace, $2 the project, $3 the owner.
+var listSessionSummariesSQL = `
+		SELECT ` + sessionColumns + `,
 			ARRAY(SELECT coalesce(p.handle, c.client_name) FROM invitations i
 				JOIN connections c ON c.id = i.connection_id
 				LEFT JOIN agent_profiles p ON p.connection_id = c.id
 				WHERE i.session_id = s.id ORDER BY 1),
-			(SELECT max(n.created_at) FROM notes n WHERE n.session_id = s.id),
-			(SELECT count(*) FROM notes n WHERE `+unreadBy("$3", "s.id")+`)
+			` + newestNoteAt("s.id") + `,
+			(SELECT count(*) FROM notes n WHERE ` + unreadBy("$3", "s.id") + `)
 		FROM sessions s
-		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`, workspaceID, projectID, ownerID)
+		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`
+
+// ListSessionSummaries returns a project's sessions, newest first, with
+// participants, newest note time and the owner's unread count.
+func (s *Store) ListSessionSummaries(ctx context.Context, workspaceID, projectID, ownerID int64) ([]SessionSummary, error) {
+	rows, err := s.pool.Query(ctx, listSessionSummariesSQL, workspaceID, projectID, ownerID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list sessions: %w", err)
 	}

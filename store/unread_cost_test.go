@@ -144,8 +144,8 @@ func TestUnreadCost(t *testing.T) {
 		INSERT INTO agent_mail_reads (session_id, connection_id, read_through)
 		SELECT s.id, $1, (SELECT max(n.id) FROM notes n WHERE n.session_id = s.id) FROM unnest($2::bigint[]) s(id)`, conn.ID, ids)
 	db.Exec(`
-		INSERT INTO note_receipts (note_id, connection_id)
-		SELECT n.id, $1 FROM notes n WHERE n.session_id = ANY($2) AND n.sender_connection_id IS DISTINCT FROM $1`, conn.ID, ids)
+		INSERT INTO note_receipts (note_id, connection_id, session_id, owner_note)
+		SELECT n.id, $1, n.session_id, n.sender_kind = 'owner' FROM notes n WHERE n.session_id = ANY($2) AND n.sender_connection_id IS DISTINCT FROM $1`, conn.ID, ids)
 	db.Exec(`VACUUM ANALYZE`)
 	measure("caught up", store.UseAccessTokenSQL)
 	for i := range 5 {

@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -38,8 +39,12 @@ type fixture struct {
 	owner      *http.Client
 	pollURL    string
 	metricsURL string // the server's /metrics, when known
-	runID      string
-	seq        atomic.Int64
+	// physicalURL is the physical HTTP round trip's server (physical_http.go).
+	physicalURL string
+	// ownerSlug is the owner's sender slug, which reply_to_sender answers.
+	ownerSlug string
+	runID     string
+	seq       atomic.Int64
 	// search is the search scenarios' workspace (search.go), when asked for.
 	search *searchFixture
 }
@@ -65,7 +70,7 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	if err != nil {
 		return nil, err
 	}
-	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID,
+	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID, ownerSlug: store.OwnerSlug(owner.ID),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxWorkers, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}}
 	for i := range o.sessions {
 		s, err := st.CreateSession(ctx, store.NewSession{WorkspaceID: owner.WorkspaceID, ProjectID: project.ID, Type: "team_session", Title: fmt.Sprintf("Bench %d", i), CreatedBy: owner.ID})
@@ -114,6 +119,35 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 		return nil, fmt.Errorf("owner sign-in: %w", err)
 	}
 	return fx, nil
+}
+
+// typicalAnswer is the median size of the answers of the tools an agent
+// calls in a loop, as worker 0 gets them: the size of the physical HTTP
+// round trip's fixed result.
+func (fx *fixture) typicalAnswer() (int, error) {
+	s := fx.session(0)
+	ref := map[string]any{"session_type": s.Type, "session_id": s.PublicID}
+	var sizes []int
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"set_status", map[string]any{"task": "sizing", "repo": "osfoundry", "branch": "main"}},
+		{"post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "subject": "Progress", "body": "Note 0 of worker 0", "idempotency_key": fx.key("size")}},
+		{"read_session_mail", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "limit": 10}},
+		{"list_agents", map[string]any{}},
+		{"list_sessions", map[string]any{}},
+		{"read_session_state", ref},
+		{"poll_resource_events", map[string]any{"resource_type": s.Type, "resource_id": s.PublicID, "after_sequence": 0, "limit": 10}},
+	} {
+		n, err := fx.post(fx.url+"/mcp", fx.agents[0].token, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", c.tool, err)
+		}
+		sizes = append(sizes, n)
+	}
+	slices.Sort(sizes)
+	return sizes[len(sizes)/2], nil
 }
 
 // session is the session worker w works in.
@@ -185,8 +219,15 @@ func (fx *fixture) tool(w int, name string, args map[string]any) error {
 
 // rpc posts one JSON-RPC request to /mcp; anything but a success is an error.
 func (fx *fixture) rpc(token, method string, params any) error {
+	_, err := fx.post(fx.url+"/mcp", token, method, params)
+	return err
+}
+
+// post posts one JSON-RPC request as a client of /mcp does, to url, and
+// returns the size of the answer; anything but a success is an error.
+func (fx *fixture) post(url, token, method string, params any) (int, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": fx.seq.Add(1), "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, fx.url+"/mcp", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
@@ -195,20 +236,20 @@ func (fx *fixture) rpc(token, method string, params any) error {
 	}
 	res, err := fx.http.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	b, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
+		return 0, fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
 	}
 	if bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"error":{`)) {
-		return fmt.Errorf("tool error: %.300s", b)
+		return 0, fmt.Errorf("tool error: %.300s", b)
 	}
-	return nil
+	return len(b), nil
 }
 
 // poll is the owner's unchanged Team mail poll: it must answer 204.

@@ -50,6 +50,7 @@ type options struct {
 	streams     int
 	streamNotes int
 	searchNotes int
+	scale       []int
 	questions   int
 }
 
@@ -62,7 +63,8 @@ func main() {
 
 func run() error {
 	var o options
-	var levels string
+	var levels, scale, serveAddr string
+	var serveBytes int
 	flag.StringVar(&o.mode, "mode", "short", "short (about a minute and a half in all) or full (about nine minutes, steadier figures)")
 	flag.StringVar(&o.url, "url", "", "base URL of a running server to measure (needs DATABASE_URL of its database); default: start one")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "database of the --url server (DATABASE_URL)")
@@ -76,8 +78,25 @@ func run() error {
 	flag.IntVar(&o.streams, "streams", 2000, "live Team mail streams to hold open in the \""+streamsScenario+"\" scenario (0: skip it)")
 	flag.IntVar(&o.streamNotes, "stream-notes", 20, "notes timed across all the open streams")
 	flag.IntVar(&o.searchNotes, "search-notes", 0, "fill a workspace of its own with this many notes (1000000 for the published figures; minutes) and add the \""+searchPrefix+": …\" scenarios (0: none)")
+	flag.StringVar(&scale, "scale", "", "comma-separated note counts (10000,1000000 for the published figures; minutes) at which to measure every tool and owner page over a spread of "+
+		"workspaces of their own, the \"scale\" section (empty: none)")
+	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip on this address and nothing else (the bench starts itself so)")
+	flag.IntVar(&serveBytes, "serve-http-bytes", defaultResultBytes, "the size of the physical HTTP round trip's result")
 	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
 	flag.Parse()
+	if serveAddr != "" {
+		return serveHTTP(serveAddr, serveBytes)
+	}
+	for _, v := range strings.Split(scale, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("--scale: %q is not a note count", v)
+		}
+		o.scale = append(o.scale, n)
+	}
 	rounds, step := 2, 750*time.Millisecond
 	switch o.mode {
 	case "short":
@@ -142,8 +161,10 @@ func run() error {
 		}
 		// The streams scenario holds all its streams on one sign-in from one
 		// address: the server's stream limits must let it (a --url server
-		// needs its --stream-limits raised the same way).
-		limit := max(o.streams, 1)
+		// needs its --stream-limits raised the same way). The scale
+		// scenario opens one after another, each closed as its first event
+		// arrives, which the server may not have seen yet.
+		limit := max(o.streams, 64)
 		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn", "--ops-addr", o.opsAddr,
 			"--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit))
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+pg.DSN)
@@ -182,6 +203,16 @@ func run() error {
 	if o.opsAddr != "" {
 		fx.metricsURL = "http://" + o.opsAddr + "/metrics"
 	}
+	size, err := fx.typicalAnswer()
+	if err != nil {
+		return fmt.Errorf("size the physical HTTP round trip: %w", err)
+	}
+	url, stopHTTP, err := startPhysicalHTTP(size)
+	if err != nil {
+		return err
+	}
+	defer stopHTTP()
+	fx.physicalURL, report.PhysicalHTTPBytes = url, size
 	if o.searchNotes > 0 {
 		fmt.Fprintf(os.Stderr, "filling the search workspace with %d notes …\n", o.searchNotes)
 		if err := fx.prepareSearch(ctx, st, fx.pool, o.searchNotes); err != nil {
@@ -211,6 +242,13 @@ func run() error {
 			return fmt.Errorf("%s: %w", streamsScenario, err)
 		}
 		report.Streams = sr
+	}
+	if len(o.scale) > 0 {
+		sc, err := fx.runScale(ctx, st, o.scale)
+		if err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+		report.Scale, report.ScaleDatabase = sc.rows, sc.database
 	}
 	if o.questions > 0 && (o.only == "" || strings.Contains(answerScenario, o.only)) {
 		fmt.Fprintf(os.Stderr, "answering %d questions while their agent waits …\n", o.questions)

@@ -31,6 +31,12 @@ type result struct {
 	Physical string `json:"physical,omitempty"`
 	// RatioToPhysical is calls/s over the physical scenario's at the same concurrency.
 	RatioToPhysical *float64 `json:"ratio_to_physical,omitempty"`
+	// Composite is the composite ceiling at the same concurrency: one
+	// physical HTTP round trip plus the physical statement,
+	// 1 / (1/http + 1/statement) calls/s; the round trip alone for a method
+	// that runs no statement. RatioToComposite is calls/s over it.
+	Composite        *float64 `json:"composite_calls_per_second,omitempty"`
+	RatioToComposite *float64 `json:"ratio_to_composite,omitempty"`
 }
 
 type report struct {
@@ -50,6 +56,13 @@ type report struct {
 	StatementsDuringUnchangedPolls *int64 `json:"db_statements_during_200_unchanged_polls,omitempty"`
 	// Streams is the live streams scenario (streams.go).
 	Streams *streamsResult `json:"live_streams,omitempty"`
+	// PhysicalHTTPBytes is the size of the physical HTTP round trip's
+	// answer: the median of the tools' answers (physical_http.go).
+	PhysicalHTTPBytes int `json:"physical_http_answer_bytes"`
+	// Scale is every tool and owner page at each note count of --scale, and
+	// ScaleDatabase the database at each (scale.go).
+	Scale         []scaleRow      `json:"scale,omitempty"`
+	ScaleDatabase []scaleDatabase `json:"scale_database,omitempty"`
 	// Answers is the answer scenario (questions.go).
 	Answers *answerResult `json:"answer_to_waiting_ask_owner,omitempty"`
 }
@@ -67,10 +80,23 @@ func (r *report) finish(plan []scenario) {
 	}
 	for i, x := range r.Results {
 		p := physical[x.Scenario]
-		if l := limit[p+"@"+strconv.Itoa(x.Concurrency)]; p != "" && l > 0 {
-			ratio := x.PerSecond / l
-			r.Results[i].Physical, r.Results[i].RatioToPhysical = p, &ratio
+		at := "@" + strconv.Itoa(x.Concurrency)
+		l := limit[p+at]
+		if p == "" || l <= 0 {
+			continue
 		}
+		ratio := x.PerSecond / l
+		r.Results[i].Physical, r.Results[i].RatioToPhysical = p, &ratio
+		ceiling := l
+		if p != physicalHTTP {
+			h := limit[physicalHTTP+at]
+			if h <= 0 {
+				continue
+			}
+			ceiling = 1 / (1/h + 1/l)
+		}
+		toCeiling := x.PerSecond / ceiling
+		r.Results[i].Composite, r.Results[i].RatioToComposite = &ceiling, &toCeiling
 	}
 }
 
@@ -78,20 +104,26 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nosfoundry-bench — mode %s, rounds %d, %s per step (figures: medians of the rounds), %d CPUs, server %s\n", r.Mode, r.Rounds, r.DurationPerStep, r.CPUs, r.URL)
 	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at start, %s at end\n\n", r.LoadAverageStart, r.LoadAverageEnd)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\tratio to physical\tserver RSS MB\t")
+	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\tratio to physical\tcomposite/s\tratio to composite\tserver RSS MB\t")
 	for _, x := range r.Results {
-		ratio := "-"
+		ratio, composite, toComposite := "-", "-", "-"
 		if x.RatioToPhysical != nil {
 			ratio = fmt.Sprintf("%.1f %%", *x.RatioToPhysical*100)
+		}
+		if x.Composite != nil {
+			composite, toComposite = fmt.Sprintf("%.0f", *x.Composite), fmt.Sprintf("%.1f %%", *x.RatioToComposite*100)
 		}
 		rss := "-"
 		if x.ServerRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f", x.ServerRSSMB)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, ratio, rss)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, ratio, composite, toComposite, rss)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nratio to physical: write tools to %q, read_session_mail to %q, at the same concurrency\n", physicalInsert, physicalMailPage)
+	fmt.Fprintf(w, "\nratio to physical: write tools to %q, read tools to %q, tools/list and initialize to %q, at the same concurrency\n",
+		physicalInsert, physicalMailPage, physicalHTTP)
+	fmt.Fprintf(w, "composite: 1 / (1/http + 1/statement), %q (%d-byte answers) and the tool's physical statement at the same concurrency\n",
+		physicalHTTP, r.PhysicalHTTPBytes)
 	if r.MaxServerRSSMB > 0 {
 		fmt.Fprintf(w, "max server RSS: %.0f MB\n", r.MaxServerRSSMB)
 	}
@@ -106,6 +138,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
 			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
+	r.printScale(w)
 	if a := r.Answers; a != nil {
 		fmt.Fprintf(w, "\n%s: %d questions, each answered while its call waited: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d failed\n",
 			answerScenario, a.Questions, a.P50ms, a.P99ms, a.Maxms, a.Failed)

@@ -12,7 +12,10 @@ import (
 // same concurrency is reported.
 type scenario struct {
 	name string
-	// physical is the physical scenario this one is compared with ("" for none).
+	// physical is the physical scenario this one is compared with ("" for
+	// none): a tool's physical statement, whose composite ceiling with the
+	// physical HTTP round trip it is reported against, or the round trip
+	// itself for a method that runs no statement.
 	physical string
 	// before runs before each of the scenario's steps (nil: nothing).
 	before func() error
@@ -30,11 +33,18 @@ const (
 // pollScenario is the owner's Team mail poll when nothing changed.
 const pollScenario = "owner poll, unchanged"
 
+// initializeParams are a client's initialize.
+var initializeParams = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+	"clientInfo": map[string]any{"name": "osfoundry-bench", "version": "1"}}
+
 // scenarios lists every closed-loop scenario in the order a round runs them
 // at each concurrency: each physical scenario right before the tools it
-// bounds, so that a tool and its limit are measured close together.
+// bounds, so that a tool and its limit are measured close together. Write
+// tools are bounded by the physical note insert, read tools by the physical
+// mail page, the methods that read no database by the round trip alone.
 func scenarios(ctx context.Context, fx *fixture) []scenario {
 	s := []scenario{
+		{name: physicalHTTP, call: func(w, i int) error { return fx.physicalRoundTrip(w) }},
 		{name: physicalInsert, call: func(w, i int) error { return fx.physicalInsert(ctx, w, i) }},
 		{name: "set_status", physical: physicalInsert, call: func(w, i int) error {
 			return fx.tool(w, "set_status", map[string]any{"task": fmt.Sprintf("step %d", i), "repo": "osfoundry", "branch": "main"})
@@ -49,13 +59,31 @@ func scenarios(ctx context.Context, fx *fixture) []scenario {
 			return fx.tool(w, "post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID,
 				"subject": "Retry", "body": "The same note again", "idempotency_key": fmt.Sprintf("r-%s-%d", fx.runID, w)})
 		}},
+		{name: "reply_to_sender", physical: physicalInsert, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "reply_to_sender", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "to": fx.ownerSlug,
+				"subject": "Re: seed", "body": fmt.Sprintf("Reply %d of worker %d", i, w), "idempotency_key": fx.key("a")})
+		}},
+		{name: "claim_connected_profile", physical: physicalInsert, call: func(w, i int) error {
+			return fx.tool(w, "claim_connected_profile", map[string]any{"handle": fmt.Sprintf("bench-%d", w), "display_name": fmt.Sprintf("Bench agent %d", w)})
+		}},
 		{name: physicalMailPage, call: func(w, i int) error { return fx.physicalMailPage(ctx, w) }},
 		{name: "read_session_mail", physical: physicalMailPage, call: func(w, i int) error {
 			s := fx.session(w)
 			return fx.tool(w, "read_session_mail", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "limit": 10})
 		}},
-		{name: "list_agents", call: func(w, i int) error { return fx.tool(w, "list_agents", map[string]any{}) }},
-		{name: "tools/list (anonymous)", call: func(w, i int) error { return fx.rpc("", "tools/list", map[string]any{}) }},
+		{name: "list_agents", physical: physicalMailPage, call: func(w, i int) error { return fx.tool(w, "list_agents", map[string]any{}) }},
+		{name: "list_sessions", physical: physicalMailPage, call: func(w, i int) error { return fx.tool(w, "list_sessions", map[string]any{}) }},
+		{name: "read_session_state", physical: physicalMailPage, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "read_session_state", map[string]any{"session_type": s.Type, "session_id": s.PublicID})
+		}},
+		{name: "poll_resource_events", physical: physicalMailPage, call: func(w, i int) error {
+			s := fx.session(w)
+			return fx.tool(w, "poll_resource_events", map[string]any{"resource_type": s.Type, "resource_id": s.PublicID, "after_sequence": 0, "limit": 10})
+		}},
+		{name: "tools/list (anonymous)", physical: physicalHTTP, call: func(w, i int) error { return fx.rpc("", "tools/list", map[string]any{}) }},
+		{name: "initialize (anonymous)", physical: physicalHTTP, call: func(w, i int) error { return fx.rpc("", "initialize", initializeParams) }},
 	}
 	if fx.pollURL != "" {
 		// The write steps add notes: reload the page for a current cursor.

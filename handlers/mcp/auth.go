@@ -41,12 +41,27 @@ func verifiedFrom(ctx context.Context) *store.TokenInfo {
 	return ti
 }
 
+// deferredKey carries the *store.TokenCheck of a call whose token is
+// checked with its first statement.
+type deferredKey struct{}
+
+// deferredFrom returns the check verifyToken deferred, or nil.
+func deferredFrom(ctx context.Context) *store.TokenCheck {
+	c, _ := ctx.Value(deferredKey{}).(*store.TokenCheck)
+	return c
+}
+
 // verifyToken verifies, once, the bearer token a request presents, and the
 // token of a request with a tools/call among its messages, and puts what it
 // found in the context (nil for no token or an invalid one: challengeScope
-// refuses those). A database that fails the check answers 503 (unreachable)
-// or 500. Only a request that presents no token and needs none passes
-// without a look at the database.
+// refuses those). A plain call (plainCallOf) of a token this replica has
+// checked before, whose scopes held the call's, is verified by a check that
+// travels with the call's first statement (store.DeferTokenCheck): the
+// token is still checked in the database, in the call's own round trip, and
+// answerPlainCall refuses the call as challengeScope would when the check
+// does. (A call checkArguments would refuse is checked first, as any other.) A database that fails the check answers 503 (unreachable) or 500.
+// Only a request that presents no token and needs none passes without a
+// look at the database.
 func (h *Handler) verifyToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
@@ -55,25 +70,41 @@ func (h *Handler) verifyToken(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		ctx := r.Context()
 		var ti *store.TokenInfo
 		if sent {
-			var err error
-			ti, err = h.store.UseAccessToken(r.Context(), token, h.resource)
-			if err != nil && !errors.Is(err, store.ErrNotFound) {
-				if store.IsUnavailable(err) {
-					h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
-					w.Header().Set("Retry-After", "5")
-					writeRPC(w, http.StatusServiceUnavailable, false, requestError(jsonrpc.CodeInternalError, msgUnavailable))
-				} else {
-					h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
-					writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+			if cached, ok := h.store.CachedToken(token, h.resource); ok {
+				if pc, ok := h.plainCallOf(r, cached); ok && cached.HasScope(pc.tool.scope) && req.cleanText() {
+					var check *store.TokenCheck
+					ctx, check = h.store.DeferTokenCheck(ctx, token, h.resource, pc.tool.scope, !pc.tool.ownsUnread)
+					ctx = context.WithValue(context.WithValue(ctx, deferredKey{}, check), verifiedKey{}, cached)
+					next.ServeHTTP(w, r.WithContext(ctx))
+					return
 				}
-				h.observeAnswered(req, metrics.Failed)
+			}
+			var err error
+			ti, err = h.store.UseAccessToken(ctx, token, h.resource)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				h.checkFailed(w, r, req, err)
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verifiedKey{}, ti)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, verifiedKey{}, ti)))
 	})
+}
+
+// checkFailed answers a request whose token the database could not check:
+// 503 when it cannot be reached, else 500.
+func (h *Handler) checkFailed(w http.ResponseWriter, r *http.Request, req *rpcRequest, err error) {
+	if store.IsUnavailable(err) {
+		h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
+		w.Header().Set("Retry-After", "5")
+		writeRPC(w, http.StatusServiceUnavailable, false, requestError(jsonrpc.CodeInternalError, msgUnavailable))
+	} else {
+		h.log.ErrorContext(r.Context(), "mcp: verify token", "err", err)
+		writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+	}
+	h.observeAnswered(req, metrics.Failed)
 }
 
 // bearerToken returns the token of the Authorization header, and whether
@@ -107,21 +138,33 @@ func (h *Handler) challengeScope(next http.Handler) http.Handler {
 		}
 		switch ti := verifiedFrom(r.Context()); {
 		case ti == nil:
-			params := []string{}
-			if sent {
-				params = append(params, `error="invalid_token"`)
-			}
-			params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScopes),
-				fmt.Sprintf("error_description=%q", errorDescription))
-			h.refuse(w, req, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required")
+			h.refuseToken(w, req, sent)
 		case req.scope != "" && !ti.HasScope(req.scope):
-			hdr := fmt.Sprintf(`Bearer error="insufficient_scope", resource_metadata=%q, scope=%q, error_description=%q`,
-				h.metadataURL, req.scope, errorDescription)
-			h.refuse(w, req, http.StatusForbidden, hdr, "Insufficient scope: this tool needs "+req.scope)
+			h.refuseScope(w, req)
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// refuseToken refuses a request without a valid token: 401, asking for
+// every scope, error="invalid_token" when a token was sent.
+func (h *Handler) refuseToken(w http.ResponseWriter, req *rpcRequest, sent bool) {
+	params := []string{}
+	if sent {
+		params = append(params, `error="invalid_token"`)
+	}
+	params = append(params, fmt.Sprintf("resource_metadata=%q", h.metadataURL), fmt.Sprintf("scope=%q", challengeScopes),
+		fmt.Sprintf("error_description=%q", errorDescription))
+	h.refuse(w, req, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required")
+}
+
+// refuseScope refuses a call whose token lacks the scope it needs: 403
+// insufficient_scope, naming that scope.
+func (h *Handler) refuseScope(w http.ResponseWriter, req *rpcRequest) {
+	hdr := fmt.Sprintf(`Bearer error="insufficient_scope", resource_metadata=%q, scope=%q, error_description=%q`,
+		h.metadataURL, req.scope, errorDescription)
+	h.refuse(w, req, http.StatusForbidden, hdr, "Insufficient scope: this tool needs "+req.scope)
 }
 
 // refuse writes a refusal two ways at once: the status with its

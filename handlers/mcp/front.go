@@ -31,10 +31,11 @@ import (
 //     (-32601) and a notification it ignores;
 //  9. checkArguments refuses arguments that are not valid UTF-8 or hold NUL;
 //
-// and answer ends it: a plain tools/call is answered directly (plain_call.go),
-// anything else by the SDK. A call that may wait (ask_owner with
-// wait_seconds) gets a write deadline that outlasts its wait, and, when it
-// asked for progress notifications, an event stream that carries them.
+// and answer ends it: a plain tools/list, ping or initialize with the SDK's
+// answer built at start (built_answers.go), a plain tools/call directly
+// (plain_call.go), anything else by the SDK. A call that may wait (ask_owner
+// with wait_seconds) gets a write deadline that outlasts its wait, and, when
+// it asked for progress notifications, an event stream that carries them.
 
 // maxBodyBytes caps a request body, in the front and in the SDK's handler.
 const maxBodyBytes = 1 << 20
@@ -60,11 +61,16 @@ func (h *Handler) newFront() http.Handler {
 		h.parse, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 
-// answer ends the front: a verified plain tools/call is answered directly;
-// other verified requests go to the SDK behind its bearer check, and the
-// requests that present no token and need none (no tools/call among them,
-// or not a POST) to the SDK as they are.
+// answer ends the front: a plain tools/list, ping or initialize is answered
+// with the SDK's answer built at start (built_answers.go), a verified plain
+// tools/call directly; other verified requests go to the SDK behind its
+// bearer check, and the requests that present no token and need none (no
+// tools/call among them, or not a POST) to the SDK as they are.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	if m, a, ok := h.builtAnswerOf(r); ok {
+		h.answerBuilt(w, m, a)
+		return
+	}
 	ti := verifiedFrom(r.Context())
 	if ti == nil {
 		h.sdk.ServeHTTP(w, r)
@@ -76,13 +82,28 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 			h.log.Warn("mcp: cannot extend the write deadline of a waiting call; the server's write timeout may cut it", "err", err)
 		}
 		if progress {
+			if check := deferredFrom(r.Context()); check != nil {
+				// Its token is checked before the SDK streams the call.
+				if _, err := check.Result(r.Context()); err != nil {
+					h.answerRefused(w, r, err)
+					return
+				}
+			}
 			h.streamed.ServeHTTP(w, r)
 			return
 		}
 	}
 	if pc, ok := h.plainCallOf(r, ti); ok {
-		h.answerPlainCall(w, r.Context(), ti, pc)
+		h.answerPlainCall(w, r, ti, pc)
 		return
+	}
+	if check := deferredFrom(r.Context()); check != nil {
+		// No longer plain (its token expired meanwhile): checked before
+		// the SDK answers, as any other.
+		if _, err := check.Result(r.Context()); err != nil {
+			h.answerRefused(w, r, err)
+			return
+		}
 	}
 	h.authed.ServeHTTP(w, r)
 }

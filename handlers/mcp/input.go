@@ -54,7 +54,7 @@ func jsonTooDeep(body []byte, limit int) bool {
 func (h *Handler) checkArguments(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
-		if req == nil || req.scope == "" || (utf8.Valid(req.body) && !bytes.Contains(req.body, []byte(`\u0000`))) {
+		if req == nil || req.scope == "" || req.cleanText() {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -68,6 +68,12 @@ func (h *Handler) checkArguments(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cleanText reports whether the body is valid UTF-8 without an escaped NUL:
+// then no argument can hold text the store could not keep.
+func (req *rpcRequest) cleanText() bool {
+	return utf8.Valid(req.body) && !bytes.Contains(req.body, []byte(`\u0000`))
 }
 
 // badArgument returns the name of the first tool argument whose text holds

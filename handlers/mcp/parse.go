@@ -41,6 +41,10 @@ type message struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      map[string]any  `json:"_meta"`
+		// The members of initialize's params.
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
 	} `json:"params"`
 
 	// id is ID decoded; idErr says why it cannot be (it is absent, or of a
@@ -48,10 +52,12 @@ type message struct {
 	id    jsonrpc.ID
 	idErr error
 	// exact: the body is this one message and its members are those of a
-	// plain tools/call, each once, with no other (readExact); version is
-	// then its jsonrpc member as sent.
+	// plain tools/call or initialize, each once, with no other (readExact);
+	// version is then its jsonrpc member as sent, params its params (nil
+	// when absent).
 	exact   bool
 	version []byte
+	params  []byte
 }
 
 // requestKey carries the *rpcRequest parse decoded.
@@ -189,8 +195,10 @@ func decodeID(raw json.RawMessage) (jsonrpc.ID, error) {
 
 // readExact reads doc, valid JSON starting with its first value, as one
 // message whose members are among jsonrpc, id, method and params, each once,
-// and whose params are among name and arguments, each once; keys, method and
-// name are written without escapes or characters beyond printable ASCII.
+// and whose params are among name and arguments (a tools/call's) or
+// protocolVersion, capabilities and clientInfo (an initialize's), each once;
+// keys, method, name and protocolVersion are written without escapes or
+// characters beyond printable ASCII.
 // Such a message decodes the same whichever decoder reads it; ok is false
 // for any other, which decodeMessages leaves to sdkUnmarshal. The values
 // are slices of doc.
@@ -208,7 +216,7 @@ func readExact(doc []byte) (m message, ok bool) {
 			bit = 4
 			m.Method, keep = plainString(val)
 		case `"params"`:
-			bit = 8
+			bit, m.params = 8, val
 			p := scanner{b: val}
 			keep = p.object(func(key, val []byte) bool {
 				var pbit uint8
@@ -219,6 +227,13 @@ func readExact(doc []byte) (m message, ok bool) {
 					m.Params.Name, keep = plainString(val)
 				case `"arguments"`:
 					pbit, m.Params.Arguments = 2, val
+				case `"protocolVersion"`:
+					pbit = 4
+					m.Params.ProtocolVersion, keep = plainString(val)
+				case `"capabilities"`:
+					pbit, m.Params.Capabilities = 8, val
+				case `"clientInfo"`:
+					pbit, m.Params.ClientInfo = 16, val
 				default:
 					return false
 				}

@@ -1,8 +1,8 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strings"
@@ -47,28 +47,43 @@ type plainCall struct {
 // SDK's bearer check refuses one that expired since verifyToken), or false:
 // the SDK answers it.
 func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, bool) {
-	req := requestFrom(r.Context())
-	if h.sdkOnly || req == nil || req.batch || len(req.messages) != 1 || !time.Now().Before(ti.ExpiresAt) {
+	m, ok := h.plainMessage(r)
+	if !ok || !time.Now().Before(ti.ExpiresAt) {
 		return plainCall{}, false
 	}
-	hd := r.Header
-	if ct, _, err := mime.ParseMediaType(hd.Get("Content-Type")); err != nil || ct != "application/json" {
-		return plainCall{}, false
-	}
-	if json, stream := accepts(hd.Values("Accept")); !json || !stream {
-		return plainCall{}, false
-	}
-	if len(hd.Values("Last-Event-ID")) > 0 || len(hd.Values("Mcp-Protocol-Version")) > 1 || !plainVersions[hd.Get("Mcp-Protocol-Version")] {
-		return plainCall{}, false
-	}
-	m := &req.messages[0]
 	args := m.Params.Arguments
-	if !m.exact || string(m.version) != `"2.0"` || m.Method != "tools/call" || !plainID(m.ID) || m.idErr != nil ||
-		(args != nil && args[0] != '{') {
+	if m.Method != "tools/call" || (args != nil && args[0] != '{') || m.initializes() {
 		return plainCall{}, false
 	}
 	t, ok := h.registry[m.Params.Name]
 	return plainCall{tool: t, name: m.Params.Name, id: m.id, args: args}, ok
+}
+
+// plainMessage returns the request's one message when nothing about the
+// request is unusual enough for the SDK to answer it otherwise than by its
+// method alone: a lone message read in one pass (readExact), JSON-RPC 2.0,
+// an id the SDK keeps as it is, JSON sent, JSON and an event stream
+// accepted, one of plainVersions, no Last-Event-ID.
+func (h *Handler) plainMessage(r *http.Request) (*message, bool) {
+	req := requestFrom(r.Context())
+	if h.sdkOnly || req == nil || req.batch || len(req.messages) != 1 {
+		return nil, false
+	}
+	hd := r.Header
+	if ct, _, err := mime.ParseMediaType(hd.Get("Content-Type")); err != nil || ct != "application/json" {
+		return nil, false
+	}
+	if json, stream := accepts(hd.Values("Accept")); !json || !stream {
+		return nil, false
+	}
+	if len(hd.Values("Last-Event-ID")) > 0 || len(hd.Values("Mcp-Protocol-Version")) > 1 || !plainVersions[hd.Get("Mcp-Protocol-Version")] {
+		return nil, false
+	}
+	m := &req.messages[0]
+	if !m.exact || string(m.version) != `"2.0"` || !plainID(m.ID) || m.idErr != nil {
+		return nil, false
+	}
+	return m, true
 }
 
 // plainID reports whether a request id is one the SDK keeps as it is: a
@@ -118,16 +133,26 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 // and writes what the SDK would: its JSON-RPC response to the call (a tool
 // result with a Content of [] rather than null, or an error), with the
 // headers of the SDK's JSON response.
-func (h *Handler) answerPlainCall(w http.ResponseWriter, ctx context.Context, ti *store.TokenInfo, pc plainCall) {
+//
+// A call whose token's check traveled with its first statement and refused
+// it (or failed) is answered as the front answers such a token
+// (refuseToken, refuseScope, checkFailed).
+func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *store.TokenInfo, pc plainCall) {
+	ctx := r.Context()
 	start := time.Now()
-	res, err := pc.tool.run(ctx, &caller{*ti}, pc.args)
+	res, err := pc.tool.run(ctx, &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, pc.args)
+	var refused checkRefused
+	if errors.As(err, &refused) {
+		h.answerRefused(w, r, refused.err)
+		return
+	}
 	h.observe(pc.name, start, res, err)
 	var raw json.RawMessage
 	if err == nil {
 		if res.Content == nil {
 			res.Content = []mcpsdk.Content{}
 		}
-		if raw, err = marshalUnescaped(res); err != nil {
+		if raw, err = encodeResult(res); err != nil {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 	}
@@ -139,4 +164,18 @@ func (h *Handler) answerPlainCall(w http.ResponseWriter, ctx context.Context, ti
 	}
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	writeRPC(w, http.StatusOK, false, msg)
+}
+
+// answerRefused answers a request whose token's check refused it, or
+// failed (err), as the front answers a token it cannot accept.
+func (h *Handler) answerRefused(w http.ResponseWriter, r *http.Request, err error) {
+	req := requestFrom(r.Context())
+	switch {
+	case errors.Is(err, store.ErrTokenRefused):
+		h.refuseToken(w, req, true)
+	case errors.Is(err, store.ErrScopeRefused):
+		h.refuseScope(w, req)
+	default:
+		h.checkFailed(w, r, req, err)
+	}
 }

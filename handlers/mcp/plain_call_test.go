@@ -238,6 +238,42 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 		diffRequest{name: "HTML in a result", token: "alice", body: call("set_status", `{"task":"<b>&amp;</b> \u2028"}`)},
 		diffRequest{name: "owner replies, then a read", token: "alice", body: call("read_session_mail", `{`+s1+`}`)},
 	)
+	// The answers built at start, and the requests that differ from them.
+	initialize := func(params string) string {
+		return `{"jsonrpc":"2.0","id":"i-1","method":"initialize","params":` + params + `}`
+	}
+	const client = `"capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"Claude <Code>","version":"2.1"}`
+	for _, v := range []string{"", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
+		rows = append(rows,
+			diffRequest{name: "tools/list " + v, body: `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, header: []string{"Mcp-Protocol-Version", v}},
+			diffRequest{name: "tools/list with a token " + v, token: "alice", body: `{"jsonrpc":"2.0","id":"t","method":"tools/list","params":{}}`,
+				header: []string{"Mcp-Protocol-Version", v}},
+			diffRequest{name: "ping " + v, body: `{"jsonrpc":"2.0","id":4,"method":"ping"}`, header: []string{"Mcp-Protocol-Version", v}},
+		)
+		if v != "" {
+			rows = append(rows, diffRequest{name: "initialize " + v, body: initialize(`{"protocolVersion":"` + v + `",` + client + `}`)})
+		}
+	}
+	rows = append(rows,
+		diffRequest{name: "initialize, members in another order", body: initialize(`{"clientInfo":{"name":"c","version":"1"},"capabilities":{},"protocolVersion":"2025-06-18"}`)},
+		diffRequest{name: "initialize with a token", token: "reader", body: initialize(`{"protocolVersion":"2025-06-18",` + client + `}`)},
+		diffRequest{name: "initialize, unknown version", body: initialize(`{"protocolVersion":"2024-01-01",` + client + `}`), sdk: true},
+		diffRequest{name: "initialize, newest version", body: initialize(`{"protocolVersion":"2026-07-28",` + client + `}`), sdk: true},
+		diffRequest{name: "initialize, version header", body: initialize(`{"protocolVersion":"2025-06-18",` + client + `}`),
+			header: []string{"Mcp-Protocol-Version", "2025-06-18"}, sdk: true},
+		diffRequest{name: "initialize, capabilities of the wrong type", body: initialize(`{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":"yes"}},"clientInfo":{"name":"c","version":"1"}}`), sdk: true},
+		diffRequest{name: "initialize without clientInfo", body: initialize(`{"protocolVersion":"2025-06-18","capabilities":{}}`), sdk: true},
+		diffRequest{name: "initialize with _meta", body: initialize(`{"protocolVersion":"2025-06-18",` + client + `,"_meta":{}}`), sdk: true},
+		diffRequest{name: "initialize without params", body: `{"jsonrpc":"2.0","id":5,"method":"initialize"}`, sdk: true},
+		diffRequest{name: "tools/list with a cursor", body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`, sdk: true},
+		diffRequest{name: "tools/list with _meta", body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`, sdk: true},
+		diffRequest{name: "tools/list with a name", body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"name":"x"}}`, sdk: true},
+		diffRequest{name: "tools/list, protocol 2026-07-28", body: `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, header: []string{"Mcp-Protocol-Version", "2026-07-28"}, sdk: true},
+		diffRequest{name: "tools/list as a notification", body: `{"jsonrpc":"2.0","method":"tools/list"}`},
+		diffRequest{name: "tools/list, odd id", body: `{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}`, sdk: true},
+		diffRequest{name: "tools/call with an initialize's params", token: "alice",
+			body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_sessions","arguments":{},"protocolVersion":"2025-06-18"}}`, sdk: true},
+	)
 
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

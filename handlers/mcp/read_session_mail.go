@@ -77,6 +77,7 @@ func (h *Handler) addReadSessionMail() {
 		InputSchema: readSessionMailSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.readSessionMail)
+	h.registry["read_session_mail"].ownsUnread = true
 }
 
 func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArgs) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,16 +17,23 @@ import (
 // writeRPC writes a JSON-RPC answer: the status, and msgs as one message, or
 // as a batch array when the request was a batch. A lone message that needs
 // no answer (a notification) gets the status alone.
+// The body's length is sent, so that a long answer goes out in one piece
+// rather than chunked.
 func writeRPC(w http.ResponseWriter, status int, batch bool, msgs ...json.RawMessage) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
+	var body []byte
 	switch {
 	case batch:
-		b, _ := json.Marshal(msgs)
-		w.Write(b)
+		body, _ = json.Marshal(msgs)
 	case len(msgs) == 1:
-		w.Write(msgs[0])
+		body = msgs[0]
 	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	if body != nil {
+		hd.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 // rpcResponse encodes the response to id as the SDK's JSON-RPC connection
@@ -110,6 +118,56 @@ func (r *versionedResult) MarshalJSON() ([]byte, error) {
 	}
 	m["resultType"], _ = json.Marshal(r.ResultType)
 	return json.Marshal(m)
+}
+
+// marshaled is JSON as json.Marshal wrote it: valid, compact, with HTML's
+// characters and U+2028/U+2029 escaped. A tool's structured content is kept
+// so (withUnread), which lets encodeResult copy it as it is; the SDK's
+// encoder, which checks a Marshaler's output again, copies the same bytes.
+type marshaled []byte
+
+// MarshalJSON returns the JSON.
+func (m marshaled) MarshalJSON() ([]byte, error) { return m, nil }
+
+// encodeResult encodes a tool's result as the SDK's JSON-RPC layer does
+// (marshalUnescaped), in one pass: the usual result — text contents, the
+// structured content json.Marshal wrote, isError — is written around the
+// bytes the tool already encoded, which marshalUnescaped would check and
+// copy once more (a mail page is tens of kilobytes). Any other result goes
+// through marshalUnescaped; TestEncodeResultAsTheSDK compares both.
+func encodeResult(res *mcpsdk.CallToolResult) (json.RawMessage, error) {
+	structured, ok := res.StructuredContent.(marshaled)
+	if (res.StructuredContent != nil && !ok) || res.Meta != nil || res.InputRequests != nil {
+		return marshalUnescaped(res)
+	}
+	size := len(structured) + 64
+	for _, c := range res.Content {
+		t, ok := c.(*mcpsdk.TextContent)
+		if !ok || t.Meta != nil || t.Annotations != nil {
+			return marshalUnescaped(res)
+		}
+		size += len(t.Text) + len(t.Text)/4 + 32
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"content":[`...)
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, err := json.Marshal(c.(*mcpsdk.TextContent).Text)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, `{"type":"text","text":`...), q...), '}')
+	}
+	b = append(b, ']')
+	if structured != nil {
+		b = append(append(b, `,"structuredContent":`...), structured...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // marshalUnescaped is json.Marshal without HTML escaping, as the SDK's

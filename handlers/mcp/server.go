@@ -60,7 +60,10 @@ type Handler struct {
 	// registry holds every tool by name, as both ways of answering a
 	// tools/call run it (the SDK's handler and answerPlainCall).
 	registry map[string]*tool
-	tools    *metrics.Tools
+	// built are the SDK's answers that are sent again as they are
+	// (built_answers.go).
+	built map[builtKey]builtAnswer
+	tools *metrics.Tools
 	// sdkOnly makes every request go to the SDK (tests: the reference the
 	// answers to plain calls are compared with).
 	sdkOnly bool
@@ -119,6 +122,7 @@ func New(opt Options) *Handler {
 		MaxRequestBodyBytes:        maxBodyBytes,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
+	h.built = h.buildAnswers()
 	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless: true, Logger: log, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
 	})
@@ -158,6 +162,10 @@ func schemesFor(scope string) []securityScheme {
 type tool struct {
 	scope string
 	run   func(ctx context.Context, c *caller, args json.RawMessage) (*mcpsdk.CallToolResult, error)
+	// ownsUnread marks a tool that counts the unread hint of its result
+	// itself (read_session_mail: what remains after its read), so that the
+	// token's check of its call need not.
+	ownsUnread bool
 }
 
 // addTool registers a tool. Its run checks the arguments against the
@@ -172,8 +180,12 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
 	name := t.Name
-	rt := &tool{scope: scope, run: func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+	rt := &tool{scope: scope}
+	rt.run = func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
 		out, err := runTool(ctx, raw, args, c, fn)
+		if cerr := c.settle(ctx, h.store, rt.ownsUnread, err != nil); cerr != nil {
+			return nil, cerr
+		}
 		if err != nil {
 			err = h.toolError(ctx, name, err)
 			var we *jsonrpc.Error
@@ -193,7 +205,7 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 			}
 		}
 		return withUnread(res, b, c.Unread)
-	}}
+	}
 	h.registry[name] = rt
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
 		c, err := callerFrom(req, scope)
@@ -235,6 +247,45 @@ func errorResult(err error) *mcpsdk.CallToolResult {
 // knows better (read_session_mail sets what remains after its read).
 type caller struct {
 	store.TokenInfo
+	// check is the token's check when it travels with the call's first
+	// statement (verifyToken), nil when the token was checked before.
+	check *store.TokenCheck
+}
+
+// checkRefused is a call whose token's check refused it or failed:
+// answerPlainCall answers it as the front answers a token it cannot accept.
+type checkRefused struct{ err error }
+
+func (c checkRefused) Error() string { return c.err.Error() }
+
+func (c checkRefused) Unwrap() error { return c.err }
+
+// settle waits for the token's check of a call that sent it with its first
+// statement (running it now when none was sent) and takes the unread hint
+// from it, or, for a tool that counts its own (ownsUnread) and failed
+// before it could, counts it (with the check, when it was still to be sent).
+// A check that refused or failed is a checkRefused.
+func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed bool) error {
+	if c.check == nil {
+		return nil
+	}
+	var counted store.Unread
+	var countErr error
+	if ownsUnread && failed {
+		counted, countErr = st.CountUnread(ctx, c.ConnectionID)
+	}
+	u, err := c.check.Result(ctx)
+	switch {
+	case err != nil:
+		return checkRefused{err}
+	case countErr != nil:
+		return countErr
+	case !ownsUnread:
+		c.Unread = u
+	case failed:
+		c.Unread = counted
+	}
+	return nil
 }
 
 // callerFrom returns the token info the front verified (a copy, which
@@ -250,7 +301,7 @@ func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if !ti.HasScope(scope) {
 		return nil, refusalf("This connection lacks the %s scope; reconnect osFoundry and grant it.", scope)
 	}
-	return &caller{*ti}, nil
+	return &caller{TokenInfo: *ti}, nil
 }
 
 // refusal is a problem the agent can fix; its text goes back as an isError

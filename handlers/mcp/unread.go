@@ -26,8 +26,10 @@ import (
 // field names are part of the published tool contract, and `osfoundry agent
 // hook` reads them: renaming one breaks clients.
 type unreadOut struct {
-	// Total counts the unread notes of every session.
-	Total int `json:"total"`
+	// Total counts the unread notes of every session, each counted up to
+	// store.MaxUnreadCounted; More (only when true) says there are more.
+	Total int  `json:"total"`
+	More  bool `json:"more,omitempty"`
 	// Hint is the sentence of the hint's text block (hintLine).
 	Hint string `json:"hint"`
 	// Sessions are at most store.MaxUnreadListed of them, the one with the
@@ -39,12 +41,13 @@ type unreadSessionOut struct {
 	SessionType string `json:"session_type"`
 	SessionID   string `json:"session_id"`
 	Count       int    `json:"count"`
+	More        bool   `json:"more,omitempty"`
 }
 
 func toUnreadOut(u store.Unread) unreadOut {
-	out := unreadOut{Total: u.Total, Hint: hintLine(u), Sessions: make([]unreadSessionOut, len(u.Sessions))}
+	out := unreadOut{Total: u.Total, More: u.More, Hint: hintLine(u), Sessions: make([]unreadSessionOut, len(u.Sessions))}
 	for i, s := range u.Sessions {
-		out.Sessions[i] = unreadSessionOut{SessionType: s.SessionType, SessionID: s.SessionID, Count: s.Count}
+		out.Sessions[i] = unreadSessionOut{SessionType: s.SessionType, SessionID: s.SessionID, Count: s.Count, More: s.More}
 	}
 	return out
 }
@@ -54,11 +57,15 @@ const hintSessions = 3
 
 // hintLine words unread mail in one short line:
 // "2 unread notes for you: team_session s_abc (2). Read them with read_session_mail."
+// A count that stopped (store.MaxUnreadCounted) reads "100+".
 func hintLine(u store.Unread) string {
 	var b strings.Builder
-	if u.Total == 1 {
+	switch {
+	case u.More:
+		fmt.Fprintf(&b, "%d+ unread notes for you: ", u.Total)
+	case u.Total == 1:
 		b.WriteString("1 unread note for you: ")
-	} else {
+	default:
 		fmt.Fprintf(&b, "%d unread notes for you: ", u.Total)
 	}
 	named := u.Sessions[:min(len(u.Sessions), hintSessions)]
@@ -66,7 +73,11 @@ func hintLine(u store.Unread) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s %s (%d)", s.SessionType, s.SessionID, s.Count)
+		plus := ""
+		if s.More {
+			plus = "+"
+		}
+		fmt.Fprintf(&b, "%s %s (%d%s)", s.SessionType, s.SessionID, s.Count, plus)
 	}
 	switch more := u.SessionCount - len(named); {
 	case more == 1:
@@ -86,7 +97,7 @@ func hintLine(u store.Unread) string {
 // "unread" joins structured (the tool's own JSON object, nil for an isError
 // result) and the hint line, after a line break, becomes the last text
 // content. Without unread mail the result is the tool's alone.
-func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.Unread) (*mcpsdk.CallToolResult, error) {
+func withUnread(res *mcpsdk.CallToolResult, structured marshaled, u store.Unread) (*mcpsdk.CallToolResult, error) {
 	if structured != nil {
 		res.StructuredContent = structured
 	}
@@ -105,7 +116,7 @@ func withUnread(res *mcpsdk.CallToolResult, structured json.RawMessage, u store.
 		merged = append(merged, '{')
 	}
 	merged = append(append(append(merged, `"unread":`...), hint...), '}')
-	res.StructuredContent = json.RawMessage(merged)
+	res.StructuredContent = marshaled(merged)
 	res.Content = append(res.Content, &mcpsdk.TextContent{Text: "\n" + out.Hint})
 	return res, nil
 }

@@ -33,6 +33,11 @@ func TestHintLines(t *testing.T) {
 		{"typical: two notes in one session", store.Unread{Total: 2, SessionCount: 1, Sessions: sessions(2)}},
 		{"two sessions", store.Unread{Total: 5, SessionCount: 2, Sessions: sessions(3, 2)}},
 		{"five sessions", store.Unread{Total: 9, SessionCount: 5, Sessions: sessions(4, 2, 1, 1, 1)}},
+		{"far behind", func() store.Unread {
+			u := store.Unread{Total: 2*store.MaxUnreadCounted + 3, More: true, SessionCount: 3, Sessions: sessions(store.MaxUnreadCounted, store.MaxUnreadCounted, 3)}
+			u.Sessions[0].More, u.Sessions[1].More = true, true
+			return u
+		}()},
 	}
 	var b strings.Builder
 	for _, c := range cases {
@@ -60,5 +65,8 @@ func TestHintLines(t *testing.T) {
 	}
 	if !strings.Contains(hintLine(cases[3].u), "(1) and 2 more sessions. Read them with read_session_mail.") {
 		t.Fatalf("five sessions: %q", hintLine(cases[3].u))
+	}
+	if !strings.HasPrefix(hintLine(cases[4].u), "203+ unread notes for you: agent_session s_D1X7KfEvcbR-mE-6 (100+), ") {
+		t.Fatalf("far behind: %q", hintLine(cases[4].u))
 	}
 }

@@ -1,0 +1,199 @@
+package store_test
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
+)
+
+// grownFixture is a mailFixture whose session is busy — 20,000 notes, one
+// in ten the owner's, each of those read (a receipt) by the agent, read
+// marks near the top — beside 20 quiet sessions of the same project (and
+// 3,000 empty ones): what
+// the owner's pages and the mail poll must read a few rows of, however busy
+// a session grows.
+func grownFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
+	t.Helper()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	var quiet []int64
+	for i := range 20 {
+		s, err := f.st.CreateSession(ctx, store.NewSession{WorkspaceID: ws, ProjectID: f.sess.ProjectID, Type: "team_session", Title: "Quiet " + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		quiet = append(quiet, s.ID)
+	}
+	db := storetest.SQL(t, f.st)
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id, sender_slug, sender_name,
+			message_type, subject, body, created_at)
+		SELECT $1, $2, CASE WHEN i % 10 = 0 THEN 'owner' ELSE 'agent' END,
+			CASE WHEN i % 10 = 0 THEN $3::bigint END, CASE WHEN i % 10 = 0 THEN NULL ELSE $4::bigint END,
+			CASE WHEN i % 10 = 0 THEN 'owner-' || $3::bigint ELSE 'ada' END, 'N', 'note', 's' || i, 'b',
+			now() - (20000 - i) * interval '1 second'
+		FROM generate_series(1, 20000) i`, ws, f.sess.ID, f.owner.ID, f.connID)
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, s, 'agent', $2::bigint, 'ada', 'N', 'note', 's', 'b' FROM unnest($3::bigint[]) s, generate_series(1, 3)`, ws, f.connID, quiet)
+	db.Exec(`
+		INSERT INTO note_receipts (note_id, connection_id, session_id, owner_note)
+		SELECT n.id, $2, n.session_id, true FROM notes n WHERE n.session_id = $1 AND n.sender_kind = 'owner'`, f.sess.ID, f.connID)
+	db.Exec(`
+		INSERT INTO note_reads (owner_id, session_id, last_read_note_id)
+		SELECT $1, s.id, (SELECT max(n.id) - 5 FROM notes n WHERE n.session_id = s.id) FROM sessions s WHERE s.workspace_id = $2`, f.owner.ID, ws)
+	db.Exec(`
+		INSERT INTO agent_mail_reads (session_id, connection_id, read_through)
+		SELECT $1, $2, max(n.id) - 5 FROM notes n WHERE n.session_id = $1`, f.sess.ID, f.connID)
+	// And the other 3,000 sessions of a server.
+	db.Exec(`
+		INSERT INTO sessions (workspace_id, project_id, session_type, public_id, title)
+		SELECT $1, $2, 'team_session', 'other-' || i, 'Other' FROM generate_series(1, 3000) i`, ws, f.sess.ProjectID)
+	db.Exec(`VACUUM ANALYZE`)
+	return f, db
+}
+
+// mailNode is a node of EXPLAIN ANALYZE's text that reads a table of the
+// mail, with its rows and loops.
+var mailNode = regexp.MustCompile(`\bon (notes|note_receipts)\b[^(]*\(actual rows=(\d+) loops=(\d+)\)`)
+
+// removedRows are the rows a node read and dropped, per loop.
+var removedRows = regexp.MustCompile(`Rows Removed by [A-Za-z ]+: (\d+)`)
+
+// rowsRead sums what the plan's nodes over notes and note_receipts read:
+// the rows each returned and those it dropped, over all its loops.
+func rowsRead(plan string) int {
+	total, loops := 0, 0
+	for _, line := range strings.Split(plan, "\n") {
+		if m := mailNode.FindStringSubmatch(line); m != nil {
+			rows, _ := strconv.Atoi(m[2])
+			loops, _ = strconv.Atoi(m[3])
+			total += rows * loops
+			continue
+		}
+		if strings.Contains(line, "->") {
+			loops = 0
+		}
+		if m := removedRows.FindStringSubmatch(line); m != nil && loops > 0 {
+			n, _ := strconv.Atoi(m[1])
+			total += n * loops
+		}
+	}
+	return total
+}
+
+// TestOwnerPagesReadFewNotes: in a session of 20,000 notes, the statements
+// of the projects list, a project's sessions list, the unread counts, the
+// mail poll's marks and receipts, an owner's duplicate check and the unread
+// hint of an agent that never read the session each read
+// a few dozen rows of notes and receipts, not the session's mail, also in
+// a generic plan (the one prepared statements settle on): the newest note
+// is the largest id of the session's index, read marks and receipts are
+// index bounds, the duplicate check a range of the owner's recent notes.
+func TestOwnerPagesReadFewNotes(t *testing.T) {
+	t.Parallel()
+	f, db := grownFixture(t)
+	ctx := context.Background()
+	ws, owner := f.owner.WorkspaceID, f.owner.ID
+	// An agent that never read the busy session: 2,000 owners' notes wait.
+	far, err := f.st.CreateConnection(ctx, store.NewConnection{WorkspaceID: ws, OwnerID: owner, ClientName: "far",
+		Scopes: store.AllScopes, ProjectIDs: []int64{f.sess.ProjectID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.Invite(ctx, ws, f.sess.ID, far.ID, store.RoleContributor); err != nil {
+		t.Fatal(err)
+	}
+	// And to 49 other sessions, as busy agents are.
+	db.Exec(`
+		INSERT INTO invitations (workspace_id, session_id, connection_id, role)
+		SELECT $1, s.id, $2, 'contributor' FROM sessions s WHERE s.public_id LIKE 'other-%' ORDER BY s.id LIMIT 49`, ws, far.ID)
+	db.Exec(`ANALYZE invitations`)
+	for _, c := range []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"projects list", store.ListProjectSummariesSQL, []any{ws, owner}},
+		{"project's sessions", store.ListSessionSummariesSQL, []any{ws, f.sess.ProjectID, owner}},
+		{"unread counts", store.UnreadMailSQL, []any{ws, owner}},
+		{"unread counts of a session", store.UnreadMailInSQL, []any{[]int64{owner}, []int64{f.sess.ID}}},
+		{"mail marks", store.SessionMailMarksSQL, []any{f.sess.ID}},
+		{"receipts after", store.ReceiptsAfterSQL, []any{ws, f.sess.ID, int64(1990)}},
+		{"far-behind agent's unread count", store.CountUnreadSQL, []any{far.ID}},
+		{"owner's duplicate check", store.DuplicateOwnerNoteSQL, []any{f.sess.ID, owner, "note", nil, "new", "b", "10 seconds", nil}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx := db.Begin()
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) `+c.sql, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := planOf(t, rows)
+			if n := rowsRead(plan); n > 200 {
+				t.Fatalf("read %d rows of notes and receipts:\n%s", n, plan)
+			}
+		})
+	}
+}
+
+// TestUnreadCountStops: a connection far behind in a session has its count
+// stop at MaxUnreadCounted, with More, so that counting costs the same
+// however far behind it is; a count below the cap is exact.
+func TestUnreadCountStops(t *testing.T) {
+	t.Parallel()
+	f := newMailFixture(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, f.st)
+	add := func(n int) {
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
+			f.owner.WorkspaceID, f.sess.ID, f.owner.ID, n)
+	}
+	add(store.MaxUnreadCounted)
+	u, err := f.st.CountUnread(ctx, f.connID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Total != store.MaxUnreadCounted || u.More || len(u.Sessions) != 1 || u.Sessions[0].Count != store.MaxUnreadCounted || u.Sessions[0].More {
+		t.Fatalf("at the cap: %+v", u)
+	}
+	add(50)
+	if u, err = f.st.CountUnread(ctx, f.connID); err != nil {
+		t.Fatal(err)
+	}
+	if u.Total != store.MaxUnreadCounted || !u.More || len(u.Sessions) != 1 || u.Sessions[0].Count != store.MaxUnreadCounted || !u.Sessions[0].More {
+		t.Fatalf("past the cap: %+v", u)
+	}
+}
+
+// TestStatementsUseGenericPlans: the store's connections plan each prepared
+// statement once (the generic plans the plan tests explain), not anew on
+// every call; a plan_cache_mode in the database URL wins.
+func TestStatementsUseGenericPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.New(t)
+	if v, err := st.Setting(ctx, "plan_cache_mode"); err != nil || v != "force_generic_plan" {
+		t.Fatalf("plan_cache_mode %q, %v", v, err)
+	}
+	other, err := store.Open(ctx, storetest.SQL(t, st).DSN()+" plan_cache_mode=auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if v, err := other.Setting(ctx, "plan_cache_mode"); err != nil || v != "auto" {
+		t.Fatalf("with the URL's setting: plan_cache_mode %q, %v", v, err)
+	}
+}

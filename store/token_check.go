@@ -1,0 +1,359 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// A tool call's token is checked in the database on every call, in the
+// call's own round trip: the first statement the call sends takes the check
+// with it, ahead of it, in one pipeline (one implicit transaction); when the
+// token no longer stands, or lacks the call's scope, the check raises an
+// error (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of
+// the pipeline, and the call's statement never runs. So a revoked,
+// expired or narrowed token is refused on the next call on every replica,
+// exactly as when the check was a round trip of its own; what a replica
+// remembers of a token (tokenCache: its connection, workspace and scopes,
+// which a token row never changes but to narrow its scopes) only lets the
+// call's statement be sent before the check has answered.
+
+// ErrTokenRefused means the token presented no longer stands: unknown,
+// expired, revoked or for another resource.
+var ErrTokenRefused = errors.New("access token refused")
+
+// ErrScopeRefused means the token stands but lacks the scope the call needs.
+var ErrScopeRefused = errors.New("access token lacks the call's scope")
+
+// The SQLSTATEs osfoundry_refuse_call raises.
+const (
+	refusedToken = "OF401"
+	refusedScope = "OF403"
+)
+
+// tokenRowsSQL are the CTEs of a token check: t, the token's row with its
+// connection's ($1 the token's hash, $2 the resource), and seen, which marks
+// the connection seen for presence at most once per $3 seconds.
+const tokenRowsSQL = `
+	WITH t AS (
+		SELECT c.id, c.workspace_id, c.owner_id, t.scopes, t.expires_at, t.resource, c.last_seen_at, c.sender_slug
+		FROM access_tokens t JOIN connections c ON c.id = t.connection_id
+		WHERE t.token_hash = $1 AND t.expires_at > now() AND c.revoked_at IS NULL AND t.resource = $2
+	), seen AS (
+		UPDATE connections c SET last_seen_at = now()
+		FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
+	)`
+
+// noUnreadSQL stands for unreadSQL where the call counts its own.
+const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false`
+
+// tokenCheckSQL is a TokenCheck's statement, $4 the scope the call needs:
+// one row, the connection's unread mail when it counts it (else zeros), or
+// the refusal raised.
+func tokenCheckSQL(unread bool) string {
+	count := noUnreadSQL
+	if unread {
+		count = unreadSQL("t.id", "t.sender_slug", "false")
+	}
+	return tokenRowsSQL + `
+	SELECT CASE WHEN t.id IS NULL THEN osfoundry_refuse_call('` + refusedToken + `')
+		WHEN NOT $4::text = ANY (t.scopes) THEN osfoundry_refuse_call('` + refusedScope + `') END, u.*
+	FROM (SELECT) one LEFT JOIN t ON true LEFT JOIN LATERAL (` + count + `) u ON true`
+}
+
+var (
+	tokenCheckCounting = tokenCheckSQL(true)
+	tokenCheckAlone    = tokenCheckSQL(false)
+)
+
+// tokenCache is what this replica found of the tokens it checked
+// (UseAccessToken), by hash: bounded, forgotten when a check refuses one.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]TokenInfo
+}
+
+// maxCachedTokens bounds the tokens a replica remembers; past it, one is
+// forgotten for each new one.
+const maxCachedTokens = 10_000
+
+func (c *tokenCache) put(key [sha256.Size]byte, ti TokenInfo) {
+	ti.Unread = Unread{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[[sha256.Size]byte]TokenInfo{}
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= maxCachedTokens {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = ti
+}
+
+func (c *tokenCache) forget(key [sha256.Size]byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
+// CachedToken returns what this replica last found of token for resource
+// (UseAccessToken), while it has not expired by this replica's clock, and
+// true; false means check it with UseAccessToken. Its Unread is empty. The
+// token still has to be checked on each call (DeferTokenCheck).
+func (s *Store) CachedToken(token, resource string) (*TokenInfo, bool) {
+	key := sha256.Sum256([]byte(token))
+	s.tokens.mu.Lock()
+	ti, ok := s.tokens.m[key]
+	s.tokens.mu.Unlock()
+	if !ok || ti.Resource != resource || !time.Now().Before(ti.ExpiresAt) {
+		return nil, false
+	}
+	return &ti, true
+}
+
+// TokenCheck is a call's check of its token, sent with the first statement
+// sent under the context DeferTokenCheck returned, or alone by Result.
+type TokenCheck struct {
+	store    *Store
+	key      [sha256.Size]byte
+	resource string
+	scope    string
+	unread   bool
+
+	mu     sync.Mutex
+	ran    bool
+	err    error
+	counts Unread
+}
+
+// tokenCheckKey carries a pending *TokenCheck in a context.
+type tokenCheckKey struct{}
+
+// DeferTokenCheck returns ctx carrying a check of token for resource and
+// scope: the first statement sent under it takes the check with it, and
+// none is sent when the check refuses. With unread the check also counts
+// the connection's unread mail, as UseAccessToken does.
+func (s *Store) DeferTokenCheck(ctx context.Context, token, resource, scope string, unread bool) (context.Context, *TokenCheck) {
+	c := &TokenCheck{store: s, key: sha256.Sum256([]byte(token)), resource: resource, scope: scope, unread: unread}
+	return context.WithValue(ctx, tokenCheckKey{}, c), c
+}
+
+// Result returns what the check found, running it alone first when no
+// statement took it: the connection's unread mail (zero unless counted), or
+// ErrTokenRefused or ErrScopeRefused (wrapped), or the error that kept the
+// check from answering.
+func (c *TokenCheck) Result(ctx context.Context) (Unread, error) {
+	c.mu.Lock()
+	ran := c.ran
+	c.ran = true
+	c.mu.Unlock()
+	if !ran {
+		sql, args := c.statement()
+		_ = c.finish(c.store.pool.Pool.QueryRow(ctx, sql, args...))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts, c.err
+}
+
+// pendingCheck returns the check a statement sent under ctx must carry, and
+// marks it sent; nil when there is none (or it was sent). refused is the
+// check's refusal or failure, which every later statement under ctx meets
+// instead of running.
+func pendingCheck(ctx context.Context) (c *TokenCheck, refused error) {
+	c, _ = ctx.Value(tokenCheckKey{}).(*TokenCheck)
+	if c == nil {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ran {
+		return nil, c.err
+	}
+	c.ran = true
+	return c, nil
+}
+
+// statement is the check's statement and its arguments.
+func (c *TokenCheck) statement() (string, []any) {
+	sql := tokenCheckAlone
+	if c.unread {
+		sql = tokenCheckCounting
+	}
+	return sql, []any{c.key[:], c.resource, PresenceWriteInterval.Seconds(), c.scope}
+}
+
+// finish records what the check's row says, and returns its refusal or
+// failure. A refused token is forgotten.
+func (c *TokenCheck) finish(row pgx.Row) error {
+	var u unreadTargets
+	var refused *int
+	err := row.Scan(append([]any{&refused}, u.targets()...)...)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+	case errors.As(err, &pgErr) && pgErr.Code == refusedToken:
+		err = fmt.Errorf("store: check token: %w", ErrTokenRefused)
+	case errors.As(err, &pgErr) && pgErr.Code == refusedScope:
+		err = fmt.Errorf("store: check token: %w", ErrScopeRefused)
+	default:
+		err = fmt.Errorf("store: check token: %w", err)
+	}
+	if errors.Is(err, ErrTokenRefused) || errors.Is(err, ErrScopeRefused) {
+		c.store.tokens.forget(c.key)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = err
+	if err == nil {
+		c.counts = u.unread()
+	}
+	return err
+}
+
+// The pool's statements under a pending check: the check and the statement
+// in one batch, the check first.
+
+func (d db) checkedBatch(ctx context.Context, c *TokenCheck, sql string, args []any) (pgx.BatchResults, error) {
+	b := &pgx.Batch{}
+	check, checkArgs := c.statement()
+	b.Queue(check, checkArgs...)
+	b.Queue(sql, args...)
+	br := d.Pool.SendBatch(ctx, b)
+	if err := c.finish(br.QueryRow()); err != nil {
+		br.Close()
+		return nil, err
+	}
+	return br, nil
+}
+
+// batchRow is a batch's last row: Scan closes the batch.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// batchRows are a batch's last rows: Close closes the batch.
+type batchRows struct {
+	pgx.Rows
+	br  pgx.BatchResults
+	err error
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	if r.br != nil {
+		if err := r.br.Close(); err != nil && r.err == nil {
+			r.err = err
+		}
+		r.br = nil
+	}
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+// errRow is a row that fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// db is the store's pool. A statement sent under a context that carries a
+// pending TokenCheck (DeferTokenCheck) takes the check with it: both in one
+// batch, the check first; once the check refused, every statement under the
+// context fails with its refusal without being sent. A transaction begun
+// under it runs the check first, in the transaction.
+type db struct{ *pgxpool.Pool }
+
+func (d db) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	c, refused := pendingCheck(ctx)
+	switch {
+	case refused != nil:
+		return errRow{refused}
+	case c == nil:
+		return d.Pool.QueryRow(ctx, sql, args...)
+	}
+	br, err := d.checkedBatch(ctx, c, sql, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{row: br.QueryRow(), br: br}
+}
+
+func (d db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	c, refused := pendingCheck(ctx)
+	switch {
+	case refused != nil:
+		return nil, refused
+	case c == nil:
+		return d.Pool.Query(ctx, sql, args...)
+	}
+	br, err := d.checkedBatch(ctx, c, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+func (d db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c, refused := pendingCheck(ctx)
+	switch {
+	case refused != nil:
+		return pgconn.CommandTag{}, refused
+	case c == nil:
+		return d.Pool.Exec(ctx, sql, args...)
+	}
+	br, err := d.checkedBatch(ctx, c, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (d db) Begin(ctx context.Context) (pgx.Tx, error) {
+	c, refused := pendingCheck(ctx)
+	if refused != nil {
+		return nil, refused
+	}
+	tx, err := d.Pool.Begin(ctx)
+	if err != nil || c == nil {
+		return tx, err
+	}
+	check, args := c.statement()
+	if err := c.finish(tx.QueryRow(ctx, check, args...)); err != nil {
+		_ = tx.Rollback(ctx)
+		return nil, err
+	}
+	return tx, nil
+}
