@@ -18,6 +18,7 @@ CHROMIUM ?= /usr/bin/chromium
 #> handlers/oauth/     the OAuth 2.1 authorization server
 #> live/               the broker of the live streams (fan-out, presence, unread counts)
 #> webhook/            the webhook sender;  outbound/  the SSRF-guarded outgoing client
+#> email/              the mail to owners: composers and the SMTP sender; mailpittest/ for tests
 #> store/              all SQL, one file per aggregate; listener.go the one LISTEN connection
 #> views/ static/      templ components; htmx, CSS, app.js (embedded)
 #> migrations/ e2e/    numbered SQL; Playwright and real MCP clients
@@ -56,8 +57,23 @@ vendor-js: node-deps ## copy the pinned htmx SSE extension from node_modules int
 	cp node_modules/htmx-ext-sse/dist/sse.js static/sse.js
 
 .PHONY: deps
-deps: pg-deps browser-deps node-deps ## install everything the tests need (apt packages only when missing)
+deps: pg-deps browser-deps node-deps mailpit ## install everything the tests need (apt packages only when missing)
 	$(GO) mod download
+
+# mailpit, the real SMTP server (with an HTTP API) the mail tests send to, is
+# built once per machine with `go install` into the user's cache folder,
+# outside this module; the Go tests (email/mailpittest, whose Version this
+# reads) build it there themselves when it is missing, the browser tests need
+# it first.
+MAILPIT_VERSION := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' email/mailpittest/mailpittest.go)
+MAILPIT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/osfoundry/mailpit-$(MAILPIT_VERSION)/mailpit
+
+.PHONY: mailpit
+mailpit: ## build the test SMTP server (mailpit) into the cache folder, once
+	@test -x $(MAILPIT) || { dir=$$(dirname $(MAILPIT)) && mkdir -p $$dir && tmp=$$(mktemp -d $$dir/build-XXXXXX) && \
+		trap 'rm -rf "$$tmp"' EXIT && echo "building mailpit $(MAILPIT_VERSION) into $$dir" && \
+		(cd $$tmp && GOBIN=$$tmp GOWORK=off GOFLAGS=-mod=mod $(GO) install github.com/axllent/mailpit@$(MAILPIT_VERSION)) && \
+		mv $$tmp/mailpit $(MAILPIT); }
 
 .PHONY: pg-deps
 pg-deps:
@@ -119,10 +135,10 @@ go-test: ## run the Go tests (real PostgreSQL, real HTTP) with the race detector
 # removed when the run ends, pass or fail. Playwright's compiled-spec cache
 # stays in node_modules instead of /tmp.
 .PHONY: e2e
-e2e: build ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
+e2e: build mailpit ## run the browser and MCP-client end-to-end tests (Playwright in Debian's Chromium)
 	@data=$$(mktemp -d /tmp/osfoundry-e2e.XXXXXX) && trap 'rm -rf "$$data"' EXIT && \
 		echo "e2e data folder: $$data (removed at the end)" && \
-		E2E_DATA_DIR=$$data PLAYWRIGHT_TRANSFORM_CACHE_DIR=$(CURDIR)/node_modules/.cache/playwright-transform npx playwright test
+		OSFOUNDRY_MAILPIT=$(MAILPIT) E2E_DATA_DIR=$$data PLAYWRIGHT_TRANSFORM_CACHE_DIR=$(CURDIR)/node_modules/.cache/playwright-transform npx playwright test
 
 # TEMPL_SUM is a checksum of all templ output, to tell whether `templ generate` changed any.
 TEMPL_SUM = find . -name '*_templ.go' -not -path './node_modules/*' | sort | xargs cat | sha256sum

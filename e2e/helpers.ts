@@ -3,9 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
-import { baseURL, dataDir } from '../playwright.config';
+import { baseURL, dataDir, mailpitURL } from '../playwright.config';
 
-export { baseURL, dataDir };
+export { baseURL, dataDir, mailpitURL };
 
 export const owner = {
   email: 'owner@example.com',

@@ -14,10 +14,11 @@ var accountNotices = map[string]string{
 	"password":   "Your password is changed. Your other sign-ins were signed out.",
 	"signed-out": "That sign-in was signed out.",
 	"others":     "Every other sign-in was signed out.",
+	"mail":       "Your mail settings are saved.",
 }
 
-// accountPage is GET /account: the owner, the password change form, and
-// the owner's sign-ins.
+// accountPage is GET /account: the owner, the password change form, what
+// mails the owner, and the owner's sign-ins.
 func (s *Server) accountPage(c echo.Context) error {
 	return s.renderAccount(c, http.StatusOK, views.Form{}, accountNotices[c.QueryParam("done")])
 }
@@ -29,8 +30,13 @@ func (s *Server) renderAccount(c echo.Context, status int, password views.Form, 
 	if err != nil {
 		return err
 	}
+	mail, err := s.store.MailSettingsOf(c.Request().Context(), o.ID)
+	if err != nil {
+		return err
+	}
 	s.page(c).Nav = "account"
 	return s.render(c, status, "Account", views.AccountPage(views.AccountData{
 		Owner: o, SignIns: signIns, Current: currentSignIn(c).ID, Password: password, Notice: notice,
+		Mail: mail, EmailOn: s.cfg.Email,
 	}))
 }

@@ -271,6 +271,12 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/password":            {form: url.Values{"current_password": {"not it"}, "new_password": {"a hijacked password"}}, other: http.StatusUnprocessableEntity},
 		"POST /account/sign-ins/end-others": {other: http.StatusSeeOther},
 		"POST /account/sign-ins/:id/end":    {},
+		"POST /account/mail":                {form: url.Values{"replies": {"on"}}, other: http.StatusSeeOther},
+		// An answer link's token is its credential, whoever is signed in;
+		// the sweep's (":token") is none, so not found for everyone
+		// (answer_link_test.go sweeps real links).
+		"GET /answer/:token":  {other: http.StatusNotFound, signedOut: http.StatusNotFound},
+		"POST /answer/:token": {form: url.Values{"answer": {"Hijacked"}}, other: http.StatusNotFound, signedOut: http.StatusNotFound},
 
 		// Routes without ids act on the caller's own workspace.
 		"GET /":                {other: http.StatusOK},

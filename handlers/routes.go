@@ -62,6 +62,12 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/account/password", "account-password", s.accountPassword, accessOwner},
 		{http.MethodPost, "/account/sign-ins/end-others", "sign-ins-end-others", s.signInEndOthers, accessOwner},
 		{http.MethodPost, "/account/sign-ins/:id/end", "sign-in-end", s.signInEnd, accessOwner},
+		{http.MethodPost, "/account/mail", "account-mail", s.accountMail, accessOwner},
+
+		// The answer links of questions' emails: they answer as the owner
+		// they were mailed to, signed in or not, and only on the POST.
+		{http.MethodGet, "/answer/:token", "answer-link", s.answerLinkPage, accessWeb},
+		{http.MethodPost, "/answer/:token", "answer-link-answer", s.answerLinkAnswer, accessWeb},
 
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},

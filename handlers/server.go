@@ -40,6 +40,9 @@ type Config struct {
 	// NoClientMetadataDocuments stops accepting and advertising client ID
 	// metadata documents, so clients register instead.
 	NoClientMetadataDocuments bool
+	// Email says mail is sent (--smtp-url is set); the account page says
+	// when it is not.
+	Email bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.

@@ -87,20 +87,18 @@ func signLink(key []byte, l *AnswerLink) string {
 }
 
 // createAnswerLinks mints, inside tx, the links of a question's email to an
-// owner: one per option, or one free-text link for a question without
-// options. It returns their tokens in the options' order.
+// owner: one per option, then one for an answer in the owner's own words
+// (none of the options may be right). It returns their tokens in that order.
 func (s *Store) createAnswerLinks(ctx context.Context, tx pgx.Tx, q *Question, ownerID int64) ([]string, error) {
 	key, err := s.answerLinkKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	opts := make([]*int, 0, len(q.Options))
+	opts := make([]*int, 0, len(q.Options)+1)
 	for i := range q.Options {
 		opts = append(opts, &i)
 	}
-	if len(opts) == 0 {
-		opts = append(opts, nil)
-	}
+	opts = append(opts, nil)
 	tokens := make([]string, 0, len(opts))
 	for _, o := range opts {
 		l := &AnswerLink{WorkspaceID: q.WorkspaceID, OwnerID: ownerID, QuestionID: q.ID, Option: o}

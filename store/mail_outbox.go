@@ -28,6 +28,9 @@ const (
 	MailPending = "pending"
 	MailSent    = "sent"
 	MailFailed  = "failed"
+	// MailSkipped: a question's mail not sent because the question was
+	// answered or expired before it went out.
+	MailSkipped = "skipped"
 )
 
 // Mail is one message as composed: a subject, and a body in plain text and
@@ -75,6 +78,9 @@ type OutgoingMail struct {
 	CreatedAt time.Time
 	Kind      string
 	To        MailTo
+	// Stale: the question the mail asks was answered or expired since it
+	// was queued; the mail is not sent (MailSkipped).
+	Stale bool
 	Mail
 }
 
@@ -98,6 +104,7 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 		FROM due, owners o
 		WHERE m.id = due.id AND o.id = m.owner_id
 		RETURNING m.id, m.attempts, m.created_at, m.kind, m.owner_id, m.workspace_id, o.email, o.display_name,
+			m.kind IN ('question', 'reminder') AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = m.note_id AND q.state <> 'open'),
 			m.subject, m.text_body, m.html_body`, limit, lease.Milliseconds(), except)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim mails: %w", err)
@@ -105,7 +112,7 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingMail, error) {
 		var m OutgoingMail
 		err := r.Scan(&m.ID, &m.Attempt, &m.CreatedAt, &m.Kind, &m.To.OwnerID, &m.To.WorkspaceID, &m.To.Email, &m.To.Name,
-			&m.Subject, &m.Text, &m.HTML)
+			&m.Stale, &m.Subject, &m.Text, &m.HTML)
 		return m, err
 	})
 	if err != nil {
@@ -115,7 +122,7 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 }
 
 // FinishMail records attempt number attempt of a message: state MailSent,
-// MailFailed, or MailPending to try again after retryIn; errText says what
+// MailFailed, MailSkipped, or MailPending to try again after retryIn; errText says what
 // went wrong. It returns false, recording nothing, when the message was
 // claimed again meanwhile or its result is recorded already.
 func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
@@ -136,6 +143,38 @@ func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state str
 		return false, fmt.Errorf("store: finish mail: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
+}
+
+// MailOutboxDepth is what the mail outbox holds, for the metrics.
+type MailOutboxDepth struct {
+	// Pending counts messages not yet sent, failed or skipped.
+	Pending int64
+	// Due counts those that may be sent now and no sender holds; OldestDueAge
+	// is how long the most overdue of them has been due (growing: no sender
+	// runs, or none can keep up).
+	Due          int64
+	OldestDueAge time.Duration
+	// Failed counts messages given up on, kept for MailRetention.
+	Failed int64
+}
+
+// MailOutboxDepth measures the mail outbox in one statement.
+func (s *Store) MailOutboxDepth(ctx context.Context) (MailOutboxDepth, error) {
+	var d MailOutboxDepth
+	var ageMS float64
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE state = 'pending'),
+			count(*) FILTER (WHERE due),
+			coalesce(extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE due)) * 1000, 0),
+			count(*) FILTER (WHERE state = 'failed')
+		FROM (SELECT state, next_attempt_at,
+				state = 'pending' AND next_attempt_at <= now() AND (claimed_until IS NULL OR claimed_until <= now()) AS due
+			FROM mail_outbox) m`).Scan(&d.Pending, &d.Due, &ageMS, &d.Failed)
+	if err != nil {
+		return d, fmt.Errorf("store: mail outbox depth: %w", err)
+	}
+	d.OldestDueAge = time.Duration(ageMS * float64(time.Millisecond))
+	return d, nil
 }
 
 // MailRetention is how long sent and failed messages stay in the outbox.

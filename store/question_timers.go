@@ -42,7 +42,7 @@ type DueQuestion struct {
 func (d *DueQuestion) Reminder() bool { return d.Timer == "reminder" }
 
 // ComposeQuestionMail composes a question's email to an owner, with the
-// tokens of its answer links (one per option, or one for a free-text
+// tokens of its answer links (one per option, then one for a free-text
 // answer).
 type ComposeQuestionMail func(to MailTo, q *DueQuestion, links []string) (Mail, error)
 

@@ -229,7 +229,7 @@ func TestQuestionTimersReachOwnersRemindAndExpire(t *testing.T) {
 	}
 	var mailed []string
 	compose := func(to store.MailTo, d *store.DueQuestion, links []string) (store.Mail, error) {
-		if len(links) != 2 || d.ID != q.ID || d.AskerSlug != "ext-ada" {
+		if len(links) != 3 || d.ID != q.ID || d.AskerSlug != "ext-ada" {
 			t.Errorf("compose %+v with %d links", d, len(links))
 		}
 		mailed = append(mailed, d.Timer+":"+to.Name)
@@ -259,8 +259,8 @@ func TestQuestionTimersReachOwnersRemindAndExpire(t *testing.T) {
 		t.Fatalf("mailed %v: the owner who turned questions off got one, or Olive did not", mailed)
 	}
 	var links int
-	if err := sql.QueryRow(`SELECT count(*) FROM answer_links WHERE question_id = $1`, q.ID).Scan(&links); err != nil || links != 2 {
-		t.Fatalf("%d answer links, want 2 (%v)", links, err)
+	if err := sql.QueryRow(`SELECT count(*) FROM answer_links WHERE question_id = $1`, q.ID).Scan(&links); err != nil || links != 3 {
+		t.Fatalf("%d answer links, want 3: one per option and one for free text (%v)", links, err)
 	}
 	if r := fire(); r.Fired != 0 {
 		t.Fatalf("the notice fired twice: %+v", r)
@@ -402,6 +402,13 @@ func TestAnswerLinks(t *testing.T) {
 	var closed *store.ErrClosed
 	if _, err := f.st.AnswerByLink(ctx, tokens[0], ""); !errors.As(err, &closed) {
 		t.Errorf("the other option's link after the answer: %v", err)
+	}
+	// A question with options has a free-text link too, last.
+	if len(tokens) != 3 {
+		t.Fatalf("links of a question with two options: %v, want one per option and one for free text", tokens)
+	}
+	if l, _, err := f.st.AnswerLinkOf(ctx, tokens[2]); err != nil || l.Option != nil {
+		t.Fatalf("the free-text link of a question with options: %+v %v", l, err)
 	}
 
 	q2, tokens2 := ask("k2")

@@ -17,6 +17,10 @@ type AccountData struct {
 	Password Form
 	// Notice says what the last action did ("" for none).
 	Notice string
+	// Mail is what the owner wants mailed; EmailOn says whether this server
+	// sends mail at all (SMTP configured).
+	Mail    store.MailSettings
+	EmailOn bool
 }
 
 // others reports whether the owner has sign-ins besides this browser's.

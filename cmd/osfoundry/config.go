@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/osfoundry/osfoundry/email"
 	"github.com/osfoundry/osfoundry/live"
 )
 
@@ -39,6 +40,10 @@ type config struct {
 	metadataDocuments onOff
 	// envErr is a variable that could not be read, reported by finish.
 	envErr error
+	// smtpURL and smtpFrom are --smtp-url and --smtp-from as given; smtp,
+	// the server they name, nil when email is off (no --smtp-url).
+	smtpURL, smtpFrom string
+	smtp              *email.SMTP
 
 	// test holds settings for tests only, which no flag or variable sets.
 	test testConfig
@@ -52,6 +57,9 @@ type testConfig struct {
 	// (webhooks.FastOptions), so that tests need not wait for production
 	// backoffs and leases. For tests only.
 	fastWebhooks bool
+	// fastMail shortens the mail sender's retries, leases and sweeps
+	// (email.FastOptions). For tests only.
+	fastMail bool
 	// questionMinute, when not 0, is how long a minute of the question
 	// delays lasts (store.SetQuestionMinute), so that tests see a notice
 	// after its delay without waiting minutes. For tests only.
@@ -89,6 +97,8 @@ func (c *config) register(fs *flag.FlagSet) {
 	}
 	fs.Var(&c.metadataDocuments, "client-metadata-documents", "accept and advertise client ID metadata documents (a client_id that is an https URL, fetched by the server); "+
 		"off for a server that cannot reach the clients' hosts, so that they register instead (OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=off)")
+	fs.StringVar(&c.smtpURL, "smtp-url", envOr("OSFOUNDRY_SMTP_URL", ""), "SMTP server that mails owners, smtp://user:password@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:password@host:465; email is off when empty. A secret: set the variable (OSFOUNDRY_SMTP_URL)")
+	fs.StringVar(&c.smtpFrom, "smtp-from", envOr("OSFOUNDRY_SMTP_FROM", ""), "sender address of the mail, like \"osFoundry <osfoundry@example.com>\"; needed with --smtp-url (OSFOUNDRY_SMTP_FROM)")
 	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
 	// The operations listener was first the profiles listener: its old flag
 	// and variable still work, with a warning.
@@ -106,13 +116,16 @@ func (c *config) register(fs *flag.FlagSet) {
 // secretFlags are the flags whose values are secrets, with the variable to
 // set instead: on the command line anyone on the machine can read them
 // (ps, /proc/<pid>/cmdline).
-var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL"}
+var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL", "smtp-url": "OSFOUNDRY_SMTP_URL"}
+
+// urlFlags are the secret flags that are secrets only when they hold a password.
+var urlFlags = map[string]bool{"database-url": true, "smtp-url": true}
 
 // noteSecretFlags records the secret flags given on the command line (a
-// database URL only when it holds a password), to warn of at start.
+// database or SMTP URL only when it holds a password), to warn of at start.
 func (c *config) noteSecretFlags(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) {
-		if _, ok := secretFlags[f.Name]; ok && (f.Name != "database-url" || maskURL(f.Value.String()) != f.Value.String()) {
+		if _, ok := secretFlags[f.Name]; ok && (!urlFlags[f.Name] || maskURL(f.Value.String()) != f.Value.String()) {
 			c.exposed = append(c.exposed, f.Name)
 		}
 	})
@@ -172,6 +185,27 @@ func (c *config) finish() error {
 		return err
 	}
 	c.streamLimits = limits
+	return c.finishSMTP()
+}
+
+// finishSMTP checks --smtp-url and --smtp-from; without --smtp-url email
+// is off.
+func (c *config) finishSMTP() error {
+	if c.smtpURL == "" {
+		return nil
+	}
+	s, err := email.ParseSMTPURL(c.smtpURL)
+	if err != nil {
+		// Not repeated: the URL may hold the password where maskURL cannot find it.
+		return fmt.Errorf("--smtp-url: %w", err)
+	}
+	if c.smtpFrom == "" {
+		return errors.New("--smtp-from: give the sender address of the mail (OSFOUNDRY_SMTP_FROM), like \"osFoundry <osfoundry@example.com>\"; --smtp-url needs it")
+	}
+	if s.From, err = email.ParseFrom(c.smtpFrom); err != nil {
+		return fmt.Errorf("--smtp-from: %w", err)
+	}
+	c.smtp = &s
 	return nil
 }
 
@@ -212,6 +246,10 @@ func (c *config) log(l *slog.Logger) {
 	if c.databaseURL != "" {
 		db = maskURL(c.databaseURL)
 	}
+	smtp, from := "off", ""
+	if c.smtp != nil {
+		smtp, from = maskURL(c.smtpURL), c.smtpFrom
+	}
 	key := "generated (data folder)"
 	if c.sessionKey != "" {
 		key = "configured (masked)"
@@ -219,7 +257,10 @@ func (c *config) log(l *slog.Logger) {
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
 		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
-		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText)
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "smtp", smtp, "smtp_from", from)
+	if c.smtp == nil {
+		l.Info("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set; no mail is sent")
+	}
 	for _, d := range c.deprecated {
 		l.Warn(d + " is deprecated: use --ops-addr (OSFOUNDRY_OPS_ADDR)")
 	}

@@ -20,10 +20,10 @@ import (
 const testServerArg = "osfoundry-test-server"
 
 // testServerConfig is the configuration for tests only that a test server
-// runs with: the webhook sender's waits shortened, and a minute of the
-// question delays lasting a second.
+// runs with: the webhook and mail senders' waits shortened, and a minute
+// of the question delays lasting a second.
 func testServerConfig(c *config) {
-	c.test.fastWebhooks = true
+	c.test.fastWebhooks, c.test.fastMail = true, true
 	c.test.questionMinute = time.Second
 }
 

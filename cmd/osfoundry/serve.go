@@ -68,6 +68,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	// What operators scrape on the operations listener.
 	m := metrics.New()
 	m.WatchStore(st)
+	m.WatchMailOutbox(st)
 	// The listener (one LISTEN connection) keeps the mail cache, every
 	// replica's "newest note per session", current; it stops before the pool closes.
 	listener := st.NewListener(log)
@@ -83,17 +84,20 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	}
 	sender := webhook.New(senderOpts)
 	sender.WakeOn(listener)
+	stopEmail := startEmail(ctx, cfg, st, listener, log)
+	defer stopEmail()
 	listenerRun := startBackground(ctx, listener.Run)
 	defer listenerRun.stop()
 	senderRun := startBackground(ctx, sender.Run)
 	defer senderRun.stop()
 	// The question timers (notice, reminder, expiry) run on every replica;
-	// each due timer is claimed by one. No email composer: email is off.
+	// each due timer is claimed by one, and mails the owners who want it
+	// when email is on.
 	if cfg.test.questionMinute > 0 {
 		log.Warn("question test timing in use: a minute of the question delays lasts", "minute", cfg.test.questionMinute)
 		st.SetQuestionMinute(cfg.test.questionMinute)
 	}
-	questionTimers := timers.New(timers.Options{Store: st, Logger: log})
+	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionMail(cfg)})
 	questionTimers.WakeOn(listener)
 	timersRun := startBackground(ctx, questionTimers.Run)
 	defer timersRun.stop()
@@ -104,7 +108,8 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Logger:   log,
 		Metrics:  m,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
-			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits},
+			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
+			Email: cfg.smtp != nil},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/osfoundry/osfoundry/email"
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// questionMail composes a question's email for the question timers: nil
+// when email is off, and then the timers queue no mail.
+func questionMail(cfg config) store.ComposeQuestionMail {
+	if cfg.smtp == nil {
+		return nil
+	}
+	return email.Composer{BaseURL: cfg.baseURL}.Question
+}
+
+// startEmail starts, when SMTP is configured, the mail sender (woken by l
+// when messages are queued; call it before l runs) and the sweeps that queue
+// replies and digests. The returned function stops them.
+func startEmail(ctx context.Context, cfg config, st *store.Store, l *store.Listener, log *slog.Logger) (stop func()) {
+	if cfg.smtp == nil {
+		return func() {}
+	}
+	opts := email.Options{Store: st, SMTP: *cfg.smtp, Logger: log}
+	if cfg.test.fastMail {
+		log.Warn("email test timing in use: retries, leases and sweeps are shortened")
+		opts = email.FastOptions(opts)
+	}
+	sender := email.New(opts, email.Composer{BaseURL: cfg.baseURL})
+	sender.WakeOn(l)
+	sending := startBackground(ctx, sender.Run)
+	sweeping := startBackground(ctx, sender.RunSweeps)
+	return func() {
+		sweeping.stop()
+		sending.stop()
+	}
+}

@@ -1,0 +1,146 @@
+package email
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// Composer writes the emails the store queues, with links to this server at
+// BaseURL: its methods are store.ComposeQuestionMail, store.ComposeReplyMail
+// and store.ComposeDigest.
+type Composer struct {
+	// BaseURL is the public origin, without a trailing slash.
+	BaseURL string
+}
+
+// AnswerPath is where an answer link's confirmation page is, before its
+// token.
+const AnswerPath = "/answer/"
+
+// AnswerURL is the page an answer link opens.
+func (c Composer) AnswerURL(token string) string { return c.BaseURL + AnswerPath + token }
+
+func (c Composer) url(path string) string { return c.BaseURL + path }
+
+// Question composes a question's notice or reminder to an owner. links are
+// the tokens of its answer links, one per option in order, then the one for
+// an answer in the owner's own words.
+func (c Composer) Question(_ store.MailTo, q *store.DueQuestion, links []string) (store.Mail, error) {
+	if len(links) != len(q.Options)+1 {
+		return store.Mail{}, fmt.Errorf("email: question %d: %d answer links for %d options", q.ID, len(links), len(q.Options))
+	}
+	d := views.QuestionMailData{
+		Reminder: q.Reminder(), Blocking: q.Urgency == store.UrgencyBlocking,
+		Session: q.SessionTitle, Project: q.ProjectName, Asker: q.AskerName, AskerSlug: q.AskerSlug, Question: q.Text,
+		Free: c.AnswerURL(links[len(links)-1]), QuestionURL: c.url(views.NoteURL(q.SessionID, q.ID)), AccountURL: c.url("/account"),
+		LinksExpire: time.Now().Add(store.AnswerLinkLifetime),
+	}
+	for i, o := range q.Options {
+		d.Options = append(d.Options, views.MailLink{Label: o, URL: c.AnswerURL(links[i])})
+	}
+	// A link cannot outlive its question.
+	if !q.ExpiresAt.IsZero() && q.ExpiresAt.Before(d.LinksExpire) {
+		d.LinksExpire = q.ExpiresAt
+	}
+	subject := "Question from " + q.AskerName + ": " + oneLine(q.Text, 120)
+	switch {
+	case q.Reminder():
+		subject = "Reminder: " + subject
+	case q.Urgency == store.UrgencyBlocking:
+		subject = "[blocking] " + subject
+	}
+	var t strings.Builder
+	if q.Reminder() {
+		t.WriteString("Reminder: still waiting for your decision.\n\n")
+	}
+	fmt.Fprintf(&t, "%s (%s) asks in %s · %s:\n\n", q.AskerName, q.AskerSlug, q.SessionTitle, q.ProjectName)
+	for line := range strings.SplitSeq(q.Text, "\n") {
+		t.WriteString("> " + line + "\n")
+	}
+	t.WriteString("\n")
+	if len(d.Options) > 0 {
+		t.WriteString("Answer with one click on the page each link opens:\n\n")
+		for _, o := range d.Options {
+			fmt.Fprintf(&t, "- %s\n  %s\n", o.Label, o.URL)
+		}
+		fmt.Fprintf(&t, "\nAnswer in your own words:\n  %s\n", d.Free)
+	} else {
+		fmt.Fprintf(&t, "Write your answer:\n  %s\n", d.Free)
+	}
+	fmt.Fprintf(&t, "\nSee it in its session:\n  %s\n\nThese links work once, until %s, and only for you: each asks for one more click before it answers.\n",
+		d.QuestionURL, views.Exact(d.LinksExpire))
+	return c.mail(subject, t.String(), d.AccountURL, views.QuestionMail(d))
+}
+
+// Reply composes the email of a reply to an owner.
+func (c Composer) Reply(_ store.MailTo, r store.ReplyToMail) (store.Mail, error) {
+	d := views.ReplyMailData{From: r.SenderName, Session: r.SessionTitle, Project: r.ProjectName, Subject: r.Subject, Body: r.Body,
+		URL: c.url(views.NoteURL(r.SessionID, r.ID)), AccountURL: c.url("/account")}
+	subject := "Reply from " + r.SenderName + ": " + oneLine(firstOf(r.Subject, views.FirstLine(r.Body, 120)), 120)
+	var t strings.Builder
+	fmt.Fprintf(&t, "%s replied to you in %s · %s:\n\n", r.SenderName, r.SessionTitle, r.ProjectName)
+	if r.Subject != "" {
+		t.WriteString(r.Subject + "\n\n")
+	}
+	t.WriteString(r.Body + "\n\nOpen it in its session:\n  " + d.URL + "\n")
+	return c.mail(subject, t.String(), d.AccountURL, views.ReplyMail(d))
+}
+
+// Digest composes an owner's daily digest of unread agents' notes.
+func (c Composer) Digest(_ store.MailTo, unread []store.InboxNote) (store.Mail, error) {
+	d := views.DigestMailData{InboxURL: c.url("/inbox"), AccountURL: c.url("/account")}
+	for _, n := range unread {
+		d.Items = append(d.Items, views.DigestItem{From: n.SenderName, Session: n.SessionTitle, Project: n.ProjectName,
+			Subject: n.Subject, FirstLine: views.FirstLine(n.Body, 120), URL: c.url(views.NoteURL(n.SessionID, n.ID))})
+	}
+	subject := fmt.Sprintf("%d unread %s from your agents", len(unread), plural(len(unread), "note", "notes"))
+	var t strings.Builder
+	t.WriteString("Unread notes from your agents:\n\n")
+	for _, it := range d.Items {
+		fmt.Fprintf(&t, "- %s\n  %s · %s · %s\n  %s\n", firstOf(it.Subject, it.FirstLine), it.From, it.Session, it.Project, it.URL)
+	}
+	t.WriteString("\nOpen your inbox:\n  " + d.InboxURL + "\n")
+	return c.mail(subject, t.String(), d.AccountURL, views.DigestMail(d))
+}
+
+// mail renders the HTML body and adds the footer to the text.
+func (c Composer) mail(subject, text, accountURL string, html templ.Component) (store.Mail, error) {
+	var b bytes.Buffer
+	if err := html.Render(context.Background(), &b); err != nil {
+		return store.Mail{}, fmt.Errorf("email: render: %w", err)
+	}
+	text += "\n-- \nosFoundry · choose what mails you: " + accountURL + "\n"
+	return store.Mail{Subject: subject, Text: text, HTML: b.String()}, nil
+}
+
+// oneLine is s on one line (a subject cannot hold a line break), cut to max
+// characters.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
