@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -228,5 +231,64 @@ func TestSearchReadsItsWorkspace(t *testing.T) {
 	plan := planOf(t, rows)
 	if n := rowsRead(plan); n > 1000 {
 		t.Fatalf("read %d rows of notes:\n%s", n, plan)
+	}
+}
+
+// genericPlan is EXPLAIN ANALYZE of sql's generic plan, the one the store's
+// connections use (plan_cache_mode force_generic_plan): prepared, then
+// executed with args, sent in the statement's text. (An EXPLAIN of sql with
+// args plans it with their values: a custom plan the server never runs.)
+func genericPlan(t *testing.T, tx pgx.Tx, sql string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `PREPARE generic_plan AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	marks := make([]string, len(args))
+	for i := range args {
+		marks[i] = fmt.Sprintf("$%d", i+1)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) EXECUTE generic_plan(`+strings.Join(marks, ", ")+`)`,
+		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planOf(t, rows)
+}
+
+// A search whose words fill a page among the workspace's newest notes reads
+// the window's ids and its hits, in the generic plan too, rather than
+// reading and sorting every note of the workspace.
+func TestSearchWalksItsWindow(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', CASE WHEN i % 100 = 0 THEN 'needle in hay' ELSE 'hay' END
+		FROM generate_series(1, 30000) i`, w.ws, w.s1.ID, w.ada, w.slugA)
+	other, otherOwner := db.InsertWorkspace("other")
+	p, err := w.st.CreateProject(ctx, other, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: other, ProjectID: p.ID, Type: "team_session", Title: "Busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+	db.Exec(`VACUUM ANALYZE notes`)
+	tx := db.Begin()
+	defer tx.Rollback(ctx)
+	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
+	// The window's 10,000 ids, read index-only, and its hits.
+	if n := rowsRead(plan); n > 10500 {
+		t.Fatalf("read %d rows of notes for a page of 21 hits, one note in 100, of 30,000:\n%s", n, plan)
 	}
 }
