@@ -271,16 +271,9 @@ func TestInboxPlans(t *testing.T) {
 	db.Exec(`ANALYZE notes`)
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
 	explain := func(sql string, args ...any) string {
 		t.Helper()
-		rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF) `+sql, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return planOf(t, rows)
+		return genericPlan(t, tx, sql, args...)
 	}
 	args := []any{w.ws, w.olive, int64(math.MaxInt64), int64(0), int64(0), int64(0), false, store.OwnerSlug(w.olive), false, 51}
 	if plan := explain(store.InboxAllSQL, args...); !strings.Contains(plan, "notes_inbox_idx") {

@@ -287,14 +287,7 @@ func TestQuietSessionPageUsesItsIndex(t *testing.T) {
 	db.Exec(`ANALYZE notes`)
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tx.Query(ctx, `EXPLAIN `+store.ReadAgentMailSQL, ws, f.connID, f.sess.Type, f.sess.PublicID, int64(math.MaxInt64), 10, store.ReceiptsChannel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := planOf(t, rows)
+	text := genericPlan(t, tx, store.ReadAgentMailSQL, ws, f.connID, f.sess.Type, f.sess.PublicID, int64(math.MaxInt64), 10, store.ReceiptsChannel)
 	if strings.Contains(text, "using notes_pkey") || !strings.Contains(text, "using notes_session_idx") {
 		t.Fatalf("the page does not read notes_session_idx:\n%s", text)
 	}

@@ -2,10 +2,14 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -132,14 +136,7 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tx := db.Begin()
 			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-				t.Fatal(err)
-			}
-			rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) `+c.sql, c.args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := planOf(t, rows)
+			plan := genericPlan(t, tx, c.sql, c.args...)
 			if n := rowsRead(plan); n > 200 {
 				t.Fatalf("read %d rows of notes and receipts:\n%s", n, plan)
 			}
@@ -197,3 +194,37 @@ func TestStatementsUseGenericPlans(t *testing.T) {
 		t.Fatalf("with the URL's setting: plan_cache_mode %q, %v", v, err)
 	}
 }
+
+// genericPlan is EXPLAIN ANALYZE of sql's generic plan, the one the store's
+// connections use (plan_cache_mode force_generic_plan): prepared, then
+// executed with args, sent in the statement's text. (An EXPLAIN of sql with
+// args plans it with their values: a custom plan the server never runs.)
+func genericPlan(t *testing.T, tx pgx.Tx, sql string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	// A prepared statement outlives the transaction: each has a name of
+	// its own, and is let go once explained.
+	name := fmt.Sprintf("generic_plan_%d", genericPlans.Add(1))
+	if _, err := tx.Exec(ctx, `PREPARE `+name+` AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	marks := make([]string, len(args))
+	for i := range args {
+		marks[i] = fmt.Sprintf("$%d", i+1)
+	}
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) EXECUTE `+name+`(`+strings.Join(marks, ", ")+`)`,
+		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planOf(t, rows)
+	if _, err := tx.Exec(ctx, `DEALLOCATE `+name); err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+var genericPlans atomic.Int64

@@ -2,14 +2,11 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -220,43 +217,10 @@ func TestSearchReadsItsWorkspace(t *testing.T) {
 	db.Exec(`VACUUM ANALYZE notes`)
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) `+store.SearchWordsSQL,
-		w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := planOf(t, rows)
+	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
 	if n := rowsRead(plan); n > 1000 {
 		t.Fatalf("read %d rows of notes:\n%s", n, plan)
 	}
-}
-
-// genericPlan is EXPLAIN ANALYZE of sql's generic plan, the one the store's
-// connections use (plan_cache_mode force_generic_plan): prepared, then
-// executed with args, sent in the statement's text. (An EXPLAIN of sql with
-// args plans it with their values: a custom plan the server never runs.)
-func genericPlan(t *testing.T, tx pgx.Tx, sql string, args ...any) string {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `PREPARE generic_plan AS `+sql); err != nil {
-		t.Fatal(err)
-	}
-	marks := make([]string, len(args))
-	for i := range args {
-		marks[i] = fmt.Sprintf("$%d", i+1)
-	}
-	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) EXECUTE generic_plan(`+strings.Join(marks, ", ")+`)`,
-		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return planOf(t, rows)
 }
 
 // A search whose words fill a page among the workspace's newest notes reads
