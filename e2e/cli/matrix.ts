@@ -143,13 +143,13 @@ export async function runCliMatrix(cli: AgentCli, browser: CookieBrowser, handle
     const first = await firstOffered(cli.model, run);
     const missing = osfoundryTools.filter((t) => !first.some((n) => n.endsWith(t)));
     if (missing.length) throw new Error(`the model request lacks ${missing.join(', ')} (offered: ${first.join(', ')})`);
-    return `${first.length}/9, as ${first.join(', ')}`;
+    return `${first.length}/${osfoundryTools.length}, as ${first.join(', ')}`;
   });
   await line.step('every tool', async () => {
     await run;
     const missed = osfoundryTools.filter((t) => !seen.has(t));
     if (missed.length) throw new Error(`the model never got a result of ${missed.join(', ')}`);
-    return '9/9 through the model';
+    return `${osfoundryTools.length}/${osfoundryTools.length} through the model`;
   });
   await line.step('team mail', async () => {
     const html = await browser.teamMail(session.session_id);
@@ -243,5 +243,9 @@ async function everyTool(c: Conversation, browser: CookieBrowser, session: { ses
     ...session, to: welcome.from, subject: 'Re: Welcome', body: 'Started.', idempotency_key: `cli-reply-${handle}`,
   }, 'duplicate');
   if (reply.duplicate !== false) throw new Error(`reply_to_sender answered ${JSON.stringify(reply)}`);
+  const asked = await call('ask_owner', {
+    ...session, question: 'Ship the change today?', options: ['Ship', 'Wait'], idempotency_key: `cli-ask-${handle}`,
+  }, 'question_id');
+  if (asked.status !== 'open') throw new Error(`ask_owner answered ${JSON.stringify(asked)}`);
   return { text: 'Reported to osFoundry.' };
 }

@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 /** The osFoundry tools, by the names the server lists. */
 export const osfoundryTools = [
   'claim_connected_profile', 'set_status', 'list_agents', 'list_sessions', 'read_session_state',
-  'read_session_mail', 'post_session_note', 'poll_resource_events', 'reply_to_sender',
+  'read_session_mail', 'post_session_note', 'poll_resource_events', 'reply_to_sender', 'ask_owner',
 ];
 
 export type Wire = 'responses' | 'chat' | 'gemini';
