@@ -295,30 +295,9 @@ func (s *Sender) finish(ctx context.Context, m *store.OutgoingMail, sendErr erro
 	default:
 		log.Info("email not sent yet; will retry", "err", msg, "retry_in", retryIn)
 	}
-	wait := 100 * time.Millisecond
-	for {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		ok, err := s.store.FinishMail(rctx, m.ID, m.Attempt, state, retryIn, msg)
-		cancel()
-		switch {
-		case err == nil && !ok:
-			log.Warn("email attempt not recorded: the message was claimed again after its lease ran out")
-			return
-		case err == nil:
-			return
-		case ctx.Err() != nil:
-			log.Warn("email attempt not recorded before shutdown; it is tried again after its lease", "err", err)
-			return
-		}
-		log.Warn("email attempt not recorded yet; retrying", "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		wait = min(wait*2, 5*time.Second)
-	}
+	store.RecordAttempt(ctx, log, "email attempt", "the message was claimed again after its lease ran out", func(ctx context.Context) (bool, error) {
+		return s.store.FinishMail(ctx, m.ID, m.Attempt, state, retryIn, msg)
+	})
 }
 
 // RunSweeps queues the replies owners want mailed and the digests that are

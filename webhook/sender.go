@@ -275,28 +275,6 @@ func (s *Sender) deliver(ctx context.Context, d *store.DueWebhook) done {
 // keeps trying (until ctx ends): the delivery stays held by this sender, so
 // this replica does not send it again when the lease runs out meanwhile.
 func (s *Sender) record(ctx context.Context, d *store.DueWebhook, a store.WebhookAttempt, log *slog.Logger) {
-	wait := 100 * time.Millisecond
-	for {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		ok, err := s.store.FinishWebhookAttempt(rctx, d.ID, d.Attempt, a)
-		cancel()
-		switch {
-		case err == nil && !ok:
-			log.Warn("webhook attempt not recorded: the delivery was claimed again after its lease ran out, or its endpoint was deleted")
-			return
-		case err == nil:
-			return
-		case ctx.Err() != nil:
-			log.Warn("webhook attempt not recorded before shutdown; it is tried again after its lease", "err", err)
-			return
-		}
-		log.Warn("webhook attempt not recorded yet; retrying", "err", err, "retry_in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
-		wait = min(wait*2, 5*time.Second)
-	}
+	store.RecordAttempt(ctx, log, "webhook attempt", "the delivery was claimed again after its lease ran out, or its endpoint was deleted",
+		func(ctx context.Context) (bool, error) { return s.store.FinishWebhookAttempt(ctx, d.ID, d.Attempt, a) })
 }
