@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -76,14 +77,21 @@ func renderTaskCheckBox(w util.BufWriter, source []byte, node ast.Node, entering
 }
 
 // safeURL is the URL a link may carry, and false for any other: absolute
-// http, https or mailto only (no javascript:, data:, relative paths).
+// http or https with a host, or mailto with an address (no javascript:,
+// data:, relative paths, nor "https://#", which a sanitizer would shorten
+// to a bare "https:").
 func safeURL(raw []byte) (string, bool) {
 	u := strings.TrimSpace(string(raw))
 	lower := strings.ToLower(u)
 	for _, scheme := range []string{"http://", "https://", "mailto:"} {
-		if strings.HasPrefix(lower, scheme) && len(u) > len(scheme) {
-			return string(util.URLEscape([]byte(u), true)), true
+		if !strings.HasPrefix(lower, scheme) || len(u) == len(scheme) {
+			continue
 		}
+		p, err := url.Parse(u)
+		if err != nil || (scheme == "mailto:" && p.Opaque == "") || (scheme != "mailto:" && p.Host == "") {
+			return "", false
+		}
+		return string(util.URLEscape([]byte(u), true)), true
 	}
 	return "", false
 }
