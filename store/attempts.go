@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // The actions whose password checks are throttled (ReserveAttempt).
@@ -118,17 +120,28 @@ func (s *Store) ReserveAttempt(ctx context.Context, action, addr string, keys ..
 
 // AttemptSucceeded forgets the tries of action for the email from addr
 // (the password was right) and gives the address's count (key "") its try
-// back; tries not seen for a day are forgotten on the way.
+// back; tries not seen for a day are forgotten on the way. It takes the
+// email's row before the address's, as ReserveAttempt does, so that a
+// sign-in and a try at once never deadlock (in one statement, the address's
+// UPDATE ran before its WITH's DELETE).
 func (s *Store) AttemptSucceeded(ctx context.Context, action, addr, email string) error {
-	_, err := s.pool.Exec(ctx, `
-		WITH forgot AS (
+	email = NormalizeEmail(email)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
 			DELETE FROM attempts
 			WHERE (action = $1 AND email = $2 AND remote_addr = $3)
-				OR (last_at < now() - interval '1 day' AND NOT (action = $1 AND email = '' AND remote_addr = $3))
-		)
-		UPDATE attempts SET tries = greatest(tries - 1, 0)
-		WHERE action = $1 AND email = '' AND remote_addr = $3 AND $2 <> ''`,
-		action, NormalizeEmail(email), addr)
+				OR (last_at < now() - interval '1 day' AND NOT (action = $1 AND email = '' AND remote_addr = $3))`,
+			action, email, addr); err != nil {
+			return err
+		}
+		if email == "" {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `
+			UPDATE attempts SET tries = greatest(tries - 1, 0)
+			WHERE action = $1 AND email = '' AND remote_addr = $2`, action, addr)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store: attempt succeeded: %w", err)
 	}
