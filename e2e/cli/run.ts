@@ -33,13 +33,9 @@ export interface CliProcess {
 
 const ansi = /\x1b\[[0-9;?]*[ -\/]*[@-~]|\x1b\][^\x07]*\x07/g;
 
-/**
- * The folders of a CLI's world inside its ClientHome: HOME, XDG config/data/cache/state, a
- * temporary folder (a Bun-built CLI such as opencode unpacks a 5 MB library into it at each
- * start) and a working folder; the home is removed at the end, with all of them.
- */
+/** The folders of a CLI's world inside its ClientHome: HOME, XDG config/data/cache/state and a working folder. */
 export function cliEnv(home: ClientHome, extra: Record<string, string> = {}): Record<string, string> {
-  const dirs = { XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'data', XDG_CACHE_HOME: 'cache', XDG_STATE_HOME: 'state', TMPDIR: 'tmp' };
+  const dirs = { XDG_CONFIG_HOME: 'config', XDG_DATA_HOME: 'data', XDG_CACHE_HOME: 'cache', XDG_STATE_HOME: 'state' };
   const env: Record<string, string> = {};
   for (const [k, d] of Object.entries(dirs)) {
     env[k] = join(home.dir, d);
