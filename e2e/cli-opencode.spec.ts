@@ -47,6 +47,11 @@ test('agent CLI: opencode with a static token', async () => {
       mcp: { osfoundry: { type: 'remote', url: `${baseURL}/mcp`, headers: { Authorization: `Bearer ${token}` } } },
     }, null, 2));
   };
+  const tmpDir = () => {
+    const dir = join(home.dir, 'tmp');
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
   const cli: AgentCli = {
     label: installed('opencode-ai'),
     model,
@@ -57,7 +62,9 @@ test('agent CLI: opencode with a static token', async () => {
       return 'static token from `osfoundry token create` in mcp.osfoundry.headers.Authorization';
     },
     run: (prompt) => startCli(home, opencode, ['run', prompt], {
-      env: { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1' },
+      // opencode is built with Bun, which unpacks a 5 MB library into TMPDIR at each start:
+      // a folder of its home, removed with it, rather than /tmp.
+      env: { OPENCODE_DISABLE_MODELS_FETCH: '1', OPENCODE_DISABLE_AUTOUPDATE: '1', TMPDIR: tmpDir() },
       closeStdin: true,
     }).done,
     signInAgain: async () => {
