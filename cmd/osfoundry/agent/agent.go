@@ -13,11 +13,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
 
-const usage = `osfoundry agent — connect this checkout to an osFoundry server, and Claude Code to it.
+const usage = `osfoundry agent — connect this checkout to an osFoundry server, and Claude Code or Codex to it.
 
 Usage:
   osfoundry agent login --server URL [--no-browser] [--handle H [--name N]] [--timeout 5m]
@@ -26,13 +27,19 @@ Usage:
         this machine (loopback) unless --allow-insecure-http is given.
   osfoundry agent status [--server URL]       show this checkout's connection and check it
   osfoundry agent logout [--server URL]       revoke the connection and delete its credentials
-  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule]
+  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule] [--absolute]
         add the MCP server to .mcp.json, and the hooks and a permission rule for its tools
         (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json
-  osfoundry agent uninstall claude-code [--server URL] [--dry-run]
+  osfoundry agent install codex [--server URL] [--dry-run] [--no-allow-rule] [--absolute]
+        add the MCP server (its tools approved: default_tools_approval_mode; --no-allow-rule
+        leaves it out) to .codex/config.toml, and the hooks to .codex/hooks.json
+        The entries start the command osfoundry (on PATH after make install); --absolute
+        writes the path of this binary instead.
+  osfoundry agent uninstall claude-code|codex [--server URL] [--dry-run]
         take them out again
-  osfoundry agent hook --server URL           (run by Claude Code) one hook event, JSON on stdin
-  osfoundry agent mcp --server URL            (run by Claude Code) MCP over stdio, forwarded to URL/mcp
+  osfoundry agent hook --server URL [--client codex]
+                                              (run by the client) one hook event, JSON on stdin
+  osfoundry agent mcp --server URL            (run by the client) MCP over stdio, forwarded to URL/mcp
 
 --server defaults to the one server this checkout is connected to.
 Credentials live in <user config>/osfoundry/agents (0600); the hook logs its failures
@@ -64,10 +71,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 
 // run runs the command cmd of Run.
 func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if (cmd == "install" || cmd == "uninstall") && (len(args) == 0 || args[0] != "claude-code") {
-		return fmt.Errorf("agent %s: name the client: osfoundry agent %s claude-code", cmd, cmd)
-	}
+	var agentCLI hookClient
 	if cmd == "install" || cmd == "uninstall" {
+		var err error
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+			err = errors.New("no client")
+		} else {
+			agentCLI, err = parseHookClient(args[0])
+		}
+		if err != nil {
+			return fmt.Errorf("agent %s: name the client: osfoundry agent %s %s", cmd, cmd, strings.Join(strings.Split(clientNames(), ", "), "|"))
+		}
 		args = args[1:]
 	}
 
@@ -75,7 +89,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	server := fs.String("server", "", "osFoundry server, e.g. https://foundry.example.com")
-	var noBrowser, dryRun, insecureHTTP, noAllowRule bool
+	var noBrowser, dryRun, insecureHTTP, noAllowRule, absolute bool
 	var handle, name string
 	var timeout time.Duration
 	switch cmd {
@@ -88,7 +102,8 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	case "install", "uninstall":
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes without writing them")
 		if cmd == "install" {
-			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (Claude Code then asks before each)")
+			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (the client then asks before each)")
+			fs.BoolVar(&absolute, "absolute", false, "write the absolute path of this binary instead of the command osfoundry")
 		}
 	case "status", "logout", "mcp":
 	default:
@@ -136,9 +151,13 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	case "mcp":
 		return runBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
 	}
-	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule}
+	command, note := installCommand(absolute)
+	o := installOptions{Client: agentCLI, Checkout: checkout, Server: srv, Command: command, DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule}
 	if err := install(ctx, stdout, o); err != nil {
 		return err
+	}
+	if note != "" && !o.Remove {
+		fmt.Fprintln(stdout, note)
 	}
 	if _, err := acct.load(); err != nil && !o.Remove {
 		fmt.Fprintf(stdout, "Not connected yet: run `osfoundry agent login --server %s` in %s.\n", srv, checkout)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -34,6 +35,9 @@ type bridge struct {
 	mu      sync.Mutex
 	client  *client // nil until credentials exist
 	version string  // protocol version the server answered initialize with
+	// down is set while the server does not answer the handshake: a tool
+	// call then checks it answers at all before waiting on it.
+	down atomic.Bool
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -131,21 +135,39 @@ type incoming struct {
 	} `json:"params"`
 }
 
-// forward sends one message and writes back what the server answers.
+// forward sends one message and writes back what the server answers. A
+// tool call may take its time (bridgeRequestTimeout); anything else the
+// server has handshakeTimeout to answer, and a request it does not answer
+// (down, hanging, or refusing the checkout's token) is answered by the
+// bridge itself (localAnswer), so the client always completes initialize
+// and tools/list, and each tool call then says what went wrong and how to
+// sign in again.
 func (b *bridge) forward(ctx context.Context, msg []byte) {
-	ctx, cancel := context.WithTimeout(ctx, bridgeRequestTimeout)
-	defer cancel()
 	var m incoming
 	json.Unmarshal(msg, &m)
 	isRequest := m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
 	if m.Method == "" && len(m.ID) > 0 {
 		return // an answer to a server request: a stateless server sends none
 	}
+	isCall := m.Method == "tools/call"
+	limit := handshakeTimeout
+	if isCall {
+		limit = bridgeRequestTimeout
+	}
+	work := ctx
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	version, _ := m.Params.Meta[metaProtocolVersion].(string)
 	if version == "" {
 		b.mu.Lock()
 		version = b.version
 		b.mu.Unlock()
+	}
+	if isCall && b.down.Load() {
+		if err := b.serverAnswers(ctx); err != nil {
+			b.write(refusalResult(m.ID, b.wayBack(b.unanswered(err))))
+			return
+		}
 	}
 
 	// A token goes with every message when there is one; only tools/call
@@ -157,8 +179,8 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		endpoint = c.resource()
 		tok, authErr = c.token(ctx, "")
 	}
-	// Notifications that come before the answer (the progress of a call
-	// that waits) go to Claude Code as they arrive.
+	// Notifications that come before the answer (the progress of a call that
+	// waits) go to Claude Code as they arrive.
 	early := func(m json.RawMessage) { b.write(m) }
 	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg, early)
 	if err == nil && rep.status == http.StatusUnauthorized && c != nil && tok != "" {
@@ -167,11 +189,29 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 			rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, tok2, version, msg, early)
 		}
 	}
+	if err == nil && rep.status == http.StatusUnauthorized && !isCall && tok != "" {
+		// Only tool calls need a token: the rest is asked again without one.
+		rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, "", version, msg, early)
+	}
+	if err == nil || !isCall {
+		b.down.Store(err != nil)
+	}
 	switch {
-	case err != nil:
+	case err != nil && work.Err() != nil:
+		// The bridge is stopping: what is left gets an error.
 		fmt.Fprintf(b.log, "osfoundry agent mcp: %s: %v\n", m.Method, err)
 		if isRequest {
 			b.write(errorResponse(m.ID, err.Error()))
+		}
+		return
+	case err != nil:
+		err = b.unanswered(err)
+		fmt.Fprintf(b.log, "osfoundry agent mcp: %s: %v\n", m.Method, err)
+		switch {
+		case isCall:
+			b.write(refusalResult(m.ID, b.wayBack(err)))
+		case isRequest:
+			b.write(b.localAnswer(m, msg, err))
 		}
 		return
 	case rep.status == http.StatusUnauthorized && isRequest:
@@ -181,15 +221,52 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		b.write(refusalResult(m.ID, authErr.Error()))
 		return
 	}
+	answered := false
 	for _, out := range rep.msgs {
-		if m.Method == "initialize" {
-			b.learnVersion(out)
+		if isRequest && isAnswerTo(out, m.ID) {
+			if m.Method == "initialize" {
+				b.learnVersion(out)
+			}
+			if hasResult(out) {
+				b.keepHandshake(m.Method, out)
+			} else if !isCall {
+				// An error where a result must be (the server failed):
+				// the client still needs a valid handshake.
+				out = b.localAnswer(m, msg, fmt.Errorf("the osFoundry server at %s answered %s with an error", b.acct.server, m.Method))
+			}
+			answered = true
 		}
 		b.write(out)
 	}
-	if len(rep.msgs) == 0 && isRequest {
-		b.write(errorResponse(m.ID, fmt.Sprintf("the osFoundry server answered HTTP %d without a result", rep.status)))
+	if !answered && isRequest {
+		why := fmt.Errorf("the osFoundry server at %s answered HTTP %d without a result", b.acct.server, rep.status)
+		if isCall {
+			b.write(refusalResult(m.ID, b.wayBack(why)))
+		} else {
+			b.write(b.localAnswer(m, msg, why))
+		}
 	}
+}
+
+// unanswered names a server that did not answer within handshakeTimeout
+// for what it is, instead of as a context error.
+func (b *bridge) unanswered(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the osFoundry server at %s did not answer within %s", b.acct.server, handshakeTimeout)
+	}
+	return err
+}
+
+// isAnswerTo reports whether msg is the response to the request id.
+func isAnswerTo(msg json.RawMessage, id json.RawMessage) bool {
+	var r rpcMessage
+	return json.Unmarshal(msg, &r) == nil && string(bytes.TrimSpace(r.ID)) == string(bytes.TrimSpace(id)) && (r.Result != nil || r.Error != nil)
+}
+
+// hasResult reports whether msg is a response with a result.
+func hasResult(msg json.RawMessage) bool {
+	var r rpcMessage
+	return json.Unmarshal(msg, &r) == nil && len(r.Result) > 0 && string(r.Result) != "null"
 }
 
 // learnVersion keeps the protocol version of an initialize result, which

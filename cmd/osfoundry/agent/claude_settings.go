@@ -82,46 +82,11 @@ func editSettings(o installOptions) (*fileEdit, error) {
 		return nil, err
 	}
 	e.mode, e.create = mode, missing
-	hooks, err := root.child("hooks")
+	lines, err := mergeHooks(root, hookEvents, o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.path, err)
 	}
-	want := o.hook()
-	wantJSON, _ := json.Marshal(want)
-	hooksChanged := false
-	for _, ev := range hookEvents {
-		groups, err := hooks.array(ev)
-		if err != nil {
-			return nil, fmt.Errorf("%s: hooks: %w", e.path, err)
-		}
-		kept, lines, found := mergeHookGroups(groups, ev, wantJSON, o.Remove)
-		if !o.Remove && !found {
-			g := hookGroup{Hooks: []hookHandler{want}}
-			if ev == "PostToolUse" {
-				g.Matcher = "*"
-			}
-			b, _ := json.Marshal(g)
-			kept = append(kept, b)
-			lines = append(lines, "+ hooks."+ev+": "+want.Command)
-		}
-		if len(lines) == 0 {
-			continue
-		}
-		hooksChanged = true
-		e.lines = append(e.lines, lines...)
-		if len(kept) == 0 {
-			hooks.del(ev)
-		} else {
-			hooks.set(ev, kept)
-		}
-	}
-	if hooksChanged {
-		if hooks.len() == 0 {
-			root.del("hooks")
-		} else {
-			root.set("hooks", hooks)
-		}
-	}
+	e.lines = append(e.lines, lines...)
 	line, note, err := editApproval(root, o.Remove)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.path, err)
@@ -142,6 +107,52 @@ func editSettings(o installOptions) (*fileEdit, error) {
 		e.after = indentJSON(root)
 	}
 	return e, nil
+}
+
+// mergeHooks adds (or with o.Remove takes out) the hook for each of the
+// events in root's "hooks", the shape Claude Code and Codex share: event →
+// matcher groups → handlers. It returns the changes made.
+func mergeHooks(root *object, events []string, o installOptions) ([]string, error) {
+	hooks, err := root.child("hooks")
+	if err != nil {
+		return nil, err
+	}
+	want := o.hook()
+	wantJSON, _ := json.Marshal(want)
+	var all []string
+	for _, ev := range events {
+		groups, err := hooks.array(ev)
+		if err != nil {
+			return nil, fmt.Errorf("hooks: %w", err)
+		}
+		kept, lines, found := mergeHookGroups(groups, ev, wantJSON, o.Remove)
+		if !o.Remove && !found {
+			g := hookGroup{Hooks: []hookHandler{want}}
+			if ev == "PostToolUse" {
+				g.Matcher = "*"
+			}
+			b, _ := json.Marshal(g)
+			kept = append(kept, b)
+			lines = append(lines, "+ hooks."+ev+": "+want.Command)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		all = append(all, lines...)
+		if len(kept) == 0 {
+			hooks.del(ev)
+		} else {
+			hooks.set(ev, kept)
+		}
+	}
+	if len(all) > 0 {
+		if hooks.len() == 0 {
+			root.del("hooks")
+		} else {
+			root.set("hooks", hooks)
+		}
+	}
+	return all, nil
 }
 
 // mergeHookGroups finds the hook among an event's matcher groups. It keeps

@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,15 +30,10 @@ type hookInput struct {
 	HookEventName string `json:"hook_event_name"`
 	// AgentID is set when the event fires inside a subagent.
 	AgentID string `json:"agent_id"`
-}
-
-// hookOutput is the JSON shape Claude Code validates for the events that
-// take context: hookSpecificOutput with the event's name and the context.
-type hookOutput struct {
-	HookSpecificOutput struct {
-		HookEventName     string `json:"hookEventName"`
-		AdditionalContext string `json:"additionalContext"`
-	} `json:"hookSpecificOutput"`
+	// StopHookActive is set on a Stop that follows a Stop hook's block.
+	StopHookActive bool `json:"stop_hook_active"`
+	// Client is the agent CLI that sent the event (--client).
+	Client hookClient `json:"-"`
 }
 
 // runHook runs `osfoundry agent hook`: one Claude Code hook event on stdin.
@@ -74,12 +67,18 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	fs := flag.NewFlagSet("osfoundry agent hook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	server := fs.String("server", "", "osFoundry server")
+	clientName := fs.String("client", "", "the agent CLI that runs the hook: "+clientNames())
 	if err := fs.Parse(args); err != nil {
 		logf("%v", err)
 		return
 	}
-	var in hookInput
-	if err := json.NewDecoder(io.LimitReader(stdin, 64<<20)).Decode(&in); err != nil {
+	client, err := parseHookClient(*clientName)
+	if err != nil {
+		logf("%v", err)
+		return
+	}
+	in, err := client.readHookInput(stdin)
+	if err != nil {
 		logf("read the hook event: %v", err)
 		return
 	}
@@ -91,18 +90,13 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	if text == "" {
 		return
 	}
-	var o hookOutput
-	o.HookSpecificOutput.HookEventName = in.HookEventName
-	o.HookSpecificOutput.AdditionalContext = text
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(o); err != nil {
+	answer, err := client.answer(in.HookEventName, text)
+	if err != nil {
 		logf("encode answer: %v", err)
 		return
 	}
 	out.Lock()
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
+	if _, err := stdout.Write(answer); err != nil {
 		logf("write answer: %v", err)
 	}
 }
@@ -114,7 +108,7 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 		return "", errors.New("no user config folder")
 	}
 	switch in.HookEventName {
-	case "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd":
+	case "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd", "Stop":
 	default:
 		return "", nil // not an event this hook acts on
 	}
@@ -142,6 +136,8 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 		return text, err
 	case "SessionEnd":
 		return "", sessionEnd(ctx, c)
+	case "Stop":
+		return stopCheck(ctx, c, in)
 	}
 	due, err := acct.mailDue(now())
 	if err != nil || !due {

@@ -28,10 +28,13 @@ var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Se
 
 // installOptions configures install.
 type installOptions struct {
+	// Client is the agent CLI whose files install edits.
+	Client   hookClient
 	Checkout string
 	Server   string
-	// Command starts osfoundry: "osfoundry" when that is on PATH, else the
-	// absolute path of the running binary.
+	// Command starts osfoundry: "osfoundry", found on PATH, so the entries
+	// of files a team commits work on every machine; with --absolute the
+	// path of the running binary.
 	Command string
 	DryRun  bool
 	// Remove undoes an install instead.
@@ -72,14 +75,19 @@ type fileEdit struct {
 	notes  []string // what the user should know, changed or not
 }
 
-// install writes the MCP server entry into the checkout's .mcp.json and the
-// hooks into .claude/settings.local.json, merging with what is there: other
-// servers, other hooks and every other setting stay as they were, in their
-// order. Running it again changes nothing. With Remove it takes out exactly
-// what it put in.
+// install writes the MCP server entry and the hooks into the client's
+// files of the checkout — for Claude Code .mcp.json and
+// .claude/settings.local.json, for Codex .codex/config.toml and
+// .codex/hooks.json — merging with what is there: other servers, other
+// hooks and every other setting stay as they were, in their order. Running
+// it again changes nothing. With Remove it takes out exactly what it put in.
 func install(ctx context.Context, out io.Writer, o installOptions) error {
 	var edits, notes []*fileEdit
-	for _, f := range []func(installOptions) (*fileEdit, error){editMCPConfig, editSettings} {
+	editors := []func(installOptions) (*fileEdit, error){editMCPConfig, editSettings}
+	if o.Client == clientCodex {
+		editors = []func(installOptions) (*fileEdit, error){editCodexConfig, editCodexHooks}
+	}
+	for _, f := range editors {
 		e, err := f(o)
 		if err != nil {
 			return err
@@ -89,7 +97,7 @@ func install(ctx context.Context, out io.Writer, o installOptions) error {
 		}
 		notes = append(notes, e)
 	}
-	if !o.Remove {
+	if !o.Remove && o.Client != clientCodex {
 		if e := editExclude(ctx, o.Checkout); e != nil && len(edits) > 0 {
 			edits = append(edits, e)
 		}
@@ -106,10 +114,10 @@ func install(ctx context.Context, out io.Writer, o installOptions) error {
 		verb = "removed"
 	}
 	if len(edits) == 0 {
-		fmt.Fprintf(out, "Claude Code integration already %s in %s: nothing changed.\n", verb, o.Checkout)
+		fmt.Fprintf(out, "%s integration already %s in %s: nothing changed.\n", o.Client.title(), verb, o.Checkout)
 		return nil
 	}
-	fmt.Fprintf(out, "Claude Code integration for %s (server %s):\n", o.Checkout, o.Server)
+	fmt.Fprintf(out, "%s integration for %s (server %s):\n", o.Client.title(), o.Checkout, o.Server)
 	for _, e := range edits {
 		switch {
 		case e.after == nil:
@@ -132,9 +140,13 @@ func install(ctx context.Context, out io.Writer, o installOptions) error {
 			return err
 		}
 	}
-	if o.Remove {
-		fmt.Fprintln(out, "Done. Restart Claude Code in this checkout to drop the server and hooks.")
-	} else {
+	switch {
+	case o.Remove:
+		fmt.Fprintf(out, "Done. Restart %s in this checkout to drop the server and hooks.\n", o.Client.title())
+	case o.Client == clientCodex:
+		fmt.Fprintln(out, "Done. Codex reads .codex/ only in a trusted project: start codex in this checkout, trust the folder if it asks, "+
+			"and trust the osfoundry hooks in /hooks (Codex runs a new or changed hook only once trusted).")
+	default:
 		fmt.Fprintln(out, "Done. Start (or restart) Claude Code in this checkout; approve the osfoundry server if it asks.")
 	}
 	return nil
@@ -186,7 +198,11 @@ func (o installOptions) bridgeEntry() mcpEntry {
 }
 
 func (o installOptions) hook() hookHandler {
-	return hookHandler{Type: "command", Command: shellJoin(o.Command, "agent", "hook", "--server", o.Server), Timeout: hookTimeoutSecs}
+	words := []string{o.Command, "agent", "hook", "--server", o.Server}
+	if o.Client != clientClaudeCode && o.Client != "" {
+		words = append(words, "--client", string(o.Client))
+	}
+	return hookHandler{Type: "command", Command: shellJoin(words...), Timeout: hookTimeoutSecs}
 }
 
 // editExclude keeps the personal settings file out of git in a checkout
@@ -223,24 +239,31 @@ func editExclude(ctx context.Context, checkout string) *fileEdit {
 		lines: []string{"+ " + excludedSettings + " (personal settings stay out of git)"}}
 }
 
-// selfCommand is how Claude Code should start this binary: "osfoundry" when
-// that name on PATH is this very file, else its absolute path.
-func selfCommand() string {
+// installCommand is the command the installed entries start: "osfoundry",
+// or with absolute the path of the running binary. note, when not empty,
+// says that "osfoundry" on PATH is not this binary.
+func installCommand(absolute bool) (command, note string) {
 	exe, err := os.Executable()
-	if err != nil {
-		return "osfoundry"
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	if p, err := exec.LookPath("osfoundry"); err == nil {
-		a, err1 := os.Stat(p)
-		b, err2 := os.Stat(exe)
-		if err1 == nil && err2 == nil && os.SameFile(a, b) {
-			return "osfoundry"
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
 		}
 	}
-	return exe
+	if absolute && err == nil {
+		return exe, ""
+	}
+	p, lookErr := exec.LookPath("osfoundry")
+	switch {
+	case lookErr != nil:
+		note = "Note: osfoundry is not on PATH here; `make install` puts it there (or install again with --absolute to write this binary's path)."
+	case err == nil:
+		a, err1 := os.Stat(p)
+		b, err2 := os.Stat(exe)
+		if err1 == nil && err2 == nil && !os.SameFile(a, b) {
+			note = fmt.Sprintf("Note: osfoundry on PATH is %s, not this binary (%s); the entries start the one on PATH.", p, exe)
+		}
+	}
+	return "osfoundry", note
 }
 
 // shellJoin quotes words for sh where needed.

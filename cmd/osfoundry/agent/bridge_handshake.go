@@ -1,0 +1,169 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// handshakeTimeout bounds what the bridge waits for the server's answer to
+// a message that is not a tool call (initialize, tools/list, ping, the
+// notifications). Then it answers from what it knows, well within the
+// clients' connect timeouts (Codex gives a stdio server 10 s, Claude Code
+// 30 s): a client that gets no valid initialize drops the server, and its
+// user never reads the tool error that says how to sign in again.
+const handshakeTimeout = 4 * time.Second
+
+// knownProtocolVersions are the MCP revisions the bridge can answer an
+// initialize for by itself, newest first.
+var knownProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// handshakeParams is what the bridge reads of an initialize request.
+type handshakeParams struct {
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// localAnswer answers a request the server did not: initialize and
+// tools/list with a valid result (the last answers the server gave, kept
+// in the state folder, or the least that is valid), anything else with an
+// error. why is what went wrong, for the instructions and the log.
+func (b *bridge) localAnswer(m incoming, msg []byte, why error) []byte {
+	switch m.Method {
+	case "initialize":
+		var p struct {
+			Params handshakeParams `json:"params"`
+		}
+		json.Unmarshal(msg, &p)
+		return resultResponse(m.ID, b.localInitialize(p.Params.ProtocolVersion, why))
+	case "tools/list":
+		if cached := b.readHandshake("tools"); cached != nil {
+			return resultResponse(m.ID, cached)
+		}
+		return resultResponse(m.ID, json.RawMessage(`{"tools":[]}`))
+	case "ping":
+		return resultResponse(m.ID, json.RawMessage(`{}`))
+	}
+	return errorResponse(m.ID, why.Error())
+}
+
+// localInitialize is an initialize result of the bridge's own: the version
+// the client asked for when the bridge knows it, and the server's
+// capabilities, identity and instructions from its last answer, with a
+// first line saying why the tools cannot work now.
+func (b *bridge) localInitialize(asked string, why error) json.RawMessage {
+	res := map[string]any{
+		"capabilities": map[string]any{"tools": map[string]any{}},
+		"serverInfo":   map[string]any{"name": "osfoundry", "version": "unknown"},
+	}
+	if cached := b.readHandshake("initialize"); cached != nil {
+		var prev map[string]json.RawMessage
+		if json.Unmarshal(cached, &prev) == nil {
+			for _, k := range []string{"capabilities", "serverInfo", "instructions"} {
+				if v, ok := prev[k]; ok {
+					res[k] = v
+				}
+			}
+		}
+	}
+	version := knownProtocolVersions[1] // the newest revision with an initialize
+	if slices.Contains(knownProtocolVersions, asked) {
+		version = asked
+	}
+	res["protocolVersion"] = version
+	note := "osFoundry cannot be reached from this checkout right now: " + b.wayBack(why)
+	if prev, ok := res["instructions"].(json.RawMessage); ok {
+		var s string
+		if json.Unmarshal(prev, &s) == nil && s != "" {
+			note += "\n\n" + s
+		}
+	}
+	res["instructions"] = note
+	out, _ := json.Marshal(res)
+	return out
+}
+
+// wayBack is the sentence a refused or failed tool call gives the model:
+// what went wrong, and the command that brings the checkout back.
+func (b *bridge) wayBack(why error) string {
+	var revoked *revokedError
+	var notConnected *notConnectedError
+	if errors.As(why, &revoked) || errors.As(why, &notConnected) {
+		return why.Error()
+	}
+	return fmt.Sprintf("%v. Try again once the server answers; if it moved, or this checkout's sign-in is gone, run `osfoundry agent login --server %s`.",
+		why, b.acct.server)
+}
+
+// handshakeKinds are the answers the bridge keeps for when the server is
+// not there: the last initialize result and tools list of the server.
+var handshakeKinds = []string{"initialize", "tools"}
+
+// handshakePath is where the bridge keeps the server's last answer of one
+// kind. One server gives every checkout the same answer.
+func (b *bridge) handshakePath(kind string) string {
+	sum := sha256.Sum256([]byte(b.acct.server))
+	return filepath.Join(b.acct.dirs.State, "handshake", hex.EncodeToString(sum[:12])+"."+kind+".json")
+}
+
+// keepHandshake saves the result of a server's answer to initialize or
+// tools/list, for the next time the server does not answer.
+func (b *bridge) keepHandshake(method string, answer []byte) {
+	kind := map[string]string{"initialize": "initialize", "tools/list": "tools"}[method]
+	if kind == "" || b.acct.dirs.State == "" {
+		return
+	}
+	var r rpcMessage
+	if json.Unmarshal(answer, &r) != nil || r.Error != nil || len(r.Result) == 0 || r.Result[0] != '{' {
+		return
+	}
+	path := b.handshakePath(kind)
+	err := ensureDir(filepath.Dir(path))
+	if err == nil {
+		err = writeFileAtomic(path, r.Result, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintf(b.log, "osfoundry agent mcp: keep the server's %s answer: %v\n", kind, err)
+	}
+}
+
+// readHandshake is the kept answer of one kind, nil when there is none.
+func (b *bridge) readHandshake(kind string) json.RawMessage {
+	if b.acct.dirs.State == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(b.handshakePath(kind))
+	if err != nil || !json.Valid(raw) {
+		return nil
+	}
+	return raw
+}
+
+// resultResponse is a JSON-RPC result.
+func resultResponse(id json.RawMessage, result json.RawMessage) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	return b
+}
+
+// serverAnswers reports whether the server answers a ping within
+// handshakeTimeout: after a handshake it did not answer, a tool call first
+// checks, so that it fails at once instead of waiting for a server that
+// hangs.
+func (b *bridge) serverAnswers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
+	defer cancel()
+	rep, err := postMCP(ctx, b.http, b.acct.server, b.acct.server+"/mcp", "", "", []byte(`{"jsonrpc":"2.0","id":"osfoundry-ping","method":"ping"}`), nil)
+	if err != nil {
+		return err
+	}
+	if len(rep.msgs) == 0 {
+		return fmt.Errorf("the osFoundry server answered HTTP %d without a result", rep.status)
+	}
+	return nil
+}
