@@ -112,7 +112,7 @@ func editCodexConfig(o installOptions) (*fileEdit, error) {
 			e.lines = append(e.lines, "+ mcp_servers."+mcpServerName+"."+strings.TrimSpace(tomlLine(kv[0].(string), kv[1])))
 		}
 	default:
-		body := lines[start+1 : end]
+		body := slices.Clone(lines[start+1 : end])
 		for _, k := range codexOwnKeys {
 			i := slices.IndexFunc(want, func(kv [2]any) bool { return kv[0] == k })
 			from, to := tomlKey(body, k)

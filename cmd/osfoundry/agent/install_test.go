@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 )
 
 const (
@@ -254,4 +256,148 @@ func TestIsOurHook(t *testing.T) {
 			t.Errorf("isOurHook(%q) = %v", cmd, got)
 		}
 	}
+}
+
+const userCodexConfig = `# team settings
+model = "o3"
+
+[mcp_servers.github]
+command = "gh-mcp"
+args = [
+  "--read-only",
+]
+
+[mcp_servers.osfoundry]
+command = "osfoundry"
+args = ["agent", "mcp", "--server", "https://old.example.com"]
+startup_timeout_sec = 20 # slow machines
+
+[mcp_servers.osfoundry.tools.ask_owner]
+approval_mode = "prompt"
+
+[profiles.fast]
+model = "o4-mini"
+`
+
+const userCodexHooks = `{
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+  }
+}
+`
+
+func codexOptions(dir string) installOptions {
+	o := options(dir)
+	o.Client = clientCodex
+	return o
+}
+
+func TestInstallCodexMergesWithWhatIsThere(t *testing.T) {
+	dir := checkout(t, map[string]string{codexConfigFile: userCodexConfig, codexHooksFile: userCodexHooks})
+	dry := codexOptions(dir)
+	dry.DryRun = true
+	if out := runInstall(t, dry); !strings.Contains(out, "Dry run: nothing was written.") || read(t, dir, codexConfigFile) != userCodexConfig || read(t, dir, codexHooksFile) != userCodexHooks {
+		t.Fatalf("dry run:\n%s", out)
+	}
+	out := runInstall(t, codexOptions(dir))
+	for _, want := range []string{
+		".codex/config.toml\n    ~ mcp_servers.osfoundry.command = \"/opt/my tools/osfoundry\"",
+		"~ mcp_servers.osfoundry.args = [\"agent\", \"mcp\", \"--server\", \"https://foundry.example.com\"]\n        (was [\"agent\",\"mcp\",\"--server\",\"https://old.example.com\"])",
+		"+ mcp_servers.osfoundry.env_vars = [\"XDG_CONFIG_HOME\", \"XDG_STATE_HOME\"]",
+		"+ mcp_servers.osfoundry.default_tools_approval_mode = \"approve\"",
+		".codex/hooks.json\n    + hooks.SessionStart: " + wantHook + " --client codex",
+		"+ hooks.UserPromptSubmit: ", "+ hooks.PostToolUse: ", "+ hooks.Stop: ", "+ hooks.PermissionRequest: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	// Every line of the user's file is still there, the comments among them.
+	got := read(t, dir, codexConfigFile)
+	for _, line := range strings.Split(userCodexConfig, "\n") {
+		if strings.Contains(line, "old.example.com") || strings.HasPrefix(line, "command = \"osfoundry\"") {
+			continue
+		}
+		if !strings.Contains(got, line) {
+			t.Errorf("config.toml lost %q:\n%s", line, got)
+		}
+	}
+	var doc struct {
+		MCPServers map[string]map[string]any `toml:"mcp_servers"`
+	}
+	if _, err := toml.Decode(got, &doc); err != nil {
+		t.Fatalf("config.toml is no longer TOML: %v\n%s", err, got)
+	}
+	ours := doc.MCPServers["osfoundry"]
+	if ours["command"] != "/opt/my tools/osfoundry" || ours["startup_timeout_sec"] != int64(20) || ours["default_tools_approval_mode"] != "approve" || ours["tools"] == nil {
+		t.Errorf("mcp_servers.osfoundry: %v", ours)
+	}
+	if doc.MCPServers["github"]["command"] != "gh-mcp" {
+		t.Errorf("mcp_servers.github: %v", doc.MCPServers["github"])
+	}
+	var hooks map[string]map[string][]hookGroup
+	json.Unmarshal([]byte(read(t, dir, codexHooksFile)), &hooks)
+	if stop := hooks["hooks"]["Stop"]; len(stop) != 2 || stop[0].Hooks[0].Command != "notify-send done" || stop[1].Hooks[0].Command != wantHook+" --client codex" {
+		t.Errorf("Stop hooks: %+v", stop)
+	}
+
+	if out := runInstall(t, codexOptions(dir)); !strings.Contains(out, "Codex integration already installed") {
+		t.Errorf("second install:\n%s", out)
+	}
+	noRule := codexOptions(dir)
+	noRule.NoAllowRule = true
+	if out := runInstall(t, noRule); !strings.Contains(out, "- mcp_servers.osfoundry.default_tools_approval_mode") {
+		t.Errorf("install --no-allow-rule:\n%s", out)
+	}
+
+	remove := codexOptions(dir)
+	remove.Remove = true
+	runInstall(t, remove)
+	got = read(t, dir, codexConfigFile)
+	if strings.Contains(got, "[mcp_servers.osfoundry]") || !strings.Contains(got, "[mcp_servers.osfoundry.tools.ask_owner]") || !strings.Contains(got, "[profiles.fast]") {
+		t.Errorf("after uninstall:\n%s", got)
+	}
+	if h := read(t, dir, codexHooksFile); strings.Contains(h, "agent hook") || !strings.Contains(h, "notify-send done") {
+		t.Errorf("hooks.json after uninstall:\n%s", h)
+	}
+}
+
+func TestInstallCodexIntoNothing(t *testing.T) {
+	dir := checkout(t, nil)
+	runInstall(t, codexOptions(dir))
+	want := "[mcp_servers.osfoundry]\ncommand = \"/opt/my tools/osfoundry\"\nargs = [\"agent\", \"mcp\", \"--server\", \"https://foundry.example.com\"]\n" +
+		"env_vars = [\"XDG_CONFIG_HOME\", \"XDG_STATE_HOME\"]\ndefault_tools_approval_mode = \"approve\"\n"
+	if got := read(t, dir, codexConfigFile); got != want {
+		t.Errorf("config.toml:\n%s", got)
+	}
+	remove := codexOptions(dir)
+	remove.Remove = true
+	runInstall(t, remove)
+	for _, f := range []string{codexConfigFile, codexHooksFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left after uninstall: %v", f, err)
+		}
+	}
+}
+
+func TestInstallCodexRefusesWhatItCannotEdit(t *testing.T) {
+	for name, body := range map[string]string{
+		"not TOML":        "[mcp_servers\n",
+		"an inline table": "mcp_servers = { osfoundry = { command = \"osfoundry\", args = [\"agent\", \"mcp\"] } }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := checkout(t, map[string]string{codexConfigFile: body})
+			err := install(context.Background(), &bytes.Buffer{}, codexOptions(dir))
+			if err == nil || !strings.Contains(err.Error(), "nothing was changed") || read(t, dir, codexConfigFile) != body {
+				t.Fatalf("want a refusal that changes nothing, got %v", err)
+			}
+		})
+	}
+	t.Run("a server of the same name configured by hand", func(t *testing.T) {
+		body := "[mcp_servers.osfoundry]\nurl = \"https://foundry.example.com/mcp\"\n"
+		dir := checkout(t, map[string]string{codexConfigFile: body})
+		if out := runInstall(t, codexOptions(dir)); !strings.Contains(out, "already has an mcp_servers.osfoundry of its own") || read(t, dir, codexConfigFile) != body {
+			t.Fatalf("a hand-made entry was touched:\n%s", out)
+		}
+	})
 }
