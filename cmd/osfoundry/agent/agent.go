@@ -1,8 +1,8 @@
 // Package agent is the agent side of osfoundry (`osfoundry agent …`): it
-// connects a checkout to a server with OAuth, and wires Claude Code to that
-// connection — an MCP server over stdio and hooks that report status and
-// bring replies into the model's context — so that the model does not have
-// to remember either.
+// connects a checkout to a server with OAuth, and wires Claude Code or Codex
+// to that connection — an MCP server over stdio and hooks that report status
+// and bring replies into the model's context — so that the model does not
+// have to remember either.
 package agent
 
 import (

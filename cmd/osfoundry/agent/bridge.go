@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -35,9 +34,10 @@ type bridge struct {
 	mu      sync.Mutex
 	client  *client // nil until credentials exist
 	version string  // protocol version the server answered initialize with
-	// down is set while the server does not answer the handshake: a tool
-	// call then checks it answers at all before waiting on it.
-	down atomic.Bool
+	// down is why the server did not answer the handshake, nil while it
+	// does: the rest of the handshake is then answered at once, and a tool
+	// call checks the server answers at all before waiting on it.
+	down error
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -163,11 +163,19 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		version = b.version
 		b.mu.Unlock()
 	}
-	if isCall && b.down.Load() {
-		if err := b.serverAnswers(ctx); err != nil {
-			b.write(refusalResult(m.ID, b.wayBack(b.unanswered(err))))
+	if down := b.downErr(); down != nil {
+		switch {
+		case !isCall:
+			// Within the client's connect timeout, not one timeout per message.
+			if isRequest {
+				b.write(b.localAnswer(m, msg, down))
+			}
+			return
+		case b.serverAnswers(ctx) != nil:
+			b.write(refusalResult(m.ID, b.wayBack(down)))
 			return
 		}
+		b.setDown(nil)
 	}
 
 	// A token goes with every message when there is one; only tools/call
@@ -179,8 +187,8 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		endpoint = c.resource()
 		tok, authErr = c.token(ctx, "")
 	}
-	// Notifications that come before the answer (the progress of a call that
-	// waits) go to Claude Code as they arrive.
+	// Notifications that come before the answer (the progress of a call
+	// that waits) go to Claude Code as they arrive.
 	early := func(m json.RawMessage) { b.write(m) }
 	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg, early)
 	if err == nil && rep.status == http.StatusUnauthorized && c != nil && tok != "" {
@@ -193,8 +201,8 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		// Only tool calls need a token: the rest is asked again without one.
 		rep, err = postMCP(ctx, b.http, b.acct.server, endpoint, "", version, msg, early)
 	}
-	if err == nil || !isCall {
-		b.down.Store(err != nil)
+	if err != nil && !isCall && work.Err() == nil {
+		b.setDown(b.unanswered(err, limit))
 	}
 	switch {
 	case err != nil && work.Err() != nil:
@@ -205,7 +213,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		}
 		return
 	case err != nil:
-		err = b.unanswered(err)
+		err = b.unanswered(err, limit)
 		fmt.Fprintf(b.log, "osfoundry agent mcp: %s: %v\n", m.Method, err)
 		switch {
 		case isCall:
@@ -229,7 +237,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 			}
 			if hasResult(out) {
 				b.keepHandshake(m.Method, out)
-			} else if !isCall {
+			} else if m.Method == "initialize" || m.Method == "tools/list" {
 				// An error where a result must be (the server failed):
 				// the client still needs a valid handshake.
 				out = b.localAnswer(m, msg, fmt.Errorf("the osFoundry server at %s answered %s with an error", b.acct.server, m.Method))
@@ -248,11 +256,11 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	}
 }
 
-// unanswered names a server that did not answer within handshakeTimeout
-// for what it is, instead of as a context error.
-func (b *bridge) unanswered(err error) error {
+// unanswered names a server that did not answer within limit for what it
+// is, instead of as a context error.
+func (b *bridge) unanswered(err error, limit time.Duration) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("the osFoundry server at %s did not answer within %s", b.acct.server, handshakeTimeout)
+		return fmt.Errorf("the osFoundry server at %s did not answer within %s", b.acct.server, limit)
 	}
 	return err
 }

@@ -151,6 +151,19 @@ func resultResponse(id json.RawMessage, result json.RawMessage) []byte {
 	return b
 }
 
+// downErr is why the server did not answer the handshake, nil while it does.
+func (b *bridge) downErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.down
+}
+
+func (b *bridge) setDown(err error) {
+	b.mu.Lock()
+	b.down = err
+	b.mu.Unlock()
+}
+
 // serverAnswers reports whether the server answers a ping within
 // handshakeTimeout: after a handshake it did not answer, a tool call first
 // checks, so that it fails at once instead of waiting for a server that
