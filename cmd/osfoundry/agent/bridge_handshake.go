@@ -101,12 +101,9 @@ func (b *bridge) wayBack(why error) string {
 		why, b.acct.server)
 }
 
-// handshakeKinds are the answers the bridge keeps for when the server is
-// not there: the last initialize result and tools list of the server.
-var handshakeKinds = []string{"initialize", "tools"}
-
 // handshakePath is where the bridge keeps the server's last answer of one
-// kind. One server gives every checkout the same answer.
+// kind ("initialize" or "tools"), for when the server is not there. One
+// server gives every checkout the same answer.
 func (b *bridge) handshakePath(kind string) string {
 	sum := sha256.Sum256([]byte(b.acct.server))
 	return filepath.Join(b.acct.dirs.State, "handshake", hex.EncodeToString(sum[:12])+"."+kind+".json")
