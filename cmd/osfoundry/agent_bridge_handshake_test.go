@@ -80,7 +80,9 @@ const connectTimeout = 10 * time.Second
 func (c *stdioClient) handshake() []string {
 	c.t.Helper()
 	start := time.Now()
-	defer func() { c.t.Logf("initialize and tools/list answered in %s", time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		c.t.Logf("initialize and tools/list answered in %s", time.Since(start).Round(time.Millisecond))
+	}()
 	init := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "claude-code", "version": "2.1.328"}}, connectTimeout)
 	var version string
