@@ -36,8 +36,9 @@ type hookInput struct {
 	Client hookClient `json:"-"`
 }
 
-// runHook runs `osfoundry agent hook`: one Claude Code hook event on stdin.
-// It never breaks Claude Code: whatever happens it ends with exit status 0,
+// runHook runs `osfoundry agent hook`: one hook event of Claude Code or
+// Codex (--client, hook_clients.go) on stdin.
+// It never breaks the client: whatever happens it ends with exit status 0,
 // printing either nothing or one valid hook answer, within hookLimit; a
 // problem becomes a line in the hook log instead.
 func runHook(args []string, stdin io.Reader, stdout io.Writer) {
