@@ -164,6 +164,45 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 		return responsesAction{Text: "Done."}
 	})
 
+	out, err := runCodex(t, codex, m, env, model)
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+
+	model.mu.Lock()
+	turns := model.turns
+	model.mu.Unlock()
+	if repo, branch, _ := s.status(t, conn); repo != "acme/widgets" || branch != "fix/rounding" {
+		t.Errorf("status after SessionStart: repo %q branch %q", repo, branch)
+	}
+	if len(turns) == 0 || !strings.Contains(turns[0], "zebraquill") {
+		t.Fatalf("the first model request lacks the owner's note of SessionStart:\n%.3000s\n%s", strings.Join(turns, "\n"), out)
+	}
+	// list_sessions, then "Done."; the Stop hook blocks with the late
+	// note; the model finishes; the Stop after that lets the turn end.
+	if len(turns) != 3 || strings.Contains(turns[1], "ottermint") || !strings.Contains(turns[2], "ottermint") {
+		for i, tr := range turns {
+			t.Logf("request %d: %.2000s", i+1, tr)
+		}
+		t.Fatalf("want 3 model requests, the late note only in the last (the Stop hook's reason), got %d\n%s\n%s", len(turns), out, m.hookLog())
+	}
+	// The tool call went through the bridge as the login's connection.
+	if !strings.Contains(turns[1], s.w.session.PublicID) {
+		t.Errorf("the list_sessions result through the bridge lacks the session %s:\n%.2000s", s.w.session.PublicID, turns[1])
+	}
+	if i := strings.Index(turns[2], "ottermint"); i >= 0 {
+		t.Logf("the last request carries: …%s…", turns[2][max(0, i-600):i+20])
+	}
+	if !strings.Contains(out, "Changelog noted; finished.") {
+		t.Errorf("codex did not end with the model's last answer:\n%s", out)
+	}
+}
+
+// runCodex runs `codex exec` in the machine's checkout, its model the
+// scripted one, with a Codex home of the machine's own that trusts the
+// checkout (so Codex reads its .codex/).
+func runCodex(t *testing.T, codex string, m *agentMachine, env []string, model *responsesModel) (string, error) {
+	t.Helper()
 	home := filepath.Join(m.root, "codex")
 	os.MkdirAll(home, 0o700)
 	config := fmt.Sprintf("model = %q\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"Scripted model\"\nbase_url = %q\nwire_api = \"responses\"\n\n[projects.%q]\ntrust_level = \"trusted\"\n",
@@ -177,35 +216,6 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 	cmd.Dir, cmd.Env = m.checkout, append(env, "CODEX_HOME="+home, "NO_COLOR=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("codex exec: %v\n%s", err, out.String())
-	}
-
-	model.mu.Lock()
-	turns := model.turns
-	model.mu.Unlock()
-	if repo, branch, _ := s.status(t, conn); repo != "acme/widgets" || branch != "fix/rounding" {
-		t.Errorf("status after SessionStart: repo %q branch %q", repo, branch)
-	}
-	if len(turns) == 0 || !strings.Contains(turns[0], "zebraquill") {
-		t.Fatalf("the first model request lacks the owner's note of SessionStart:\n%.3000s\n%s", strings.Join(turns, "\n"), out.String())
-	}
-	// list_sessions, then "Done."; the Stop hook blocks with the late
-	// note; the model finishes; the Stop after that lets the turn end.
-	if len(turns) != 3 || strings.Contains(turns[1], "ottermint") || !strings.Contains(turns[2], "ottermint") {
-		for i, tr := range turns {
-			t.Logf("request %d: %.2000s", i+1, tr)
-		}
-		t.Fatalf("want 3 model requests, the late note only in the last (the Stop hook's reason), got %d\n%s\n%s", len(turns), out.String(), m.hookLog())
-	}
-	// The tool call went through the bridge as the login's connection.
-	if !strings.Contains(turns[1], s.w.session.PublicID) {
-		t.Errorf("the list_sessions result through the bridge lacks the session %s:\n%.2000s", s.w.session.PublicID, turns[1])
-	}
-	if i := strings.Index(turns[2], "ottermint"); i >= 0 {
-		t.Logf("the last request carries: …%s…", turns[2][max(0, i-600):i+20])
-	}
-	if !strings.Contains(out.String(), "Changelog noted; finished.") {
-		t.Errorf("codex did not end with the model's last answer:\n%s", out.String())
-	}
+	err := cmd.Run()
+	return out.String(), err
 }

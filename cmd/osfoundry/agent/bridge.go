@@ -151,8 +151,11 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	}
 	isCall := m.Method == "tools/call"
 	limit := handshakeTimeout
-	if isCall {
+	switch {
+	case isCall:
 		limit = bridgeRequestTimeout
+	case b.hasKept(m.Method):
+		limit = keptHandshakeTimeout
 	}
 	work := ctx
 	ctx, cancel := context.WithTimeout(ctx, limit)

@@ -21,6 +21,22 @@ import (
 // user never reads the tool error that says how to sign in again.
 const handshakeTimeout = 4 * time.Second
 
+// keptHandshakeTimeout is the wait instead when the bridge has the
+// server's last answer to give: a client that starts its first turn while
+// a server still connects leaves that server's tools out of it (Codex).
+const keptHandshakeTimeout = time.Second
+
+// hasKept reports whether the bridge has the server's last answer to a
+// method, to give when the server does not answer.
+func (b *bridge) hasKept(method string) bool {
+	kind := map[string]string{"initialize": "initialize", "tools/list": "tools"}[method]
+	if kind == "" || b.acct.dirs.State == "" {
+		return false
+	}
+	_, err := os.Stat(b.handshakePath(kind))
+	return err == nil
+}
+
 // knownProtocolVersions are the MCP revisions the bridge can answer an
 // initialize for by itself, newest first.
 var knownProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
