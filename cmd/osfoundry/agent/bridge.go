@@ -37,6 +37,8 @@ type bridge struct {
 
 	outMu sync.Mutex
 	out   io.Writer
+
+	relay relayState // the relay's (relay.go)
 }
 
 // bridgeGrace is how long a signalled bridge lets the messages in flight
@@ -54,6 +56,7 @@ func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin
 	if _, err := b.loadClient(); err != nil {
 		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
 	}
+	b.startRelay(ctx)
 	// The messages' own context outlives the signal by the grace.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
@@ -141,6 +144,9 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	if m.Method == "" && len(m.ID) > 0 {
 		return // an answer to a server request: a stateless server sends none
 	}
+	if m.Method == "notifications/initialized" {
+		defer b.channelReady() // the client takes notifications from now on
+	}
 	version, _ := m.Params.Meta[metaProtocolVersion].(string)
 	if version == "" {
 		b.mu.Lock()
@@ -184,9 +190,11 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	for _, out := range rep.msgs {
 		if m.Method == "initialize" {
 			b.learnVersion(out)
+			out = declareChannel(out)
 		}
 		b.write(out)
 	}
+
 	if len(rep.msgs) == 0 && isRequest {
 		b.write(errorResponse(m.ID, fmt.Sprintf("the osFoundry server answered HTTP %d without a result", rep.status)))
 	}

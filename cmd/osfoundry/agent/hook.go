@@ -32,6 +32,8 @@ type hookInput struct {
 	HookEventName string `json:"hook_event_name"`
 	// AgentID is set when the event fires inside a subagent.
 	AgentID string `json:"agent_id"`
+	// StopHookActive is set on a Stop that follows a Stop hook's block.
+	StopHookActive bool `json:"stop_hook_active"`
 }
 
 // hookOutput is the JSON shape Claude Code validates for the events that
@@ -91,9 +93,13 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	if text == "" {
 		return
 	}
-	var o hookOutput
-	o.HookSpecificOutput.HookEventName = in.HookEventName
-	o.HookSpecificOutput.AdditionalContext = text
+	var o any = stopBlock{Decision: "block", Reason: text}
+	if in.HookEventName != "Stop" {
+		var ho hookOutput
+		ho.HookSpecificOutput.HookEventName = in.HookEventName
+		ho.HookSpecificOutput.AdditionalContext = text
+		o = ho
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -114,7 +120,7 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 		return "", errors.New("no user config folder")
 	}
 	switch in.HookEventName {
-	case "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd":
+	case "SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd", "Stop":
 	default:
 		return "", nil // not an event this hook acts on
 	}
@@ -132,6 +138,9 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 		return "", err
 	}
 	acct := account{dirs: dirs, server: server, checkout: checkout}
+	if text, ok, err := spoolEvent(acct, in, now()); ok || in.HookEventName == "Stop" {
+		return text, err // a running bridge's spool, read without the network
+	}
 	c, err := newClient(acct)
 	if err != nil {
 		return "", err

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"fmt"
+	"time"
+)
+
+// The hooks' side of the relay: while a bridge of the account runs with
+// its stream open, UserPromptSubmit, PostToolUse and Stop take what the
+// relay spooled (spool.go) at every event, without the network and without
+// the mail throttle, and mark it delivered; the bridge tells the server.
+
+// stopBlock is the answer of a Stop hook that keeps the agent going: Claude
+// Code sends the model one more request carrying the reason.
+type stopBlock struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// spoolIntro and stopIntro open the context the spool's notes make.
+const (
+	spoolIntro = "osFoundry Team mail: %s addressed to this agent just arrived (now in your context; read_session_mail shows them again and marks them read).\n"
+	stopIntro  = "Before you end your turn: osFoundry Team mail brought %s addressed to this agent that you have not seen. " +
+		"Weigh it and act on it or answer it (reply_to_sender) first; then you may end your turn.\n"
+)
+
+// spoolEvent delivers the spool's undelivered notes for an event of a
+// session in the main conversation. ok is false when no bridge of the
+// account runs with its stream open: the hook then checks the network as
+// before (Stop does nothing then). A Stop that follows a Stop block
+// (stop_hook_active) adds nothing, so a turn continues once.
+func spoolEvent(acct account, in hookInput, now time.Time) (text string, ok bool, err error) {
+	switch in.HookEventName {
+	case "UserPromptSubmit", "PostToolUse", "Stop":
+	default:
+		return "", false, nil
+	}
+	if !acct.bridgeRunning() {
+		return "", false, nil
+	}
+	logf := func(format string, a ...any) {
+		appendLog(acct.dirs, now.Format(time.RFC3339)+" spool: "+fmt.Sprintf(format, a...))
+	}
+	err = acct.withSpool(func(sp *spoolFile) bool {
+		if !sp.Connected {
+			return false
+		}
+		ok = true
+		if in.HookEventName == "Stop" && in.StopHookActive {
+			return false
+		}
+		notes := sp.undelivered()
+		if len(notes) == 0 {
+			return false
+		}
+		intro, by := spoolIntro, "hook"
+		if in.HookEventName == "Stop" {
+			intro, by = stopIntro, "stop"
+		}
+		var ids []int64
+		text, ids = formatNotes(intro, len(notes), asMail(notes))
+		sp.markDelivered(ids, by, now)
+		return len(ids) > 0
+	}, logf)
+	return text, ok, err
+}
