@@ -50,8 +50,8 @@ func (s *Store) RelayNoteFor(ctx context.Context, noteID int64, connectionIDs []
 
 // relayMailSQL is RelayMail's statement: $1 the connection, $2 the cursor,
 // $3 the limit. Per invitation, the newest notes addressed to the
-// connection that it has not read and that are past the cursor or still
-// unseen (above its read mark, not delivered).
+// connection that it has not read and that are past the cursor, or without
+// one, unseen (above its read mark, not delivered).
 var relayMailSQL = `
 	SELECT ` + noteColumns + `, s.session_type, s.public_id
 	FROM invitations i
@@ -62,7 +62,7 @@ var relayMailSQL = `
 		SELECT * FROM notes n
 		WHERE ` + inSession("i.session_id") + ` AND ` + addressedTo("$1", "c.sender_slug") + `
 			AND NOT EXISTS (SELECT 1 FROM note_receipts r WHERE r.note_id = n.id AND r.connection_id = $1)
-			AND (($2 > 0 AND n.id > $2) OR (n.id > coalesce(m.read_through, 0)
+			AND (($2 > 0 AND n.id > $2) OR ($2 = 0 AND n.id > coalesce(m.read_through, 0)
 				AND NOT EXISTS (SELECT 1 FROM note_deliveries d WHERE d.note_id = n.id AND d.connection_id = $1)))
 		ORDER BY n.session_id, n.id DESC
 		LIMIT $3
@@ -73,9 +73,11 @@ var relayMailSQL = `
 
 // RelayMail returns what a relay stream of the connection is sent when it
 // connects, oldest first, at most MaxRelayReplay: the notes addressed to it
-// that it has not read, with an id above after (its Last-Event-ID; 0 for
-// none) or not seen at all (above its read mark, not delivered), which
-// covers a note committed out of id order while the stream was away.
+// that it has not read with an id above after (its Last-Event-ID), or,
+// when after is 0 (a first connect), those it has not seen at all (above
+// its read mark, not delivered). Notes of one session commit in id order;
+// a note of another session that commits after a newer one the stream
+// already had, while the stream is away, is left to the unread hint.
 func (s *Store) RelayMail(ctx context.Context, connectionID, after int64) ([]RelayNote, error) {
 	rows, err := s.pool.Query(ctx, relayMailSQL, connectionID, after, MaxRelayReplay)
 	if err != nil {

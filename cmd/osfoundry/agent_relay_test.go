@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -225,5 +226,83 @@ func TestRelayAcrossReplicasReachesTheHooks(t *testing.T) {
 	_, doc, _ = owner.page(fmt.Sprintf("/sessions/%d", rp.w.session.ID))
 	if got := doc.Find(`[data-testid="note-delivered"]`).Length(); got != 0 || doc.Find(`[data-testid="note-receipt"]`).Length() != 4 {
 		t.Fatalf("after the read: %q", doc.Find(`[data-testid="note-receipts"]`).Text())
+	}
+}
+
+// TestBridgeSendsNotesAsClaudeChannelNotifications: the bridge declares
+// capabilities.experimental["claude/channel"] in its initialize result and,
+// once the client has initialized, sends each note addressed to the agent
+// as notifications/claude/channel (content the fenced note; meta sender,
+// session and note id) as it arrives. Where the client listens to channels
+// (OSFOUNDRY_CHANNEL=1) that is the note's delivery: the hooks leave it out
+// and the server records it delivered.
+func TestBridgeSendsNotesAsClaudeChannelNotifications(t *testing.T) {
+	t.Parallel()
+	s := startAgentServer(t)
+	m := newAgentMachine(t)
+	conn := s.connectAgent(t, m, "channel-bot")
+	owner := s.owner(t)
+	owner.signIn()
+
+	cmd := m.command("agent", "mcp", "--server", s.URL)
+	cmd.Env = append(cmd.Env, "OSFOUNDRY_CHANNEL=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			var msg map[string]any
+			if !ok || json.Unmarshal([]byte(l), &msg) != nil {
+				t.Fatalf("%s: %q", what, l)
+			}
+			return msg
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s: nothing from the bridge", what)
+		}
+		return nil
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude-code","version":"2"}}}`)
+	init := next("initialize")
+	caps, _ := init["result"].(map[string]any)["capabilities"].(map[string]any)
+	exp, _ := caps["experimental"].(map[string]any)
+	if _, ok := exp["claude/channel"]; !ok || init["result"].(map[string]any)["protocolVersion"] == nil {
+		t.Fatalf("initialize result without the channel capability: %v", init)
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	awaitCond(t, 20*time.Second, "the bridge's relay stream is open", func() bool { return m.spool().Connected })
+
+	if err := owner.note(s.w.session.ID, "Channel", "Straight into the conversation"); err != nil {
+		t.Fatal(err)
+	}
+	n := next("the channel notification")
+	params, _ := n["params"].(map[string]any)
+	meta, _ := params["meta"].(map[string]any)
+	content, _ := params["content"].(string)
+	id := int64(countRows(t, s.dsn, `SELECT max(id)::int FROM notes WHERE session_id = $1`, s.w.session.ID))
+	if n["method"] != "notifications/claude/channel" || !strings.Contains(content, "Subject: Channel\nStraight into the conversation") ||
+		!strings.Contains(content, "[osfoundry-note ") || meta["note_id"] != fmt.Sprint(id) ||
+		meta["session"] != s.w.session.Type+" "+s.w.session.PublicID || meta["sender"] == "" {
+		t.Fatalf("channel notification: %v", n)
+	}
+	quiet(t, "PostToolUse after the channel delivered the note", m.hookEvent(s.URL, "PostToolUse", nil))
+	awaitCond(t, 10*time.Second, "the channel's delivery is recorded", func() bool {
+		return countRows(t, s.dsn, `SELECT count(*)::int FROM note_deliveries WHERE connection_id = $1 AND note_id = $2`, conn, id) == 1
+	})
+	if sp := m.spool(); len(sp.Notes) != 1 || sp.Notes[0].By != "channel" {
+		t.Fatalf("spool: %+v", sp)
 	}
 }
