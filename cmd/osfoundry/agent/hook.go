@@ -133,13 +133,23 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	if err != nil {
 		return "", err
 	}
+	// A running bridge's spool, read without the network.
+	quick := quickCheckout(startDir(in.Cwd))
+	if text, ok, err := spoolEvent(account{dirs: dirs, server: server, checkout: quick}, in, now()); ok {
+		return text, err
+	}
 	checkout, err := checkoutOf(ctx, startDir(in.Cwd))
 	if err != nil {
 		return "", err
 	}
 	acct := account{dirs: dirs, server: server, checkout: checkout}
-	if text, ok, err := spoolEvent(acct, in, now()); ok || in.HookEventName == "Stop" {
-		return text, err // a running bridge's spool, read without the network
+	if checkout != quick {
+		if text, ok, err := spoolEvent(acct, in, now()); ok {
+			return text, err
+		}
+	}
+	if in.HookEventName == "Stop" {
+		return "", nil // without a bridge, Stop has nothing to deliver
 	}
 	c, err := newClient(acct)
 	if err != nil {

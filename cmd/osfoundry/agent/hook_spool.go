@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -63,4 +65,26 @@ func spoolEvent(acct account, in hookInput, now time.Time) (text string, ok bool
 		return len(ids) > 0
 	}, logf)
 	return text, ok, err
+}
+
+// quickCheckout is the checkout of dir as checkoutOf finds it in the usual
+// case, without starting git (a process costs the hook more than the rest
+// of its work): the nearest folder up from dir holding .git, or dir. A
+// checkout it gets wrong finds no spool, and the hook asks git after all.
+func quickCheckout(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return abs
+		}
+	}
 }

@@ -28,6 +28,10 @@ const (
 	spoolMaxNotes = 200
 	spoolMaxBytes = 2 << 20
 	spoolMaxAge   = 7 * 24 * time.Hour
+	// spoolKeepDone is how long a note stays once delivered and reported:
+	// long enough that a copy from another bridge of the account (each
+	// holds its own stream) is recognised.
+	spoolKeepDone = time.Minute
 )
 
 // spooledNote is one note the relay brought.
@@ -130,6 +134,9 @@ func (a account) writeSpool(sp *spoolFile, logf func(string, ...any)) error {
 			logf("spool: dropped note %d (%s) before it was delivered", n.Note.ID, why)
 		}
 	}
+	sp.Notes = slices.DeleteFunc(sp.Notes, func(n spooledNote) bool {
+		return n.Reported && n.DeliveredAt != nil && now.Sub(*n.DeliveredAt) > spoolKeepDone
+	})
 	for len(sp.Notes) > 0 && (len(sp.Notes) > spoolMaxNotes || now.Sub(sp.Notes[0].ReceivedAt) > spoolMaxAge) {
 		why := "the spool holds its most notes"
 		if now.Sub(sp.Notes[0].ReceivedAt) > spoolMaxAge {
