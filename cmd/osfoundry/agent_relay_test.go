@@ -72,7 +72,7 @@ func (g *relayGate) cut() {
 // spool is the bridge's spool as the hooks read it.
 type spool struct {
 	LastEventID int64 `json:"last_event_id"`
-	Connected   bool  `json:"connected"`
+	Streams     []int `json:"streams"`
 	Notes       []struct {
 		Note struct {
 			ID      int64  `json:"id"`
@@ -83,6 +83,8 @@ type spool struct {
 		Reported    bool       `json:"reported"`
 	} `json:"notes"`
 }
+
+func (sp spool) connected() bool { return len(sp.Streams) > 0 }
 
 func (m *agentMachine) spool() spool {
 	m.t.Helper()
@@ -139,7 +141,7 @@ func TestRelayAcrossReplicasReachesTheHooks(t *testing.T) {
 	owner.signIn()
 
 	m.startBridge(rp.base)
-	awaitCond(t, 20*time.Second, "the bridge's relay stream is open", func() bool { return m.spool().Connected })
+	awaitCond(t, 20*time.Second, "the bridge's relay stream is open", func() bool { return m.spool().connected() })
 	spooled := func(n int) func() bool {
 		return func() bool { return len(m.spool().Notes) >= n }
 	}
@@ -152,7 +154,7 @@ func TestRelayAcrossReplicasReachesTheHooks(t *testing.T) {
 	// The stream is cut and held off; a note comes meanwhile.
 	gate.blocked.Store(true)
 	gate.cut()
-	awaitCond(t, 10*time.Second, "the bridge notices the cut", func() bool { return !m.spool().Connected })
+	awaitCond(t, 10*time.Second, "the bridge notices the cut", func() bool { return !m.spool().connected() })
 	if err := owner.note(rp.w.session.ID, "Second", "Posted while the stream was away"); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +285,7 @@ func TestBridgeSendsNotesAsClaudeChannelNotifications(t *testing.T) {
 		t.Fatalf("initialize result without the channel capability: %v", init)
 	}
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	awaitCond(t, 20*time.Second, "the bridge's relay stream is open", func() bool { return m.spool().Connected })
+	awaitCond(t, 20*time.Second, "the bridge's relay stream is open", func() bool { return m.spool().connected() })
 
 	if err := owner.note(s.w.session.ID, "Channel", "Straight into the conversation"); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestRelayFiguresLatency(t *testing.T) {
 	m := newAgentMachine(t)
 	s.connectAgent(t, m, "figures-bot")
 	m.startBridge(s.URL)
-	awaitCond(t, 20*time.Second, "the relay stream is open", func() bool { return m.spool().Connected })
+	awaitCond(t, 20*time.Second, "the relay stream is open", func() bool { return m.spool().connected() })
 	ctx := context.Background()
 	const notes = 60
 	var toSpool, toContext, empty []time.Duration

@@ -44,7 +44,7 @@ func spoolEvent(acct account, in hookInput, now time.Time) (text string, ok bool
 		appendLog(acct.dirs, now.Format(time.RFC3339)+" spool: "+fmt.Sprintf(format, a...))
 	}
 	err = acct.withSpool(func(sp *spoolFile) bool {
-		if !sp.Connected {
+		if !sp.connected() {
 			return false
 		}
 		ok = true

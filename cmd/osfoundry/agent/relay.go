@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,14 +224,20 @@ func readRelay(res *http.Response, fn func(name string, data []byte) error, beat
 // setConnected records in the spool whether this bridge's stream is open:
 // the hooks read the spool only while one is.
 func (b *bridge) setConnected(up bool) {
+	pid := os.Getpid()
 	b.acct.withSpool(func(sp *spoolFile) bool {
+		had := slices.Contains(sp.Streams, pid)
+		switch {
+		case up && !had:
+			sp.Streams = append(sp.Streams, pid)
+		case !up && had:
+			sp.Streams = slices.DeleteFunc(sp.Streams, func(p int) bool { return p == pid })
+		case !up:
+			return false
+		}
 		if up {
 			sp.Revoked = ""
 		}
-		if sp.Connected == up {
-			return up // a reconnect clears Revoked
-		}
-		sp.Connected = up
 		return true
 	}, nil)
 }

@@ -65,10 +65,13 @@ type spoolFile struct {
 	Notes       []spooledNote `json:"notes"`
 	// Revoked is the server's word that the connection was revoked.
 	Revoked string `json:"revoked,omitempty"`
-	// Connected says a bridge's stream is open: only then do the hooks
-	// rely on the spool rather than the network.
-	Connected bool `json:"connected,omitempty"`
+	// Streams are the bridges (process ids) whose stream is open: only
+	// while one is do the hooks rely on the spool rather than the network.
+	Streams []int `json:"streams,omitempty"`
 }
+
+// connected reports whether a bridge's stream is open.
+func (sp *spoolFile) connected() bool { return len(sp.Streams) > 0 }
 
 func (a account) spoolDir() string { return filepath.Join(a.dirs.State, "relay", a.key()) }
 

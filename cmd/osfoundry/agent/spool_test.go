@@ -23,7 +23,7 @@ func spoolAccount(t testing.TB) account {
 		t.Fatal(err)
 	}
 	t.Cleanup(release)
-	if err := a.withSpool(func(sp *spoolFile) bool { sp.Connected = true; return true }, nil); err != nil {
+	if err := a.withSpool(func(sp *spoolFile) bool { sp.Streams = []int{os.Getpid()}; return true }, nil); err != nil {
 		t.Fatal(err)
 	}
 	return a
