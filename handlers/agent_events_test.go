@@ -82,6 +82,8 @@ func TestAgentEventsRelayNotesToTheirAgent(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return fmt.Sprint(res.StatusCode, " ", strings.TrimSpace(string(b)))
 	}
+	page := f.alice.openEvents(f.url + "/stream")
+	f.app.waitStreams(f.session.ID, 1)
 	if got := deliver(n.ID); got != fmt.Sprintf(`200 {"delivered":[%d]}`, n.ID) {
 		t.Fatalf("first delivery report: %s", got)
 	}
@@ -90,6 +92,9 @@ func TestAgentEventsRelayNotesToTheirAgent(t *testing.T) {
 	}
 	if got := deliver(); !strings.HasPrefix(got, "400 ") || !strings.Contains(got, "note_ids") {
 		t.Fatalf("an empty report: %s", got)
+	}
+	if r := page.next("receipt", 10*time.Second); !strings.Contains(r.data, fmt.Sprintf(`id="receipts-%d"`, n.ID)) || !strings.Contains(r.data, "context") {
+		t.Fatalf("the owner's live page: %+v", r)
 	}
 	doc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	if line := doc.Find(fmt.Sprintf("#receipts-%d", n.ID)).Text(); !strings.Contains(strings.Join(strings.Fields(line), " "), "in @claude-1's context") {
@@ -103,6 +108,22 @@ func TestAgentEventsRelayNotesToTheirAgent(t *testing.T) {
 		t.Fatalf("revoked event: %+v", r)
 	}
 	again.ends(5 * time.Second)
+}
+
+// TestAgentEventsEndWhenTheTokenExpires: a stream ends with an expired
+// event when its token does, so that the bridge comes back with a fresh one.
+func TestAgentEventsEndWhenTheTokenExpires(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	tok, _, err := f.app.store.MintAccessToken(context.Background(), f.ag.connID, f.app.srv.URL+"/mcp", []string{"osfoundry:read"}, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.app.client().openEvents("/agent/events", "Authorization", "Bearer "+tok)
+	if r := st.next("expired", 10*time.Second); !strings.Contains(r.data, "fresh") {
+		t.Fatalf("expired event: %+v", r)
+	}
+	st.ends(5 * time.Second)
 }
 
 // awaitRelay waits until the app's relay holds n streams.
