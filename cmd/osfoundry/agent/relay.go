@@ -79,6 +79,12 @@ func (b *bridge) runRelay(ctx context.Context) {
 		return
 	}
 	defer release()
+	// Streams of bridges that were killed are forgotten.
+	b.acct.withSpool(func(sp *spoolFile) bool {
+		n := len(sp.Streams)
+		sp.Streams = slices.DeleteFunc(sp.Streams, func(p int) bool { return !processAlive(p) })
+		return len(sp.Streams) != n
+	}, nil)
 	defer b.setConnected(false)
 	go b.reportDeliveries(ctx)
 	backoff := relayMinBackoff

@@ -46,3 +46,10 @@ func lockHeld(path string) bool {
 	}
 	return errors.Is(err, syscall.EWOULDBLOCK)
 }
+
+// processAlive reports whether a process of this id runs (a bridge that was
+// killed leaves its id in the spool).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
