@@ -33,6 +33,10 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), accessPublic},
 		{http.MethodDelete, "/mcp", "mcp-delete", echo.WrapHandler(s.mcp), accessPublic},
 		{http.MethodOptions, "/mcp", "mcp-preflight", echo.WrapHandler(s.mcp), accessPublic},
+		// The agents' relay: a bridge's event stream and its delivery reports
+		// (the bearer token of /mcp).
+		{http.MethodGet, "/agent/events", "agent-events", s.agentEvents, accessPublic},
+		{http.MethodPost, "/agent/delivered", "agent-delivered", s.agentDelivered, accessPublic},
 		{http.MethodGet, "/.well-known/oauth-protected-resource", "resource-metadata", echo.WrapHandler(s.mcpMeta), accessPublic},
 		{http.MethodGet, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp", echo.WrapHandler(s.mcpMeta), accessPublic},
 		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},

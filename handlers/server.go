@@ -68,6 +68,8 @@ type Server struct {
 	signIns signInCache
 	// live holds this replica's open event streams; the listener feeds it.
 	live *live.Broker
+	// relay holds this replica's agent event streams (GET /agent/events).
+	relay *live.AgentRelay
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
@@ -131,6 +133,9 @@ func New(d Deps) *Server {
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
+	s.relay = live.NewAgentRelay(live.AgentOptions{Source: d.Store, Render: s.relayFrame, Log: d.Logger})
+	s.relay.Hear(d.Listener)
+	d.Metrics.CountAgentStreams(s.relay.Open)
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
 		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP(d.Listener)
@@ -147,5 +152,6 @@ func New(d Deps) *Server {
 // as mail.
 func (s *Server) CloseStreams() {
 	s.live.Close()
+	s.relay.Close()
 	s.mcp.EndWaits()
 }

@@ -36,6 +36,7 @@ type Metrics struct {
 	http    *prometheus.HistogramVec
 	hubLag  prometheus.Histogram
 	streams atomic.Pointer[func() int]
+	agents  atomic.Pointer[func() int]
 }
 
 // New returns an empty set of osFoundry's series plus Go's runtime and
@@ -67,6 +68,15 @@ func New() *Metrics {
 			}
 			return 0
 		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace, Subsystem: "live", Name: "agent_streams",
+			Help: "Agents' relay streams (GET /agent/events) open on this replica.",
+		}, func() float64 {
+			if f := m.agents.Load(); f != nil {
+				return float64((*f)())
+			}
+			return 0
+		}),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -83,6 +93,10 @@ func (m *Metrics) Handler() http.Handler {
 // CountStreams sets the function that says how many live event streams are
 // open; osfoundry_live_streams reads it at each scrape (0 until it is set).
 func (m *Metrics) CountStreams(open func() int) { m.streams.Store(&open) }
+
+// CountAgentStreams sets the function that says how many agent relay
+// streams are open; osfoundry_live_agent_streams reads it at each scrape.
+func (m *Metrics) CountAgentStreams(open func() int) { m.agents.Store(&open) }
 
 // ObserveHubLag records one note notification's lag (WatchListener).
 func (m *Metrics) ObserveHubLag(d time.Duration) { m.hubLag.Observe(d.Seconds()) }

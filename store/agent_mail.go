@@ -19,6 +19,9 @@ type AgentMailNote struct {
 	// to its sender slug, or an owner's note to the whole session): what its
 	// unread hint counts.
 	Addressed bool
+	// DeliveredAt is when the note was put into the agent's context (by a
+	// hook or a channel, before this read), nil when it never was.
+	DeliveredAt *time.Time
 }
 
 // readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
@@ -80,7 +83,8 @@ var readAgentMailSQL = `
 		WHERE m.read_through < EXCLUDED.read_through
 	)
 	SELECT target.role, (SELECT notified.n FROM notified), u.*, ` + noteColumns + `,
-		coalesce(` + addressedTo("$2", "target.sender_slug") + `, false)
+		coalesce(` + addressedTo("$2", "target.sender_slug") + `, false),
+		(SELECT d.delivered_at FROM note_deliveries d WHERE d.note_id = n.id AND d.connection_id = $2)
 	FROM target
 	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
 	LEFT JOIN page n ON true
@@ -118,14 +122,15 @@ func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int
 		var notified int64
 		var n nullableNote
 		var addressed bool
-		if err := rows.Scan(append(append(append([]any{&role, &notified}, u.targets()...), n.targets()...), &addressed)...); err != nil {
+		var delivered *time.Time
+		if err := rows.Scan(append(append(append([]any{&role, &notified}, u.targets()...), n.targets()...), &addressed, &delivered)...); err != nil {
 			return nil, Unread{}, fmt.Errorf("store: read mail: %w", err)
 		}
 		if role == nil {
 			return nil, Unread{}, fmt.Errorf("store: read mail: %w", ErrForbidden)
 		}
 		if n.ID != nil {
-			out = append(out, AgentMailNote{Note: n.note(), Addressed: addressed})
+			out = append(out, AgentMailNote{Note: n.note(), Addressed: addressed, DeliveredAt: delivered})
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -16,6 +16,9 @@ type ResourceEvent struct {
 	NoteID    *int64
 	Payload   json.RawMessage
 	CreatedAt time.Time
+	// DeliveredAt is when the event's note was delivered into the polling
+	// connection's agent's context, nil when it was not.
+	DeliveredAt *time.Time
 }
 
 // appendEvent adds the next event of a session inside tx, in one statement.
@@ -48,7 +51,8 @@ const MaxEventPage = 100
 // read after, $6 the page: the caller's role (NULL: not invited) with each
 // event, or once without one; no row for no such session.
 const pollEventsSQL = `
-	SELECT i.role, e.sequence, e.kind, e.note_id, e.payload, e.created_at
+	SELECT i.role, e.sequence, e.kind, e.note_id, e.payload, e.created_at,
+		(SELECT d.delivered_at FROM note_deliveries d WHERE d.note_id = e.note_id AND d.connection_id = $4)
 	FROM sessions s
 	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
 	LEFT JOIN LATERAL (
@@ -84,7 +88,7 @@ func (s *Store) PollEvents(ctx context.Context, workspaceID, connectionID int64,
 		var e ResourceEvent
 		var kind *string
 		var at *time.Time
-		if err := rows.Scan(&role, &seq, &kind, &e.NoteID, &e.Payload, &at); err != nil {
+		if err := rows.Scan(&role, &seq, &kind, &e.NoteID, &e.Payload, &at, &e.DeliveredAt); err != nil {
 			return nil, 0, fmt.Errorf("store: poll events: %w", err)
 		}
 		if role == nil {

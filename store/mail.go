@@ -166,7 +166,8 @@ type MailMarks struct {
 // sessionMailMarksSQL is SessionMailMarks' statement, $1 the session.
 var sessionMailMarksSQL = `
 		SELECT s.workspace_id, coalesce((SELECT max(n.id) FROM notes n WHERE n.session_id = s.id), 0),
-			coalesce((SELECT max(r.id) FROM note_receipts r WHERE r.session_id = s.id AND r.owner_note), 0)
+			greatest(coalesce((SELECT max(r.id) FROM note_receipts r WHERE r.session_id = s.id AND r.owner_note), 0),
+				coalesce((SELECT max(d.id) FROM note_deliveries d WHERE d.session_id = s.id AND d.owner_note), 0))
 		FROM sessions s WHERE s.id = $1`
 
 // SessionMailMarks returns the workspace of a session and its MailMarks.

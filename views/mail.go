@@ -89,3 +89,12 @@ func GroupReceipts(receipts []store.Receipt) []NoteReceiptsLine {
 	}
 	return out
 }
+
+// deliveredTo names the agent of a delivery: its handle, or its name before
+// it claimed one.
+func deliveredTo(rc store.Receipt) string {
+	if rc.Handle != "" {
+		return "@" + rc.Handle
+	}
+	return rc.Reader
+}

@@ -64,7 +64,7 @@ func TestAgentInstallCommand(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
 	json.Unmarshal(b, &settings)
 	want := "osfoundry agent hook --server " + server
-	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"} {
+	for _, ev := range []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"} {
 		if len(settings.Hooks[ev]) != 1 || settings.Hooks[ev][0].Hooks[0].Command != want {
 			t.Errorf("%s hooks: %+v", ev, settings.Hooks[ev])
 		}

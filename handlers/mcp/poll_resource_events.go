@@ -33,6 +33,9 @@ type eventOut struct {
 	NoteID    *int64          `json:"note_id,omitempty"`
 	Payload   json.RawMessage `json:"payload"`
 	CreatedAt time.Time       `json:"created_at"`
+	// DeliveredAt is when the event's note was put into your context (a
+	// hook or a channel); absent when it never was.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
 }
 
 func (h *Handler) addPollResourceEvents() {
@@ -58,7 +61,7 @@ func (h *Handler) pollResourceEvents(ctx context.Context, c *caller, in pollArgs
 		NextSequence int64      `json:"next_sequence"`
 	}{Events: make([]eventOut, 0, len(events)), NextSequence: next}
 	for _, e := range events {
-		out.Events = append(out.Events, eventOut{Sequence: e.Sequence, Kind: e.Kind, NoteID: e.NoteID, Payload: e.Payload, CreatedAt: e.CreatedAt})
+		out.Events = append(out.Events, eventOut{Sequence: e.Sequence, Kind: e.Kind, NoteID: e.NoteID, Payload: e.Payload, CreatedAt: e.CreatedAt, DeliveredAt: e.DeliveredAt})
 	}
 	return out, nil
 }

@@ -42,6 +42,9 @@ type noteOut struct {
 	// owner's note to the whole session): what the unread hint counts. The
 	// others (its own, other agents' notes to all) leave it out.
 	ForYou bool `json:"for_you,omitempty"`
+	// DeliveredAt is when osFoundry put the note into your context (a hook
+	// or a channel) before this read; absent when it never did.
+	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
 
 	// A question (message_type "question") carries its options and where
 	// it stands: status open, answered (with answer, answered_by and
@@ -135,7 +138,7 @@ func senderKind(n *store.Note) string {
 
 func toNoteOut(n store.AgentMailNote, questions map[int64]*store.Question) noteOut {
 	out := noteOut{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: senderKind(&n.Note), To: n.RecipientSlug,
-		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, InReplyTo: n.InReplyTo, ForYou: n.Addressed}
+		MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, CreatedAt: n.CreatedAt, InReplyTo: n.InReplyTo, ForYou: n.Addressed, DeliveredAt: n.DeliveredAt}
 	if q := questions[n.ID]; q != nil && n.MessageType == store.MessageQuestion {
 		out.Options, out.Status = q.Options, q.State
 		if q.State == store.QuestionAnswered {

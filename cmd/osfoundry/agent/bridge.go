@@ -41,6 +41,8 @@ type bridge struct {
 
 	outMu sync.Mutex
 	out   io.Writer
+
+	relay relayState // the relay's (relay.go)
 }
 
 // bridgeGrace is how long a signalled bridge lets the messages in flight
@@ -58,6 +60,7 @@ func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin
 	if _, err := b.loadClient(); err != nil {
 		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
 	}
+	b.startRelay(ctx)
 	// The messages' own context outlives the signal by the grace.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
@@ -149,6 +152,9 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	if m.Method == "" && len(m.ID) > 0 {
 		return // an answer to a server request: a stateless server sends none
 	}
+	if m.Method == "notifications/initialized" {
+		defer b.channelReady() // the client takes notifications from now on
+	}
 	isCall := m.Method == "tools/call"
 	limit := handshakeTimeout
 	switch {
@@ -237,6 +243,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		if isRequest && isAnswerTo(out, m.ID) {
 			if m.Method == "initialize" {
 				b.learnVersion(out)
+				out = declareChannel(out)
 			}
 			if hasResult(out) {
 				b.keepHandshake(m.Method, out)

@@ -122,11 +122,21 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	if err != nil {
 		return "", err
 	}
+	// A running bridge's spool, read without the network.
+	quick := quickCheckout(startDir(in.Cwd))
+	if text, ok, err := spoolEvent(account{dirs: dirs, server: server, checkout: quick}, in, now()); ok {
+		return text, err
+	}
 	checkout, err := checkoutOf(ctx, startDir(in.Cwd))
 	if err != nil {
 		return "", err
 	}
 	acct := account{dirs: dirs, server: server, checkout: checkout}
+	if checkout != quick {
+		if text, ok, err := spoolEvent(acct, in, now()); ok {
+			return text, err
+		}
+	}
 	c, err := newClient(acct)
 	if err != nil {
 		return "", err

@@ -24,7 +24,7 @@ const (
 )
 
 // hookEvents are the events the hook handles, in the order they happen.
-var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"}
+var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
 
 // installOptions configures install.
 type installOptions struct {

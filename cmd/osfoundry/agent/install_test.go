@@ -75,7 +75,7 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 	for _, want := range []string{
 		".mcp.json\n    + mcpServers.osfoundry = {\"type\":\"stdio\",\"command\":\"/opt/my tools/osfoundry\",\"args\":[\"agent\",\"mcp\",\"--server\",\"https://foundry.example.com\"]}",
 		".claude/settings.local.json\n    + hooks.SessionStart: " + wantHook,
-		"+ hooks.UserPromptSubmit: ", "+ hooks.PostToolUse: ", "+ hooks.SessionEnd: ", "+ enabledMcpjsonServers: osfoundry",
+		"+ hooks.UserPromptSubmit: ", "+ hooks.PostToolUse: ", "+ hooks.Stop: ", "+ hooks.SessionEnd: ", "+ enabledMcpjsonServers: osfoundry",
 		"+ permissions.allow: mcp__osfoundry",
 	} {
 		if !strings.Contains(out, want) {
@@ -112,6 +112,7 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 		"PostToolUse":      {{Matcher: "Edit|Write", Hooks: []hookHandler{{Type: "command", Command: "npx prettier --write"}}}, {Matcher: "*", Hooks: []hookHandler{ours}}},
 		"SessionStart":     {{Hooks: []hookHandler{{Type: "command", Command: "echo hi"}}}, {Hooks: []hookHandler{ours}}},
 		"UserPromptSubmit": {{Hooks: []hookHandler{ours}}},
+		"Stop":             {{Hooks: []hookHandler{ours}}},
 		"SessionEnd":       {{Hooks: []hookHandler{ours}}},
 	}
 	got, _ := json.Marshal(s.Hooks)
