@@ -38,6 +38,11 @@ func (s *Server) routes() []route {
 		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
 		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
 
+		// The agent side of approvals: bearer token, JSON.
+		{http.MethodPost, "/agent/approvals", "agent-approval-create", s.agentApprovalCreate, accessPublic},
+		{http.MethodGet, "/agent/approvals/:id", "agent-approval-wait", s.agentApprovalWait, accessPublic},
+		{http.MethodPost, "/agent/approvals/:id/end", "agent-approval-end", s.agentApprovalEnd, accessPublic},
+
 		// OAuth authorization server.
 		{http.MethodGet, "/.well-known/oauth-authorization-server", "oauth-metadata", oauth.CORS(s.oauth.ServeMetadata), accessPublic},
 		{http.MethodOptions, "/.well-known/oauth-authorization-server", "oauth-metadata-preflight", oauth.CORS(oauth.Preflight), accessPublic},
@@ -75,6 +80,8 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/inbox", "inbox", s.inbox, accessOwner},
 		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
 		{http.MethodGet, "/inbox/questions", "inbox-questions", s.inboxQuestions, accessOwner},
+		{http.MethodGet, "/approvals", "approvals", s.approvalList, accessOwner},
+		{http.MethodPost, "/approvals/:id/decide", "approval-decide", s.approvalDecide, accessOwner},
 		{http.MethodGet, "/search", "search", s.search, accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},

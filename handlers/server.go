@@ -71,6 +71,8 @@ type Server struct {
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
+	// approvals are the hooks waiting here for an owner's decision.
+	approvals *store.QuestionWaits
 }
 
 // Deps are the collaborators New wires together.
@@ -134,6 +136,7 @@ func New(d Deps) *Server {
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
 		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP(d.Listener)
+	s.approvals = d.Store.NewApprovalWaits(d.Listener)
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s
 }
@@ -148,4 +151,5 @@ func New(d Deps) *Server {
 func (s *Server) CloseStreams() {
 	s.live.Close()
 	s.mcp.EndWaits()
+	s.approvals.End()
 }
