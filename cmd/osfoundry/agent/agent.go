@@ -26,9 +26,10 @@ Usage:
         this machine (loopback) unless --allow-insecure-http is given.
   osfoundry agent status [--server URL]       show this checkout's connection and check it
   osfoundry agent logout [--server URL]       revoke the connection and delete its credentials
-  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule]
+  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule] [--approval-wait 120]
         add the MCP server to .mcp.json, and the hooks and a permission rule for its tools
-        (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json
+        (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json;
+        the PermissionRequest hook brings Claude Code's prompts to the owners and waits --approval-wait seconds
   osfoundry agent uninstall claude-code [--server URL] [--dry-run]
         take them out again
   osfoundry agent hook --server URL           (run by Claude Code) one hook event, JSON on stdin
@@ -78,6 +79,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	var noBrowser, dryRun, insecureHTTP, noAllowRule bool
 	var handle, name string
 	var timeout time.Duration
+	var approvalWait int
 	switch cmd {
 	case "login":
 		fs.BoolVar(&noBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
@@ -89,6 +91,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes without writing them")
 		if cmd == "install" {
 			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (Claude Code then asks before each)")
+			fs.IntVar(&approvalWait, "approval-wait", defaultApprovalWait, "the project's approval wait in seconds (10-600): how long the PermissionRequest hook waits for an owner")
 		}
 	case "status", "logout", "mcp":
 	default:
@@ -136,7 +139,11 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	case "mcp":
 		return runBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
 	}
-	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule}
+	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule,
+		ApprovalWait: approvalWait}
+	if cmd == "install" && (approvalWait < 10 || approvalWait > 600) {
+		return fmt.Errorf("--approval-wait %d: use 10 to 600 seconds, the project's approval wait", approvalWait)
+	}
 	if err := install(ctx, stdout, o); err != nil {
 		return err
 	}

@@ -86,10 +86,10 @@ func editSettings(o installOptions) (*fileEdit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.path, err)
 	}
-	want := o.hook()
-	wantJSON, _ := json.Marshal(want)
 	hooksChanged := false
 	for _, ev := range hookEvents {
+		want := o.hookFor(ev)
+		wantJSON, _ := json.Marshal(want)
 		groups, err := hooks.array(ev)
 		if err != nil {
 			return nil, fmt.Errorf("%s: hooks: %w", e.path, err)

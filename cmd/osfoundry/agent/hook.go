@@ -79,11 +79,24 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 		return
 	}
 	var in hookInput
-	if err := json.NewDecoder(io.LimitReader(stdin, 64<<20)).Decode(&in); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+	if err == nil {
+		err = json.Unmarshal(raw, &in)
+	}
+	if err != nil {
 		logf("read the hook event: %v", err)
 		return
 	}
 	event.Store(in.HookEventName)
+	if in.HookEventName == "PermissionRequest" {
+		// Its own limits: a short setup, then the project's wait.
+		cancel()
+		verdict := runPermission(dirs, *server, raw, func(d time.Duration) { watchdog.Reset(d) }, logf)
+		if verdict != nil {
+			writeAnswer(&out, stdout, verdict, logf)
+		}
+		return
+	}
 	text, err := runEvent(ctx, dirs, *server, in, time.Now)
 	if err != nil {
 		logf("%v", err)
@@ -94,6 +107,12 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	var o hookOutput
 	o.HookSpecificOutput.HookEventName = in.HookEventName
 	o.HookSpecificOutput.AdditionalContext = text
+	writeAnswer(&out, stdout, o, logf)
+}
+
+// writeAnswer prints a hook's answer as one JSON line, holding out so that
+// the watchdog lets it complete.
+func writeAnswer(out *sync.Mutex, stdout io.Writer, o any, logf func(string, ...any)) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -136,16 +155,18 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	if err != nil {
 		return "", err
 	}
+	// A prompt whose hook the client ended was answered at the terminal.
+	answered := c.endAnsweredPrompts(ctx)
 	switch in.HookEventName {
 	case "SessionStart":
 		text, err := sessionStart(ctx, c, now())
-		return text, err
+		return text, errors.Join(answered, err)
 	case "SessionEnd":
-		return "", sessionEnd(ctx, c)
+		return "", errors.Join(answered, sessionEnd(ctx, c))
 	}
 	due, err := acct.mailDue(now())
 	if err != nil || !due {
-		return "", err
+		return "", errors.Join(answered, err)
 	}
 	res, err := c.callTool(ctx, "list_sessions", nil)
 	if err != nil {

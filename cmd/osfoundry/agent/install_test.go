@@ -110,7 +110,9 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 		"PostToolUse":      {{Matcher: "Edit|Write", Hooks: []hookHandler{{Type: "command", Command: "npx prettier --write"}}}, {Matcher: "*", Hooks: []hookHandler{ours}}},
 		"SessionStart":     {{Hooks: []hookHandler{{Type: "command", Command: "echo hi"}}}, {Hooks: []hookHandler{ours}}},
 		"UserPromptSubmit": {{Hooks: []hookHandler{ours}}},
-		"SessionEnd":       {{Hooks: []hookHandler{ours}}},
+		// The prompt's hook waits the approval wait, and a margin.
+		"PermissionRequest": {{Hooks: []hookHandler{{Type: "command", Command: wantHook, Timeout: defaultApprovalWait + 10}}}},
+		"SessionEnd":        {{Hooks: []hookHandler{ours}}},
 	}
 	got, _ := json.Marshal(s.Hooks)
 	want, _ := json.Marshal(wantHooks)
