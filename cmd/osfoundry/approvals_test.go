@@ -244,6 +244,33 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 		}
 	})
 
+	// Figures (OSFOUNDRY_MEASURE_APPROVALS=1): from an owner's click on the
+	// other server process to the hook's exit with the verdict.
+	t.Run("click to verdict", func(t *testing.T) {
+		if os.Getenv("OSFOUNDRY_MEASURE_APPROVALS") != "1" {
+			t.Skip("OSFOUNDRY_MEASURE_APPROVALS=1 measures it")
+		}
+		var took []time.Duration
+		for i := range 40 {
+			command := fmt.Sprintf("make release-%d", i)
+			done := make(chan time.Time, 1)
+			go func() {
+				verdictOf(t, m.permissionRequest(s.URL, command))
+				done <- time.Now()
+			}()
+			a := s.pendingApproval(t, command)
+			click := ada.decision(page, a.ID, "allow", "")
+			start := time.Now()
+			if code, _ := click(); code != http.StatusOK {
+				t.Fatalf("click: %d", code)
+			}
+			took = append(took, (<-done).Sub(start))
+		}
+		slices.Sort(took)
+		t.Logf("owner's click → hook's verdict, %d runs: p50 %v, p99 %v, max %v", len(took), took[len(took)/2].Round(time.Millisecond),
+			took[len(took)*99/100].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+	})
+
 	t.Run("server down: no verdict within 2 s", func(t *testing.T) {
 		s.silent.Store(true)
 		defer s.silent.Store(false)
