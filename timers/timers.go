@@ -117,7 +117,29 @@ func (r *Runner) fire(ctx context.Context) time.Duration {
 			break
 		}
 	}
+	for ctx.Err() == nil {
+		res, err := r.store.FireApprovalTimers(ctx, r.batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("approval timers failed", "err", err)
+			}
+			return retryAfter
+		}
+		if res.Fired > 0 {
+			r.log.Info("approval timers fired", "fired", res.Fired, "webhook_deliveries", res.Deliveries, "expired", res.Expired)
+		}
+		if res.Fired < r.batch {
+			break
+		}
+	}
 	next, pending, err := r.store.NextQuestionTimer(ctx)
+	if err == nil {
+		var nextApproval time.Duration
+		var approvals bool
+		if nextApproval, approvals, err = r.store.NextApprovalTimer(ctx); approvals && (!pending || nextApproval < next) {
+			next, pending = nextApproval, true
+		}
+	}
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
