@@ -73,6 +73,8 @@ func (s *Server) routes() []route {
 		// they were mailed to, signed in or not, and only on the POST.
 		{http.MethodGet, "/answer/:token", "answer-link", s.answerLinkPage, accessWeb},
 		{http.MethodPost, "/answer/:token", "answer-link-answer", s.answerLinkAnswer, accessWeb},
+		{http.MethodGet, "/approve/:token", "approval-link", s.approvalLinkPage, accessWeb},
+		{http.MethodPost, "/approve/:token", "approval-link-decide", s.approvalLinkDecide, accessWeb},
 
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},

@@ -46,11 +46,20 @@ func (a *nullableApproval) approval() *Approval {
 		SessionTitle: derefOr(a.sessionTitle, "")}
 }
 
+// ComposeApprovalMail composes an approval's email to an owner, with the
+// tokens of its Allow and Deny links.
+type ComposeApprovalMail func(to MailTo, a *Approval, allow, deny string) (Mail, error)
+
+// MailApproval is the kind of an approval's email.
+const MailApproval = "approval"
+
 // FireApprovalTimers fires up to limit due approval timers in one
 // transaction: each due notice queues the approval event for every enabled
-// endpoint of its project (webhooks); pending approvals whose hook stopped
+// endpoint of its project (webhooks) and, compose not nil, an email with
+// Allow and Deny links to each owner of the workspace who wants questions
+// mailed; pending approvals whose hook stopped
 // listening end expired, with their approval_decided event.
-func (s *Store) FireApprovalTimers(ctx context.Context, limit int) (TimerResult, error) {
+func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose ComposeApprovalMail) (TimerResult, error) {
 	var res TimerResult
 	var announced []notification
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -78,16 +87,26 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int) (TimerResult,
 		}
 		for _, n := range notices {
 			res.Fired++
-			if !n.live || n.project == nil {
+			if !n.live {
 				continue
 			}
-			tag, err := tx.Exec(ctx, `
-				INSERT INTO webhook_deliveries (endpoint_id, approval_id, event)
-				SELECT e.id, $2, 'approval' FROM webhook_endpoints e WHERE e.project_id = $1 AND e.enabled`, *n.project, n.id)
-			if err != nil {
-				return fmt.Errorf("queue approval webhooks: %w", err)
+			if n.project != nil {
+				tag, err := tx.Exec(ctx, `
+					INSERT INTO webhook_deliveries (endpoint_id, approval_id, event)
+					SELECT e.id, $2, 'approval' FROM webhook_endpoints e WHERE e.project_id = $1 AND e.enabled`, *n.project, n.id)
+				if err != nil {
+					return fmt.Errorf("queue approval webhooks: %w", err)
+				}
+				res.Deliveries += int(tag.RowsAffected())
 			}
-			res.Deliveries += int(tag.RowsAffected())
+			if compose == nil {
+				continue
+			}
+			m, err := s.mailApproval(ctx, tx, n.id, compose)
+			if err != nil {
+				return err
+			}
+			res.Mails += m
 		}
 		rows, err = tx.Query(ctx, `
 			WITH stale AS (
@@ -123,8 +142,42 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int) (TimerResult,
 	if res.Deliveries > 0 {
 		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
+	if res.Mails > 0 {
+		announced = append(announced, MailTopic.notification(struct{}{}))
+	}
 	s.notifyAfterCommit(announced...)
 	return res, nil
+}
+
+// mailApproval queues, inside tx, approval id's email to each owner of its
+// workspace who wants questions mailed.
+func (s *Store) mailApproval(ctx context.Context, tx pgx.Tx, id int64, compose ComposeApprovalMail) (int, error) {
+	a, err := scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`WHERE a.id = $1`, id))
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.Query(ctx, questionMailTo, a.WorkspaceID)
+	if err != nil {
+		return 0, err
+	}
+	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[MailTo])
+	if err != nil {
+		return 0, err
+	}
+	for _, to := range owners {
+		allow, deny, err := s.createApprovalLinks(ctx, tx, a, to.OwnerID)
+		if err != nil {
+			return 0, err
+		}
+		m, err := compose(to, a, allow, deny)
+		if err != nil {
+			return 0, err
+		}
+		if err := insertMail(ctx, tx, to, MailApproval, 0, m); err != nil {
+			return 0, err
+		}
+	}
+	return len(owners), nil
 }
 
 // NextApprovalTimer returns how long until the soonest approval timer is

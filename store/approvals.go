@@ -332,6 +332,12 @@ func (e *ErrApprovalClosed) Error() string {
 // wait. The approval_decided event is written in the same transaction, and
 // ApprovalTopic wakes the waiting hook on every replica.
 func (s *Store) DecideApproval(ctx context.Context, in Decision) (*Approval, error) {
+	return s.decide(ctx, in, 0)
+}
+
+// decide is DecideApproval; link is the approval link it uses (0: none),
+// spent in the same transaction (approval_links.go).
+func (s *Store) decide(ctx context.Context, in Decision, link int64) (*Approval, error) {
 	reason := strings.TrimSpace(in.Reason)
 	if !in.Allow && utf8.RuneCountInString(reason) > MaxApprovalReason {
 		return nil, &FieldError{"reason", fmt.Sprintf("use at most %d characters", MaxApprovalReason)}
@@ -359,6 +365,16 @@ func (s *Store) DecideApproval(ctx context.Context, in Decision) (*Approval, err
 		if err != nil {
 			return err
 		}
+		if link != 0 {
+			tag, err := tx.Exec(ctx, `UPDATE approval_links SET used_at = now()
+				WHERE id = $1 AND used_at IS NULL AND expires_at > now() AND approval_id = $2 AND owner_id = $3`, link, id, in.OwnerID)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() != 1 {
+				return ErrLinkSpent
+			}
+		}
 		if a, err = scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`WHERE a.id = $1`, id)); err != nil {
 			return err
 		}
@@ -366,7 +382,7 @@ func (s *Store) DecideApproval(ctx context.Context, in Decision) (*Approval, err
 	})
 	if err != nil {
 		var closed *ErrApprovalClosed
-		if errors.As(err, &closed) || errors.Is(err, ErrNotFound) {
+		if errors.As(err, &closed) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLinkSpent) {
 			return nil, err
 		}
 		return nil, wrap("decide approval", err)

@@ -47,7 +47,7 @@ func TestApprovalEventsAreSignedAndShaped(t *testing.T) {
 	if n := len(rcv.requests("/json")) + len(rcv.requests("/slack")); n != 2 {
 		t.Fatalf("%d deliveries before the timer", n)
 	}
-	if r, err := w.st.FireApprovalTimers(ctx, 10); err != nil || r.Fired != 1 || r.Deliveries != 2 {
+	if r, err := w.st.FireApprovalTimers(ctx, 10, nil); err != nil || r.Fired != 1 || r.Deliveries != 2 {
 		t.Fatalf("fire: %+v %v", r, err)
 	}
 	waitFor(t, 10*time.Second, "the notice at both endpoints", func() bool {
