@@ -197,3 +197,21 @@ func (s *Server) agentApprovalEnd(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, agentApprovalOf(a))
 }
+
+// agentApprovalSettings is GET /agent/approval-settings: the settings an
+// approval of the connection would have now (install writes the wait as
+// the hook's timeout).
+func (s *Server) agentApprovalSettings(c echo.Context) error {
+	ti, ok, err := s.agentCaller(c)
+	if !ok {
+		return err
+	}
+	a, err := s.store.ConnectionApprovalSettings(c.Request().Context(), ti.WorkspaceID, ti.ConnectionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return c.JSON(http.StatusUnauthorized, agentError{Error: "the connection was revoked"})
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"enabled": a.Enabled, "wait_seconds": a.WaitSeconds, "delay_minutes": a.DelayMinutes})
+}

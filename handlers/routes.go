@@ -40,6 +40,7 @@ func (s *Server) routes() []route {
 
 		// The agent side of approvals: bearer token, JSON.
 		{http.MethodPost, "/agent/approvals", "agent-approval-create", s.agentApprovalCreate, accessPublic},
+		{http.MethodGet, "/agent/approval-settings", "agent-approval-settings", s.agentApprovalSettings, accessPublic},
 		{http.MethodGet, "/agent/approvals/:id", "agent-approval-wait", s.agentApprovalWait, accessPublic},
 		{http.MethodPost, "/agent/approvals/:id/end", "agent-approval-end", s.agentApprovalEnd, accessPublic},
 

@@ -273,6 +273,22 @@ func (s *Store) RequestApproval(ctx context.Context, in ApprovalRequest) (*Appro
 	return a, nil
 }
 
+// ConnectionApprovalSettings returns the settings an approval of the
+// connection would have now: those of the project of the session it last
+// worked in, else the defaults (what install writes as the hook's wait).
+func (s *Store) ConnectionApprovalSettings(ctx context.Context, workspaceID, connectionID int64) (ApprovalSettings, error) {
+	var a ApprovalSettings
+	var slug, handle *string
+	var name string
+	var sessionID, projectID *int64
+	err := s.pool.QueryRow(ctx, approvalWhereSQL, connectionID, workspaceID).
+		Scan(&slug, &name, &handle, &sessionID, &projectID, &a.Enabled, &a.WaitSeconds, &a.DelayMinutes)
+	if err != nil {
+		return a, wrap("connection approval settings", err)
+	}
+	return a, nil
+}
+
 // AgentApproval returns an approval the connection asked, as it stands.
 func (s *Store) AgentApproval(ctx context.Context, workspaceID, connectionID, id int64) (*Approval, error) {
 	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`

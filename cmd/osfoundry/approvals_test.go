@@ -138,6 +138,35 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 	ottoAt.signIn()
 	page := fmt.Sprintf("/sessions/%d", s.w.session.ID)
 
+	t.Run("install writes the project's wait as the hook's timeout", func(t *testing.T) {
+		if err := s.w.st.SetProjectApprovalSettings(ctx, ws, s.w.session.ProjectID, store.ApprovalSettings{Enabled: true, WaitSeconds: 45}); err != nil {
+			t.Fatal(err)
+		}
+		defer s.w.st.SetProjectApprovalSettings(ctx, ws, s.w.session.ProjectID, store.DefaultApprovalSettings)
+		if _, stderr, code := m.run("", "agent", "install", "claude-code", "--server", s.URL); code != 0 {
+			t.Fatalf("install: %s", stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var settings struct {
+			Hooks map[string][]struct {
+				Hooks []struct {
+					Command string `json:"command"`
+					Timeout int    `json:"timeout"`
+				} `json:"hooks"`
+			} `json:"hooks"`
+		}
+		if err := json.Unmarshal(b, &settings); err != nil {
+			t.Fatal(err)
+		}
+		g := settings.Hooks["PermissionRequest"]
+		if len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Timeout != 55 || !strings.Contains(g[0].Hooks[0].Command, "agent hook") {
+			t.Fatalf("PermissionRequest hook %+v, want the 45 s wait and a 10 s margin", g)
+		}
+	})
+
 	t.Run("allowed, the first click wins", func(t *testing.T) {
 		done := make(chan hookRun, 1)
 		go func() { done <- m.permissionRequest(s.URL, "npm publish") }()

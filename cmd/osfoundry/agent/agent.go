@@ -91,7 +91,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 		fs.BoolVar(&dryRun, "dry-run", false, "print the changes without writing them")
 		if cmd == "install" {
 			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (Claude Code then asks before each)")
-			fs.IntVar(&approvalWait, "approval-wait", defaultApprovalWait, "the project's approval wait in seconds (10-600): how long the PermissionRequest hook waits for an owner")
+			fs.IntVar(&approvalWait, "approval-wait", 0, "the project's approval wait in seconds (10-600): how long the PermissionRequest hook waits for an owner (default: the server's setting for this checkout's connection, else 120)")
 		}
 	case "status", "logout", "mcp":
 	default:
@@ -141,7 +141,10 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	}
 	o := installOptions{Checkout: checkout, Server: srv, Command: selfCommand(), DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule,
 		ApprovalWait: approvalWait}
-	if cmd == "install" && (approvalWait < 10 || approvalWait > 600) {
+	switch {
+	case cmd == "install" && approvalWait == 0:
+		o.ApprovalWait = serverApprovalWait(ctx, acct)
+	case cmd == "install" && (approvalWait < 10 || approvalWait > 600):
 		return fmt.Errorf("--approval-wait %d: use 10 to 600 seconds, the project's approval wait", approvalWait)
 	}
 	if err := install(ctx, stdout, o); err != nil {

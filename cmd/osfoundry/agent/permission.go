@@ -330,3 +330,22 @@ func (c *client) endAnsweredPrompts(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// serverApprovalWait asks the server how long this checkout's approvals
+// wait (its project's setting); 0, the default, when it cannot tell (not
+// logged in, or the server is out of reach).
+func serverApprovalWait(ctx context.Context, acct account) int {
+	c, err := newClient(acct)
+	if err != nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var v struct {
+		WaitSeconds int `json:"wait_seconds"`
+	}
+	if status, err := c.agentJSON(ctx, http.MethodGet, "/agent/approval-settings", nil, &v); err != nil || status != http.StatusOK {
+		return 0
+	}
+	return v.WaitSeconds
+}
