@@ -21,19 +21,19 @@ const approvalGrace = 30 * time.Second
 // dueApprovalColumns are an approval ap (with its session aps) as a
 // webhook delivery carries it; all NULL when the delivery is not one.
 const dueApprovalColumns = `ap.id, ap.workspace_id, ap.connection_id, ap.session_id, ap.project_id, ap.agent_slug, ap.agent_name,
-	ap.agent_handle, ap.tool, ap.summary, ap.repo, ap.branch, ap.state, ap.expires_at, ap.created_at, aps.title`
+	ap.agent_handle, ap.tool, ap.summary, ap.repo, ap.branch, ap.state, ap.expires_at, ap.created_at, aps.title, aps.session_type, aps.public_id`
 
 // nullableApproval scans dueApprovalColumns.
 type nullableApproval struct {
 	id, workspaceID, connectionID, sessionID, projectID    *int64
 	slug, name, handle, tool, summary, repo, branch, state *string
 	expiresAt, createdAt                                   *time.Time
-	sessionTitle                                           *string
+	sessionTitle, sessionType, publicID                    *string
 }
 
 func (a *nullableApproval) targets() []any {
 	return []any{&a.id, &a.workspaceID, &a.connectionID, &a.sessionID, &a.projectID, &a.slug, &a.name, &a.handle, &a.tool,
-		&a.summary, &a.repo, &a.branch, &a.state, &a.expiresAt, &a.createdAt, &a.sessionTitle}
+		&a.summary, &a.repo, &a.branch, &a.state, &a.expiresAt, &a.createdAt, &a.sessionTitle, &a.sessionType, &a.publicID}
 }
 
 func (a *nullableApproval) approval() *Approval {
@@ -43,7 +43,7 @@ func (a *nullableApproval) approval() *Approval {
 	return &Approval{ID: *a.id, WorkspaceID: *a.workspaceID, ConnectionID: *a.connectionID, SessionID: a.sessionID, ProjectID: a.projectID,
 		AgentSlug: *a.slug, AgentName: *a.name, AgentHandle: derefOr(a.handle, ""), Tool: *a.tool, Summary: *a.summary,
 		Repo: derefOr(a.repo, ""), Branch: derefOr(a.branch, ""), State: *a.state, ExpiresAt: *a.expiresAt, CreatedAt: *a.createdAt,
-		SessionTitle: derefOr(a.sessionTitle, "")}
+		SessionTitle: derefOr(a.sessionTitle, ""), SessionType: derefOr(a.sessionType, ""), SessionPublicID: derefOr(a.publicID, "")}
 }
 
 // ComposeApprovalMail composes an approval's email to an owner, with the

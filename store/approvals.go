@@ -77,9 +77,12 @@ type Approval struct {
 	// ExpiresAt is when the hook stops waiting.
 	ExpiresAt time.Time
 	CreatedAt time.Time
-	// SessionTitle and ProjectName are where it was asked (empty: none).
-	SessionTitle string
-	ProjectName  string
+	// SessionTitle, SessionType, SessionPublicID (how agents address it)
+	// and ProjectName are where it was asked (empty: none).
+	SessionTitle    string
+	SessionType     string
+	SessionPublicID string
+	ProjectName     string
 }
 
 // Pending reports whether the approval still waits for a decision.
@@ -172,7 +175,7 @@ var ErrApprovalsOff = errors.New("approvals are off for this project")
 const approvalColumns = `a.id, a.workspace_id, a.connection_id, a.session_id, a.project_id, a.agent_slug, a.agent_name,
 	coalesce(a.agent_handle, ''), a.tool, a.summary, coalesce(a.repo, ''), coalesce(a.branch, ''), a.state, coalesce(a.reason, ''),
 	coalesce(a.decided_by_name, ''), a.decided_by, coalesce(a.decided_from, ''), a.decided_at, a.expires_at, a.created_at,
-	coalesce(s.title, ''), coalesce(p.name, '')`
+	coalesce(s.title, ''), coalesce(s.session_type, ''), coalesce(s.public_id, ''), coalesce(p.name, '')`
 
 // approvalFrom is the FROM of approvalColumns.
 const approvalFrom = ` FROM approvals a LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN projects p ON p.id = a.project_id `
@@ -181,7 +184,7 @@ func scanApproval(row pgx.Row) (*Approval, error) {
 	var a Approval
 	err := row.Scan(&a.ID, &a.WorkspaceID, &a.ConnectionID, &a.SessionID, &a.ProjectID, &a.AgentSlug, &a.AgentName,
 		&a.AgentHandle, &a.Tool, &a.Summary, &a.Repo, &a.Branch, &a.State, &a.Reason,
-		&a.DecidedBy, &a.DecidedByID, &a.DecidedFrom, &a.DecidedAt, &a.ExpiresAt, &a.CreatedAt, &a.SessionTitle, &a.ProjectName)
+		&a.DecidedBy, &a.DecidedByID, &a.DecidedFrom, &a.DecidedAt, &a.ExpiresAt, &a.CreatedAt, &a.SessionTitle, &a.SessionType, &a.SessionPublicID, &a.ProjectName)
 	if err != nil {
 		return nil, err
 	}

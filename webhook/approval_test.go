@@ -67,7 +67,7 @@ func TestApprovalEventsAreSignedAndShaped(t *testing.T) {
 	link := fmt.Sprintf("http://osf.example/sessions/%d", w.session.ID)
 	if ev.Type != EventApprovalRequested || ev.Approval == nil || ev.Approval.ID != a.ID || ev.Approval.Tool != "Bash" ||
 		ev.Approval.Summary != a.Summary || ev.Approval.Agent != "@ada" || ev.Approval.Status != "pending" || ev.Links.Approval != link ||
-		ev.Session == nil || ev.Session.ID != w.session.ID || ev.Note != nil {
+		ev.Session == nil || ev.Session.ID != w.session.ID || ev.Session.SessionID != w.session.PublicID || ev.Note != nil {
 		t.Fatalf("approval.requested event: %s", j.body)
 	}
 	var slack map[string]string

@@ -130,7 +130,7 @@ func event(d *store.DueWebhook, baseURL string) Event {
 			Status: a.State, ExpiresAt: a.ExpiresAt.UTC()}
 		ev.Links.Approval = baseURL + "/inbox"
 		if a.SessionID != nil {
-			ev.Session = &EventSession{ID: *a.SessionID, Title: a.SessionTitle}
+			ev.Session = &EventSession{ID: *a.SessionID, SessionType: a.SessionType, SessionID: a.SessionPublicID, Title: a.SessionTitle}
 			ev.Links.Session = fmt.Sprintf("%s/sessions/%d", baseURL, *a.SessionID)
 			ev.Links.Approval = ev.Links.Session
 		}
