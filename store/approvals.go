@@ -302,6 +302,24 @@ func (s *Store) AgentApproval(ctx context.Context, workspaceID, connectionID, id
 	return a, nil
 }
 
+// AgentSessionApprovals returns the connection's approvals of the last day
+// in a session (as agents address it), newest first, at most limit: what
+// read_session_mail's first page carries, the state of each with it.
+func (s *Store) AgentSessionApprovals(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, limit int) ([]Approval, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+approvalColumns+approvalFrom+`
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4 AND a.session_id = s.id AND a.connection_id = $2
+			AND a.created_at > now() - interval '1 day'
+		ORDER BY a.id DESC LIMIT $5`, workspaceID, connectionID, sessionType, publicID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: agent session approvals: %w", err)
+	}
+	out, err := collectApprovals(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: agent session approvals: %w", err)
+	}
+	return out, nil
+}
+
 // OwnerApproval returns an approval of the owner's workspace.
 func (s *Store) OwnerApproval(ctx context.Context, workspaceID, id int64) (*Approval, error) {
 	a, err := scanApproval(s.pool.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`

@@ -273,6 +273,31 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 		}
 	})
 
+	t.Run("read_session_mail and poll_resource_events carry them", func(t *testing.T) {
+		mail := m.agentCall(s.URL, "read_session_mail", map[string]any{"session_type": s.w.session.Type, "session_id": s.w.session.PublicID})
+		states := map[string]string{}
+		list, _ := mail.data["approvals"].([]any)
+		for _, a := range list {
+			a := a.(map[string]any)
+			states[a["summary"].(string)] = a["state"].(string)
+		}
+		want := map[string]string{"npm publish": "allowed", "git push --force": "denied", "rm -rf build": "expired", "make deploy": "terminal"}
+		for summary, state := range want {
+			if states[summary] != state {
+				t.Errorf("read_session_mail: %q is %q, want %q (%v)", summary, states[summary], state, states)
+			}
+		}
+		events := m.agentCall(s.URL, "poll_resource_events", map[string]any{"resource_type": s.w.session.Type, "resource_id": s.w.session.PublicID, "after_sequence": 0})
+		kinds := map[string]int{}
+		list, _ = events.data["events"].([]any)
+		for _, e := range list {
+			kinds[e.(map[string]any)["kind"].(string)]++
+		}
+		if kinds["approval_requested"] < 4 || kinds["approval_decided"] < 4 {
+			t.Errorf("poll_resource_events kinds %v", kinds)
+		}
+	})
+
 	// Figures (OSFOUNDRY_MEASURE_APPROVALS=1): from an owner's click on the
 	// other server process to the hook's exit with the verdict.
 	t.Run("click to verdict", func(t *testing.T) {
