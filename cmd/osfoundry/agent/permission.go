@@ -172,9 +172,7 @@ func (c *client) awaitDecision(a approvalState, deadline time.Time, logf func(st
 		default:
 			logf("wait for approval %d: the server answered HTTP %d", a.ID, status)
 		}
-		select {
-		case <-time.After(min(backoff, time.Until(deadline))):
-		}
+		time.Sleep(min(backoff, time.Until(deadline))) // the server is out of reach: try again shortly
 		backoff = min(backoff*2, 5*time.Second)
 	}
 	return a
