@@ -144,3 +144,27 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// ApprovalPath is where an approval link's confirmation page is, before
+// its token.
+const ApprovalPath = "/approve/"
+
+// Approval composes an approval's email to an owner, with the tokens of
+// its Allow and Deny links.
+func (c Composer) Approval(_ store.MailTo, a *store.Approval, allow, deny string) (store.Mail, error) {
+	d := views.ApprovalMailData{Approval: *a, AllowURL: c.url(ApprovalPath + allow), DenyURL: c.url(ApprovalPath + deny),
+		PageURL: c.url(views.ApprovalHome(*a)), AccountURL: c.url("/account")}
+	var t strings.Builder
+	fmt.Fprintf(&t, "%s asks to use %s", a.Who(), a.Tool)
+	if w := a.Where(); w != "" {
+		t.WriteString(" in " + w)
+	}
+	t.WriteString(":\n\n")
+	if a.Summary != "" {
+		t.WriteString("> " + a.Summary + "\n\n")
+	}
+	fmt.Fprintf(&t, "Allow:\n  %s\nDeny:\n  %s\nOpen it in osFoundry:\n  %s\n\n", d.AllowURL, d.DenyURL, d.PageURL)
+	fmt.Fprintf(&t, "Each link asks for one more click, works once and only while the agent waits (%s); without a decision the agent gets none, never an allow.\n",
+		views.Exact(a.ExpiresAt))
+	return c.mail(oneLine(a.Headline(), 200), t.String(), d.AccountURL, views.ApprovalMail(d))
+}

@@ -51,6 +51,9 @@ func (s *Server) inbox(c echo.Context) error {
 		if v.Questions, err = s.store.OpenQuestions(ctx, o.WorkspaceID, f.ProjectID, 0, store.InboxPageSize); err != nil {
 			return err
 		}
+		if v.Approvals, err = s.approvalsView(c, 0); err != nil {
+			return err
+		}
 	}
 	if v.Projects, err = s.store.ListProjects(ctx, o.WorkspaceID); err != nil {
 		return err

@@ -42,6 +42,12 @@ func (s *Server) routes() []route {
 		{http.MethodOptions, "/.well-known/oauth-protected-resource", "resource-metadata-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
 		{http.MethodOptions, "/.well-known/oauth-protected-resource/mcp", "resource-metadata-mcp-preflight", echo.WrapHandler(s.mcpMeta), accessPublic},
 
+		// The agent side of approvals: bearer token, JSON.
+		{http.MethodPost, "/agent/approvals", "agent-approval-create", s.agentApprovalCreate, accessPublic},
+		{http.MethodGet, "/agent/approval-settings", "agent-approval-settings", s.agentApprovalSettings, accessPublic},
+		{http.MethodGet, "/agent/approvals/:id", "agent-approval-wait", s.agentApprovalWait, accessPublic},
+		{http.MethodPost, "/agent/approvals/:id/end", "agent-approval-end", s.agentApprovalEnd, accessPublic},
+
 		// OAuth authorization server.
 		{http.MethodGet, "/.well-known/oauth-authorization-server", "oauth-metadata", oauth.CORS(s.oauth.ServeMetadata), accessPublic},
 		{http.MethodOptions, "/.well-known/oauth-authorization-server", "oauth-metadata-preflight", oauth.CORS(oauth.Preflight), accessPublic},
@@ -72,6 +78,8 @@ func (s *Server) routes() []route {
 		// they were mailed to, signed in or not, and only on the POST.
 		{http.MethodGet, "/answer/:token", "answer-link", s.answerLinkPage, accessWeb},
 		{http.MethodPost, "/answer/:token", "answer-link-answer", s.answerLinkAnswer, accessWeb},
+		{http.MethodGet, "/approve/:token", "approval-link", s.approvalLinkPage, accessWeb},
+		{http.MethodPost, "/approve/:token", "approval-link-decide", s.approvalLinkDecide, accessWeb},
 
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
@@ -79,11 +87,14 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/inbox", "inbox", s.inbox, accessOwner},
 		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
 		{http.MethodGet, "/inbox/questions", "inbox-questions", s.inboxQuestions, accessOwner},
+		{http.MethodGet, "/approvals", "approvals", s.approvalList, accessOwner},
+		{http.MethodPost, "/approvals/:id/decide", "approval-decide", s.approvalDecide, accessOwner},
 		{http.MethodGet, "/search", "search", s.search, accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
 		{http.MethodPost, "/projects/:id/questions", "project-questions", s.projectQuestions, accessOwner},
+		{http.MethodPost, "/projects/:id/approvals", "project-approvals", s.projectApprovals, accessOwner},
 		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
 		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
 		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessOwner},

@@ -73,6 +73,8 @@ type Server struct {
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
+	// approvals are the hooks waiting here for an owner's decision.
+	approvals *store.QuestionWaits
 }
 
 // Deps are the collaborators New wires together.
@@ -139,6 +141,7 @@ func New(d Deps) *Server {
 	s.oauth = oauth.New(oauth.Options{Store: d.Store, BaseURL: d.Config.BaseURL, Logger: d.Logger, AllowPrivateTargets: d.Config.AllowPrivateTargets,
 		NoClientMetadataDocuments: d.Config.NoClientMetadataDocuments, Test: oauth.TestOptions{Now: d.Test.Now}})
 	s.initMCP(d.Listener)
+	s.approvals = d.Store.NewApprovalWaits(d.Listener)
 	s.requests = d.Metrics.Routes(routeTable(s.routes()))
 	return s
 }
@@ -154,4 +157,5 @@ func (s *Server) CloseStreams() {
 	s.live.Close()
 	s.relay.Close()
 	s.mcp.EndWaits()
+	s.approvals.End()
 }

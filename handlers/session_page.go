@@ -74,6 +74,9 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if v.Presence, err = s.presenceView(c, session, p); err != nil {
 		return err
 	}
+	if v.Approvals, err = s.approvalsView(c, session.ID); err != nil {
+		return err
+	}
 	s.page(c).Nav = "projects"
 	return s.render(c, http.StatusOK, session.Title, views.SessionPage(v))
 }

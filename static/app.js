@@ -397,6 +397,24 @@
     } catch (_) { /* some browsers allow notifications from service workers only */ }
   }
 
+  // ---- Approvals: a new pending one pops up while the tab is hidden
+  // ("@ada-claude asks to run `npm publish` in acme/shop fix/orders-total").
+  var seenApprovals = {};
+  function approvalsHeard(notify) {
+    document.querySelectorAll("#approvals [data-testid=approval][data-state=pending]").forEach(function (el) {
+      var id = el.getAttribute("data-approval-id");
+      if (seenApprovals[id]) return;
+      seenApprovals[id] = true;
+      if (!notify || !document.hidden || notifyState() !== "on") return;
+      try {
+        var n = new Notification(el.getAttribute("data-headline"), { body: "Allow or deny it in osFoundry.", tag: "osfoundry-approval-" + id });
+        n.onclick = function () { window.focus(); n.close(); };
+      } catch (_) { /* some browsers allow notifications from service workers only */ }
+    });
+  }
+  approvalsHeard(false);
+  document.addEventListener("htmx:afterSettle", function () { approvalsHeard(true); });
+
   // ---- Live unread counts: the lists' badges, the navigation's inbox count,
   // the title, and the inbox's rows. A page with a session stream hears them
   // on it; any other opens the unread stream (the first [data-unread-stream]

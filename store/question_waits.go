@@ -25,8 +25,22 @@ type QuestionWait struct {
 // NewQuestionWaits returns the waits l wakes (l may not run yet, or never:
 // then waits wake only when their callers look by themselves).
 func (s *Store) NewQuestionWaits(l *Listener) *QuestionWaits {
-	w := &QuestionWaits{byID: map[int64]map[*QuestionWait]struct{}{}, ending: make(chan struct{})}
+	w := newWaits(l)
 	Listen(l, QuestionTopic, func(r NoteRef) { w.wake(r.NoteID) })
+	return w
+}
+
+// NewApprovalWaits returns the waits of hooks waiting for a decision, which
+// ApprovalTopic wakes as QuestionTopic wakes the questions'.
+func (s *Store) NewApprovalWaits(l *Listener) *QuestionWaits {
+	w := newWaits(l)
+	Listen(l, ApprovalTopic, w.wake)
+	return w
+}
+
+// newWaits returns waits that all wake when l (re)connects.
+func newWaits(l *Listener) *QuestionWaits {
+	w := &QuestionWaits{byID: map[int64]map[*QuestionWait]struct{}{}, ending: make(chan struct{})}
 	l.Watch(func(connected bool) {
 		if connected {
 			w.wakeAll()

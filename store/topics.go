@@ -42,6 +42,10 @@ const (
 	// MailChannel wakes the mail senders when messages are queued; the
 	// payload is empty.
 	MailChannel = "osfoundry_mail"
+	// ApprovalsChannel says an approval was asked or decided (allowed,
+	// denied, expired, answered at the terminal): "<approval id>", which
+	// waiting hooks hear on any replica.
+	ApprovalsChannel = "osfoundry_approvals"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -103,6 +107,8 @@ var (
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
 	// MailTopic: empty; sent after messages were queued.
 	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
+	// ApprovalTopic: the approval id, sent after the statement that changed it.
+	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
 )
 
 func encodeEmpty(struct{}) string { return "" }

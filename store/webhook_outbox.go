@@ -37,6 +37,8 @@ type DueWebhook struct {
 	// question (Note is its note).
 	Event    string
 	Question *Question
+	// Approval is the approval of an "approval" event (Note is nil).
+	Approval *Approval
 }
 
 // ClaimWebhookDeliveries claims up to limit due deliveries for a sender, for
@@ -60,7 +62,7 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 				SELECT endpoint_id, id FROM webhook_deliveries
 				WHERE state = 'pending' AND endpoint_id > h.endpoint_id ORDER BY endpoint_id, id LIMIT 1) nxt
 		), due AS (
-			SELECT d.id, d.endpoint_id, d.note_id, d.event
+			SELECT d.id, d.endpoint_id, d.note_id, d.event, d.approval_id
 			FROM heads h
 			JOIN webhook_deliveries d ON d.id = h.id
 			JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
@@ -78,9 +80,11 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 		LEFT JOIN notes n ON n.id = due.note_id
 		LEFT JOIN sessions ss ON ss.id = n.session_id
 		LEFT JOIN questions q ON q.note_id = due.note_id AND due.event <> 'note'
+		LEFT JOIN approvals ap ON ap.id = due.approval_id
+		LEFT JOIN sessions aps ON aps.id = ap.session_id
 		WHERE d.id = due.id
 		RETURNING d.id, d.attempts, d.created_at, now(), d.endpoint_id, e.url, e.kind, e.secret, e.project_id, p.name,
-			ss.session_type, ss.public_id, ss.title, d.event, `+noteColumns+`, `+questionColumns("q"),
+			ss.session_type, ss.public_id, ss.title, d.event, `+noteColumns+`, `+questionColumns("q")+`, `+dueApprovalColumns,
 		limit, lease.Milliseconds(), except)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim webhooks: %w", err)
@@ -90,11 +94,13 @@ func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease tim
 		var sessionType, publicID, title *string
 		var n nullableNote
 		var q nullableQuestion
-		err := r.Scan(append(append([]any{&d.ID, &d.Attempt, &d.CreatedAt, &d.Now, &d.EndpointID, &d.URL, &d.Kind, &d.Secret,
-			&d.ProjectID, &d.ProjectName, &sessionType, &publicID, &title, &d.Event}, n.targets()...), q.targets()...)...)
+		var a nullableApproval
+		err := r.Scan(append(append(append([]any{&d.ID, &d.Attempt, &d.CreatedAt, &d.Now, &d.EndpointID, &d.URL, &d.Kind, &d.Secret,
+			&d.ProjectID, &d.ProjectName, &sessionType, &publicID, &title, &d.Event}, n.targets()...), q.targets()...), a.targets()...)...)
 		if err != nil {
 			return d, err
 		}
+		d.Approval = a.approval()
 		if d.Question = q.question(); d.Question != nil && n.Body != nil {
 			d.Question.Text = *n.Body
 		}

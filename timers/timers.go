@@ -32,8 +32,10 @@ type Options struct {
 	// Compose writes the questions' emails; nil when email is off, and then
 	// the timers queue none.
 	Compose store.ComposeQuestionMail
-	Batch   int
-	Idle    time.Duration
+	// ComposeApproval writes the approvals' emails; nil when email is off.
+	ComposeApproval store.ComposeApprovalMail
+	Batch           int
+	Idle            time.Duration
 }
 
 // Runner fires due question timers. Build it with New, run it with Run.
@@ -41,14 +43,16 @@ type Runner struct {
 	store   *store.Store
 	log     *slog.Logger
 	compose store.ComposeQuestionMail
-	batch   int
-	idle    time.Duration
-	wake    chan struct{}
+	// composeApproval writes the approvals' emails (nil: none).
+	composeApproval store.ComposeApprovalMail
+	batch           int
+	idle            time.Duration
+	wake            chan struct{}
 }
 
 // New returns a runner; start it with Run, wake it with Wake.
 func New(o Options) *Runner {
-	r := &Runner{store: o.Store, log: o.Logger, compose: o.Compose, batch: o.Batch, idle: o.Idle, wake: make(chan struct{}, 1)}
+	r := &Runner{store: o.Store, log: o.Logger, compose: o.Compose, composeApproval: o.ComposeApproval, batch: o.Batch, idle: o.Idle, wake: make(chan struct{}, 1)}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -117,7 +121,29 @@ func (r *Runner) fire(ctx context.Context) time.Duration {
 			break
 		}
 	}
+	for ctx.Err() == nil {
+		res, err := r.store.FireApprovalTimers(ctx, r.batch, r.composeApproval)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("approval timers failed", "err", err)
+			}
+			return retryAfter
+		}
+		if res.Fired > 0 {
+			r.log.Info("approval timers fired", "fired", res.Fired, "webhook_deliveries", res.Deliveries, "mails", res.Mails, "expired", res.Expired)
+		}
+		if res.Fired < r.batch {
+			break
+		}
+	}
 	next, pending, err := r.store.NextQuestionTimer(ctx)
+	if err == nil {
+		var nextApproval time.Duration
+		var approvals bool
+		if nextApproval, approvals, err = r.store.NextApprovalTimer(ctx); approvals && (!pending || nextApproval < next) {
+			next, pending = nextApproval, true
+		}
+	}
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {

@@ -19,6 +19,9 @@ const (
 	// EventQuestionReminder is its one reminder.
 	EventQuestionAsked    = "question.asked"
 	EventQuestionReminder = "question.reminder"
+	// EventApprovalRequested is a permission prompt nobody decided within
+	// its project's delay.
+	EventApprovalRequested = "approval.requested"
 )
 
 // Event is the JSON body of a delivery to a json endpoint.
@@ -32,6 +35,8 @@ type Event struct {
 	Links     EventLinks    `json:"links"`
 	// Question is the question of a question event (Note is its note).
 	Question *EventQuestion `json:"question,omitempty"`
+	// Approval is the approval of an approval event (no note).
+	Approval *EventApproval `json:"approval,omitempty"`
 	// Message explains a test delivery.
 	Message string `json:"message,omitempty"`
 }
@@ -44,6 +49,20 @@ type EventQuestion struct {
 	Question  string    `json:"question"`
 	Options   []string  `json:"options"`
 	Urgency   string    `json:"urgency"`
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// EventApproval is a permission prompt waiting for a decision: who asks
+// to use which tool, the agent's one-line summary of its input (its own,
+// untrusted text), where, and when the agent stops waiting.
+type EventApproval struct {
+	ID        int64     `json:"id"`
+	Tool      string    `json:"tool"`
+	Summary   string    `json:"summary"`
+	Agent     string    `json:"agent"`
+	Repo      string    `json:"repo,omitempty"`
+	Branch    string    `json:"branch,omitempty"`
 	Status    string    `json:"status"`
 	ExpiresAt time.Time `json:"expires_at"`
 }
@@ -90,6 +109,8 @@ type EventLinks struct {
 	Session string `json:"session,omitempty"`
 	// Question is the question in its session, where it is answered.
 	Question string `json:"question,omitempty"`
+	// Approval is the page where the approval is allowed or denied.
+	Approval string `json:"approval,omitempty"`
 	Project  string `json:"project"`
 	Webhook  string `json:"webhook,omitempty"`
 }
@@ -102,6 +123,18 @@ func event(d *store.DueWebhook, baseURL string) Event {
 	ev := Event{
 		Project: EventProject{ID: d.ProjectID, Name: d.ProjectName},
 		Links:   EventLinks{Project: fmt.Sprintf("%s/projects/%d", baseURL, d.ProjectID)},
+	}
+	if a := d.Approval; a != nil {
+		ev.Type, ev.Timestamp = EventApprovalRequested, d.CreatedAt.UTC()
+		ev.Approval = &EventApproval{ID: a.ID, Tool: a.Tool, Summary: a.Summary, Agent: a.Who(), Repo: a.Repo, Branch: a.Branch,
+			Status: a.State, ExpiresAt: a.ExpiresAt.UTC()}
+		ev.Links.Approval = baseURL + "/inbox"
+		if a.SessionID != nil {
+			ev.Session = &EventSession{ID: *a.SessionID, SessionType: a.SessionType, SessionID: a.SessionPublicID, Title: a.SessionTitle}
+			ev.Links.Session = fmt.Sprintf("%s/sessions/%d", baseURL, *a.SessionID)
+			ev.Links.Approval = ev.Links.Session
+		}
+		return ev
 	}
 	if d.Note == nil {
 		ev.Type, ev.Timestamp, ev.Message = EventTest, d.CreatedAt.UTC(), testMessage
@@ -137,6 +170,9 @@ const slackPreview = 1000
 // is a bare URL on its own line, which Slack, Mattermost, Rocket.Chat and
 // Discord all turn into a link.
 func slackText(ev Event) string {
+	if ev.Approval != nil {
+		return slackApproval(ev)
+	}
 	if ev.Note == nil {
 		return fmt.Sprintf("*osFoundry test* for %s: this endpoint is set up.\n%s", slackEscape(ev.Project.Name), ev.Links.Webhook)
 	}
@@ -196,6 +232,25 @@ func slackQuestion(ev Event) string {
 	}
 	fmt.Fprintf(&b, "Expires with no decision at %s.\n", q.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC"))
 	b.WriteString("Answer it: " + ev.Links.Question)
+	return b.String()
+}
+
+// slackApproval is the Slack-compatible text of an approval event: who
+// asks to use what where, and a link to allow or deny it.
+func slackApproval(ev Event) string {
+	a := ev.Approval
+	var b strings.Builder
+	b.WriteString("*Approval waiting: an agent asks before a tool runs*\n")
+	fmt.Fprintf(&b, "%s (%s) asks to use %s", slackEscape(a.Agent), store.AgentLabel, slackEscape(a.Tool))
+	if w := strings.TrimSpace(a.Repo + " " + a.Branch); w != "" {
+		b.WriteString(" in " + slackEscape(w))
+	}
+	b.WriteString(" · " + slackEscape(ev.Project.Name) + "\n")
+	if a.Summary != "" {
+		b.WriteString("`" + slackEscape(strings.ReplaceAll(a.Summary, "`", "'")) + "`\n")
+	}
+	fmt.Fprintf(&b, "Without a decision by %s the agent gets none (never an allow).\n", a.ExpiresAt.UTC().Format("15:04:05 UTC"))
+	b.WriteString("Allow or deny it: " + ev.Links.Approval)
 	return b.String()
 }
 

@@ -17,6 +17,15 @@ func questionMail(cfg config) store.ComposeQuestionMail {
 	return email.Composer{BaseURL: cfg.baseURL}.Question
 }
 
+// approvalMail composes an approval's email for the timers: nil when email
+// is off.
+func approvalMail(cfg config) store.ComposeApprovalMail {
+	if cfg.smtp == nil {
+		return nil
+	}
+	return email.Composer{BaseURL: cfg.baseURL}.Approval
+}
+
 // startEmail starts, when SMTP is configured, the mail sender (woken by l
 // when messages are queued; call it before l runs) and the sweeps that queue
 // replies and digests. The returned function stops them.

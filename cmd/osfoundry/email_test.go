@@ -199,3 +199,68 @@ func TestServerWithoutSMTPMailsNothing(t *testing.T) {
 		t.Fatalf("%d mails and answer links with email off", n)
 	}
 }
+
+// TestServerMailsApprovalsAndTheLinksDecide: an approval nobody decided
+// within its project's delay (0 by default) is mailed with an Allow and a
+// Deny link; the GET of one asks, the POST denies with the reason as the
+// owner mailed, once.
+func TestServerMailsApprovalsAndTheLinksDecide(t *testing.T) {
+	t.Parallel()
+	mp := mailpittest.Start(t)
+	dsn := storetest.NewDatabase(t)
+	base := "http://" + freePort(t)
+	r := startTestReplica(t, dsn, base, "--smtp-url", mp.SMTPURL(), "--smtp-from", "osfoundry@example.com")
+	r.waitReady()
+	w := newWorld(t, dsn, base, 1)
+	if rep, err := callTool(r.URL, w.tokens[0], "post_session_note", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,
+		"subject": "On it", "body": "Working.", "idempotency_key": "n1"}); err != nil || rep.isError {
+		t.Fatalf("post_session_note: %v %s", err, rep.text)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.URL+"/agent/approvals", strings.NewReader(`{"tool":"Bash","summary":"npm publish","repo":"acme/shop","branch":"main"}`))
+	req.Header.Set("Authorization", "Bearer "+w.tokens[0])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /agent/approvals: %d", res.StatusCode)
+	}
+	m := mp.WaitFor(t, 1)[0]
+	if !strings.Contains(m.Subject, "asks to run `npm publish` in acme/shop main") || m.To[0].Address != w.owner.Email {
+		t.Fatalf("mail %q to %+v", m.Subject, m.To)
+	}
+	links := regexp.MustCompile(regexp.QuoteMeta(base)+`/approve/[0-9]+\.[A-Za-z0-9_-]+`).FindAllString(m.Text, -1)
+	if len(links) != 2 {
+		t.Fatalf("links %v in\n%s", links, m.Text)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	deny := strings.Replace(links[1], base, r.URL, 1)
+	res, err = browser.Get(deny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	csrf := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindSubmatch(page)
+	if res.StatusCode != http.StatusOK || csrf == nil || !strings.Contains(string(page), "approval-link-reason") {
+		t.Fatalf("GET %s: %d\n%s", deny, res.StatusCode, page)
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM approvals WHERE state = 'pending'`); n != 1 {
+		t.Fatalf("%d pending approvals after the GET, want 1", n)
+	}
+	for i, want := range []int{http.StatusOK, http.StatusConflict} {
+		res, err := browser.PostForm(deny, url.Values{"_csrf": {string(csrf[1])}, "reason": {"Not from a laptop"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Fatalf("POST %d: %d, want %d", i+1, res.StatusCode, want)
+		}
+	}
+	if n := countRows(t, dsn, `SELECT count(*) FROM approvals WHERE state = 'denied' AND reason = 'Not from a laptop' AND decided_by = $1`, w.owner.ID); n != 1 {
+		t.Fatal("the approval is not denied by the owner with the reason")
+	}
+}

@@ -97,7 +97,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		log.Warn("question test timing in use: a minute of the question delays lasts", "minute", cfg.test.questionMinute)
 		st.SetQuestionMinute(cfg.test.questionMinute)
 	}
-	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionMail(cfg)})
+	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionMail(cfg), ComposeApproval: approvalMail(cfg)})
 	questionTimers.WakeOn(listener)
 	timersRun := startBackground(ctx, questionTimers.Run)
 	defer timersRun.stop()

@@ -66,8 +66,24 @@ type answersOut struct {
 	Status     string `json:"status"`
 }
 
+// approvalOut is one of the caller's permission prompts in the session and
+// where it stands (pending, allowed, denied, expired, terminal).
+type approvalOut struct {
+	ApprovalID int64      `json:"approval_id"`
+	Tool       string     `json:"tool"`
+	Summary    string     `json:"summary"`
+	State      string     `json:"state"`
+	Reason     string     `json:"reason,omitempty"`
+	DecidedBy  string     `json:"decided_by,omitempty"`
+	DecidedAt  *time.Time `json:"decided_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
 type mailOut struct {
 	Notes []noteOut `json:"notes"`
+	// Approvals are the caller's approvals of the last day in the session,
+	// on the first page only.
+	Approvals []approvalOut `json:"approvals,omitempty"`
 	// NextBeforeID is the before_id of the next older page; absent on the last page.
 	NextBeforeID *int64 `json:"next_before_id,omitempty"`
 }
@@ -105,8 +121,25 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 	for _, n := range notes {
 		out.Notes = append(out.Notes, toNoteOut(n, questions))
 	}
+	if in.BeforeID == 0 {
+		as, err := h.store.AgentSessionApprovals(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, maxMailApprovals)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			state := a.State
+			if a.Pending() && !a.ExpiresAt.After(time.Now()) {
+				state = store.ApprovalExpired
+			}
+			out.Approvals = append(out.Approvals, approvalOut{ApprovalID: a.ID, Tool: a.Tool, Summary: a.Summary, State: state,
+				Reason: a.Reason, DecidedBy: a.DecidedBy, DecidedAt: a.DecidedAt, CreatedAt: a.CreatedAt})
+		}
+	}
 	return out, nil
 }
+
+// maxMailApprovals bounds the approvals read_session_mail carries.
+const maxMailApprovals = 5
 
 // questionsOf loads the questions a page of mail holds or may close, in one
 // statement, only when it holds a question or a reply to the caller from an

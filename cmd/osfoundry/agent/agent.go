@@ -27,10 +27,11 @@ Usage:
         this machine (loopback) unless --allow-insecure-http is given.
   osfoundry agent status [--server URL]       show this checkout's connection and check it
   osfoundry agent logout [--server URL]       revoke the connection and delete its credentials
-  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule] [--absolute]
+  osfoundry agent install claude-code [--server URL] [--dry-run] [--no-allow-rule] [--absolute] [--approval-wait 120]
         add the MCP server to .mcp.json, and the hooks and a permission rule for its tools
-        (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json
-  osfoundry agent install codex [--server URL] [--dry-run] [--no-allow-rule] [--absolute]
+        (permissions.allow: mcp__osfoundry; --no-allow-rule leaves it out) to .claude/settings.local.json;
+        the PermissionRequest hook brings the client's prompts to the owners and waits --approval-wait seconds
+  osfoundry agent install codex [--server URL] [--dry-run] [--no-allow-rule] [--absolute] [--approval-wait 120]
         add the MCP server (its tools approved: default_tools_approval_mode; --no-allow-rule
         leaves it out) to .codex/config.toml, and the hooks to .codex/hooks.json
         The entries start the command osfoundry (on PATH after make install); --absolute
@@ -92,6 +93,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	var noBrowser, dryRun, insecureHTTP, noAllowRule, absolute bool
 	var handle, name string
 	var timeout time.Duration
+	var approvalWait int
 	switch cmd {
 	case "login":
 		fs.BoolVar(&noBrowser, "no-browser", false, "print the sign-in URL instead of opening a browser")
@@ -104,6 +106,7 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 		if cmd == "install" {
 			fs.BoolVar(&noAllowRule, "no-allow-rule", false, "leave out the permission rule for the osfoundry tools (the client then asks before each)")
 			fs.BoolVar(&absolute, "absolute", false, "write the absolute path of this binary instead of the command osfoundry")
+			fs.IntVar(&approvalWait, "approval-wait", 0, "the project's approval wait in seconds (10-600): how long the PermissionRequest hook waits for an owner (default: the server's setting for this checkout's connection, else 120)")
 		}
 	case "status", "logout", "mcp":
 	default:
@@ -152,7 +155,14 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 		return runBridge(ctx, dirs, srv, checkout, stdin, stdout, stderr)
 	}
 	command, note := installCommand(absolute)
-	o := installOptions{Client: agentCLI, Checkout: checkout, Server: srv, Command: command, DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule}
+	o := installOptions{Client: agentCLI, Checkout: checkout, Server: srv, Command: command, DryRun: dryRun, Remove: cmd == "uninstall", NoAllowRule: noAllowRule,
+		ApprovalWait: approvalWait}
+	switch {
+	case cmd == "install" && approvalWait == 0:
+		o.ApprovalWait = serverApprovalWait(ctx, acct)
+	case cmd == "install" && (approvalWait < 10 || approvalWait > 600):
+		return fmt.Errorf("--approval-wait %d: use 10 to 600 seconds, the project's approval wait", approvalWait)
+	}
 	if err := install(ctx, stdout, o); err != nil {
 		return err
 	}

@@ -117,10 +117,10 @@ func mergeHooks(root *object, events []string, o installOptions) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	want := o.hook()
-	wantJSON, _ := json.Marshal(want)
 	var all []string
 	for _, ev := range events {
+		want := o.hookFor(ev)
+		wantJSON, _ := json.Marshal(want)
 		groups, err := hooks.array(ev)
 		if err != nil {
 			return nil, fmt.Errorf("hooks: %w", err)

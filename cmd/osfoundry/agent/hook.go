@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,12 +80,25 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 		logf("%v", err)
 		return
 	}
-	in, err := client.readHookInput(stdin)
+	raw, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+	var in hookInput
+	if err == nil {
+		in, err = client.readHookInput(bytes.NewReader(raw))
+	}
 	if err != nil {
 		logf("read the hook event: %v", err)
 		return
 	}
 	event.Store(in.HookEventName)
+	if in.HookEventName == "PermissionRequest" {
+		// Its own limits: a short setup, then the project's wait.
+		cancel()
+		verdict := runPermission(dirs, *server, raw, func(d time.Duration) { watchdog.Reset(d) }, logf)
+		if verdict != nil {
+			writeAnswer(&out, stdout, verdict, logf)
+		}
+		return
+	}
 	text, err := runEvent(ctx, dirs, *server, in, time.Now)
 	if err != nil {
 		logf("%v", err)
@@ -98,6 +113,22 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	}
 	out.Lock()
 	if _, err := stdout.Write(answer); err != nil {
+		logf("write answer: %v", err)
+	}
+}
+
+// writeAnswer prints a hook's answer as one JSON line, holding out so that
+// the watchdog lets it complete.
+func writeAnswer(out *sync.Mutex, stdout io.Writer, o any, logf func(string, ...any)) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(o); err != nil {
+		logf("encode answer: %v", err)
+		return
+	}
+	out.Lock()
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
 		logf("write answer: %v", err)
 	}
 }
@@ -125,7 +156,7 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	// A running bridge's spool, read without the network.
 	quick := quickCheckout(startDir(in.Cwd))
 	if text, ok, err := spoolEvent(account{dirs: dirs, server: server, checkout: quick}, in, now()); ok {
-		return text, err
+		return text, errors.Join(err, endAnsweredPrompts(ctx, account{dirs: dirs, server: server, checkout: quick}))
 	}
 	checkout, err := checkoutOf(ctx, startDir(in.Cwd))
 	if err != nil {
@@ -134,25 +165,28 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	acct := account{dirs: dirs, server: server, checkout: checkout}
 	if checkout != quick {
 		if text, ok, err := spoolEvent(acct, in, now()); ok {
-			return text, err
+			return text, errors.Join(err, endAnsweredPrompts(ctx, acct))
 		}
 	}
 	c, err := newClient(acct)
 	if err != nil {
 		return "", err
 	}
+	// A prompt whose hook the client ended was answered at the terminal.
+	answered := c.endAnsweredPrompts(ctx)
 	switch in.HookEventName {
 	case "SessionStart":
 		text, err := sessionStart(ctx, c, now())
-		return text, err
+		return text, errors.Join(answered, err)
 	case "SessionEnd":
-		return "", sessionEnd(ctx, c)
+		return "", errors.Join(answered, sessionEnd(ctx, c))
 	case "Stop":
-		return stopCheck(ctx, c, in)
+		text, err := stopCheck(ctx, c, in)
+		return text, errors.Join(answered, err)
 	}
 	due, err := acct.mailDue(now())
 	if err != nil || !due {
-		return "", err
+		return "", errors.Join(answered, err)
 	}
 	res, err := c.callTool(ctx, "list_sessions", nil)
 	if err != nil {

@@ -24,7 +24,7 @@ const (
 )
 
 // hookEvents are the events the hook handles, in the order they happen.
-var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
+var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd"}
 
 // installOptions configures install.
 type installOptions struct {
@@ -42,6 +42,9 @@ type installOptions struct {
 	// NoAllowRule leaves out (and takes out) the permission rule that lets
 	// Claude Code call the osfoundry tools without asking.
 	NoAllowRule bool
+	// ApprovalWait is the project's approval wait in seconds (0: the
+	// default), which the PermissionRequest hook's timeout covers.
+	ApprovalWait int
 }
 
 // mcpEntry is the project MCP server Claude Code starts: the stdio bridge.
@@ -204,6 +207,24 @@ func (o installOptions) hook() hookHandler {
 	}
 	return hookHandler{Type: "command", Command: shellJoin(words...), Timeout: hookTimeoutSecs}
 }
+
+// hookFor is the hook of one event: PermissionRequest's waits for an
+// owner's decision, so its timeout is the approval wait and a margin for
+// the hook's own setup (the client gives no verdict when it is killed).
+func (o installOptions) hookFor(ev string) hookHandler {
+	h := o.hook()
+	if ev == "PermissionRequest" {
+		wait := o.ApprovalWait
+		if wait <= 0 {
+			wait = defaultApprovalWait
+		}
+		h.Timeout = wait + 10
+	}
+	return h
+}
+
+// defaultApprovalWait is a project's approval wait unless its owners change it.
+const defaultApprovalWait = 120
 
 // editExclude keeps the personal settings file out of git in a checkout
 // that does not ignore it yet (.git/info/exclude, never committed).

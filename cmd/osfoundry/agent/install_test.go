@@ -113,7 +113,9 @@ func TestInstallMergesWithOtherServersAndHooks(t *testing.T) {
 		"SessionStart":     {{Hooks: []hookHandler{{Type: "command", Command: "echo hi"}}}, {Hooks: []hookHandler{ours}}},
 		"UserPromptSubmit": {{Hooks: []hookHandler{ours}}},
 		"Stop":             {{Hooks: []hookHandler{ours}}},
-		"SessionEnd":       {{Hooks: []hookHandler{ours}}},
+		// The prompt's hook waits the approval wait, and a margin.
+		"PermissionRequest": {{Hooks: []hookHandler{{Type: "command", Command: wantHook, Timeout: defaultApprovalWait + 10}}}},
+		"SessionEnd":        {{Hooks: []hookHandler{ours}}},
 	}
 	got, _ := json.Marshal(s.Hooks)
 	want, _ := json.Marshal(wantHooks)

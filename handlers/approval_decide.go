@@ -1,0 +1,55 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// approvalDecide is POST /approvals/:id/decide: an owner allows
+// (verdict=allow) or denies (verdict=deny, with an optional reason for the
+// model) an approval of the workspace. The first decision wins
+// (store.DecideApproval); a later one is refused with who decided (409).
+// htmx gets the approval's box as it now stands; a page without script goes
+// back to where the approval shows.
+func (s *Server) approvalDecide(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	o := currentOwner(c)
+	ctx := c.Request().Context()
+	in := store.Decision{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ApprovalID: id, Reason: c.FormValue("reason"), From: c.RealIP()}
+	switch c.FormValue("verdict") {
+	case "allow":
+		in.Allow = true
+	case "deny":
+	default:
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "verdict: choose Allow or Deny.")
+	}
+	a, err := s.store.DecideApproval(ctx, in)
+	status, notice := http.StatusOK, ""
+	var closed *store.ErrApprovalClosed
+	switch {
+	case errors.As(err, &closed):
+		a, status, notice = closed.Approval, http.StatusConflict, closed.Error()
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "No such approval")
+	case store.FieldErrorsOf(err) != nil:
+		notice = store.FieldErrorsOf(err)[0].Message
+		if a, err = s.store.OwnerApproval(ctx, o.WorkspaceID, id); err != nil {
+			return err
+		}
+		status = http.StatusUnprocessableEntity
+	case err != nil:
+		return err
+	}
+	if !isHTMX(c) && status == http.StatusOK {
+		return redirect(c, views.ApprovalHome(*a))
+	}
+	return s.render(c, status, "Approval", views.ApprovalBox(*a, a.SessionID == nil, notice))
+}

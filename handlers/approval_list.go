@@ -1,0 +1,46 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// approvalPageSize bounds the approvals a list shows.
+const approvalPageSize = 20
+
+// approvals are the approvals a page shows: a session's of every state, or
+// with session 0 the workspace's pending ones (the inbox's "Needs you").
+func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsView, error) {
+	o := currentOwner(c)
+	v := views.ApprovalsView{Session: session}
+	var err error
+	if session != 0 {
+		v.Approvals, err = s.store.SessionApprovals(c.Request().Context(), o.WorkspaceID, session, approvalPageSize)
+	} else {
+		v.Approvals, err = s.store.PendingApprovals(c.Request().Context(), o.WorkspaceID, 0, approvalPageSize)
+	}
+	return v, err
+}
+
+// approvalList is GET /approvals (?session=): the list of approvals again,
+// which the page fetches every few seconds; 204 while it is what the page
+// shows (?v=, its version).
+func (s *Server) approvalList(c echo.Context) error {
+	session := int64Param(c.QueryParam("session"))
+	if session != 0 {
+		if _, err := s.store.GetSession(c.Request().Context(), currentOwner(c).WorkspaceID, session); err != nil {
+			return err
+		}
+	}
+	v, err := s.approvalsView(c, session)
+	if err != nil {
+		return err
+	}
+	if isHTMX(c) && c.QueryParam("v") == v.Version() {
+		return noContent(c)
+	}
+	return s.render(c, http.StatusOK, "Approvals", views.Approvals(v))
+}
