@@ -3,13 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
-	"github.com/osfoundry/osfoundry/handlers/inbound"
 )
 
 // Every request to /mcp passes the front: a chain of small middlewares, each
@@ -37,9 +31,6 @@ import (
 // with wait_seconds) gets a write deadline that outlasts its wait, and, when
 // it asked for progress notifications, an event stream that carries them.
 
-// maxBodyBytes caps a request body, in the front and in the SDK's handler.
-const maxBodyBytes = 1 << 20
-
 // ServeHTTP serves /mcp through the front.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.front.ServeHTTP(w, r) }
 
@@ -58,7 +49,7 @@ func chain(last http.Handler, links ...middleware) http.Handler {
 func (h *Handler) newFront() http.Handler {
 	return chain(http.HandlerFunc(h.answer),
 		h.checkHostAndOrigin, h.cors, refuseTokenInURL, limitBody,
-		h.parse, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
+		h.parse, h.count, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 
 // answer ends the front: a plain tools/list, ping or initialize is answered
@@ -82,13 +73,6 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 			h.log.Warn("mcp: cannot extend the write deadline of a waiting call; the server's write timeout may cut it", "err", err)
 		}
 		if progress {
-			if check := deferredFrom(r.Context()); check != nil {
-				// Its token is checked before the SDK streams the call.
-				if _, err := check.Result(r.Context()); err != nil {
-					h.answerRefused(w, r, err)
-					return
-				}
-			}
 			h.streamed.ServeHTTP(w, r)
 			return
 		}
@@ -98,95 +82,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if check := deferredFrom(r.Context()); check != nil {
-		// No longer plain (its token expired meanwhile): checked before
-		// the SDK answers, as any other.
-		if _, err := check.Result(r.Context()); err != nil {
-			h.answerRefused(w, r, err)
-			return
-		}
+		w = newRefusalWriter(w, check, func(w http.ResponseWriter, err error) { h.answerRefused(w, r, err) })
 	}
 	h.authed.ServeHTTP(w, r)
-}
-
-// checkHostAndOrigin refuses a request whose Host, or Origin when it sends
-// one, is neither the configured public origin nor loopback: the
-// DNS-rebinding guard.
-func (h *Handler) checkHostAndOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.allowedHost(r.Host) {
-			http.Error(w, "Forbidden: unknown Host", http.StatusForbidden)
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !h.allowedOrigin(origin) {
-			http.Error(w, "Forbidden: unknown Origin", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// allowedHost accepts the configured public host and loopback hosts (any
-// port).
-func (h *Handler) allowedHost(host string) bool { return inbound.HostAllowed(h.publicHost, host) }
-
-// allowedOrigin accepts the configured public origin and loopback origins.
-func (h *Handler) allowedOrigin(origin string) bool {
-	if strings.EqualFold(origin, h.issuer) {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
-		return false
-	}
-	return inbound.IsLoopbackHost(u.Host)
-}
-
-// cors lets the page of an allowed Origin (checkHostAndOrigin ran) read the
-// answers, WWW-Authenticate among them, and answers its preflight.
-func (h *Handler) cors(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		hd := w.Header()
-		hd.Set("Access-Control-Allow-Origin", origin)
-		hd.Add("Vary", "Origin")
-		hd.Set("Access-Control-Expose-Headers", "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version")
-		if r.Method == http.MethodOptions {
-			hd.Set("Access-Control-Allow-Methods", "POST, GET, DELETE, OPTIONS")
-			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID")
-			hd.Set("Access-Control-Max-Age", "600")
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// refuseTokenInURL refuses a token sent in the query string, where logs and
-// referrers would keep it: a token goes in the Authorization header.
-func refuseTokenInURL(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Has("access_token") {
-			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest,
-				"access_token in the URL is not accepted: send it in the Authorization header (Bearer)"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// limitBody bounds what can be read of the body to maxBodyBytes; parse
-// answers 413 to a longer one.
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // waitMargin is how much longer than its wait a waiting call may take to

@@ -47,8 +47,8 @@ type plainCall struct {
 // SDK's bearer check refuses one that expired since verifyToken), or false:
 // the SDK answers it.
 func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, bool) {
-	m, ok := h.plainMessage(r)
-	if !ok || !time.Now().Before(ti.ExpiresAt) {
+	m := requestFrom(r.Context()).plain
+	if m == nil || !time.Now().Before(ti.ExpiresAt) {
 		return plainCall{}, false
 	}
 	args := m.Params.Arguments
@@ -63,27 +63,27 @@ func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, 
 // request is unusual enough for the SDK to answer it otherwise than by its
 // method alone: a lone message read in one pass (readExact), JSON-RPC 2.0,
 // an id the SDK keeps as it is, JSON sent, JSON and an event stream
-// accepted, one of plainVersions, no Last-Event-ID.
-func (h *Handler) plainMessage(r *http.Request) (*message, bool) {
-	req := requestFrom(r.Context())
-	if h.sdkOnly || req == nil || req.batch || len(req.messages) != 1 {
-		return nil, false
+// accepted, one of plainVersions, no Last-Event-ID; nil for any other.
+// parse runs it once, into rpcRequest.plain.
+func (h *Handler) plainMessage(r *http.Request, req *rpcRequest) *message {
+	if h.sdkOnly || req.batch || len(req.messages) != 1 {
+		return nil
 	}
 	hd := r.Header
 	if ct, _, err := mime.ParseMediaType(hd.Get("Content-Type")); err != nil || ct != "application/json" {
-		return nil, false
+		return nil
 	}
 	if json, stream := accepts(hd.Values("Accept")); !json || !stream {
-		return nil, false
+		return nil
 	}
 	if len(hd.Values("Last-Event-ID")) > 0 || len(hd.Values("Mcp-Protocol-Version")) > 1 || !plainVersions[hd.Get("Mcp-Protocol-Version")] {
-		return nil, false
+		return nil
 	}
 	m := &req.messages[0]
 	if !m.exact || string(m.version) != `"2.0"` || !plainID(m.ID) || m.idErr != nil {
-		return nil, false
+		return nil
 	}
-	return m, true
+	return m
 }
 
 // plainID reports whether a request id is one the SDK keeps as it is: a
@@ -139,14 +139,12 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 // (refuseToken, refuseScope, checkFailed).
 func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *store.TokenInfo, pc plainCall) {
 	ctx := r.Context()
-	start := time.Now()
 	res, err := pc.tool.run(ctx, &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, pc.args)
 	var refused checkRefused
 	if errors.As(err, &refused) {
 		h.answerRefused(w, r, refused.err)
 		return
 	}
-	h.observe(pc.name, start, res, err)
 	var raw json.RawMessage
 	if err == nil {
 		if res.Content == nil {
@@ -159,7 +157,7 @@ func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *st
 	msg, err := rpcResponse(pc.id, raw, err)
 	if err != nil {
 		h.log.Error("mcp: encode response", "tool", pc.name, "err", err)
-		writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-cache, no-transform")

@@ -36,6 +36,9 @@ type Options struct {
 	// ask_owner's waits when the answer comes on any replica (nil: a waiting
 	// call only looks by itself, every few seconds).
 	Listener *store.Listener
+	// SDKOnly has the SDK answer every request, also those the front
+	// answers itself (make bench measures both).
+	SDKOnly bool
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -90,6 +93,7 @@ func New(opt Options) *Handler {
 		publicHost:    u.Host,
 		registry:      map[string]*tool{},
 		progressEvery: defaultProgressEvery,
+		sdkOnly:       opt.SDKOnly,
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
@@ -108,7 +112,7 @@ func New(opt Options) *Handler {
 	h.addReplyToSender()
 	h.addPollResourceEvents()
 	h.addAskOwner()
-	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware, h.observeTools)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
 	h.tools = observedTools(opt.Metrics, h.registry)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
@@ -181,7 +185,7 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
 	name := t.Name
 	rt := &tool{scope: scope}
-	rt.run = func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+	run := func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
 		out, err := runTool(ctx, raw, args, c, fn)
 		if cerr := c.settle(ctx, h.store, rt.ownsUnread, err != nil); cerr != nil {
 			return nil, cerr
@@ -206,9 +210,15 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		}
 		return withUnread(res, b, c.Unread)
 	}
+	rt.run = func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+		start := time.Now()
+		res, err := run(ctx, c, raw)
+		ranToolIn(ctx, name, outcomeOf(res, err), time.Since(start))
+		return res, err
+	}
 	h.registry[name] = rt
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		c, err := callerFrom(req, scope)
+		c, err := callerFrom(ctx, req, scope)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -272,7 +282,7 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 	var counted store.Unread
 	var countErr error
 	if ownsUnread && failed {
-		counted, countErr = st.CountUnread(ctx, c.ConnectionID)
+		counted, countErr = st.AsCaller(c.check).CountUnread(ctx, c.ConnectionID)
 	}
 	u, err := c.check.Result(ctx)
 	switch {
@@ -290,7 +300,7 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 
 // callerFrom returns the token info the front verified (a copy, which
 // the tool may update), re-checking the tool's scope.
-func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
+func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, refusal("Authentication required")
 	}
@@ -301,7 +311,7 @@ func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if !ti.HasScope(scope) {
 		return nil, refusalf("This connection lacks the %s scope; reconnect osFoundry and grant it.", scope)
 	}
-	return &caller{TokenInfo: *ti}, nil
+	return &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, nil
 }
 
 // refusal is a problem the agent can fix; its text goes back as an isError

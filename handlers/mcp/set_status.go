@@ -127,7 +127,7 @@ func (h *Handler) setStatus(ctx context.Context, c *caller, in map[string]json.R
 			return nil, refusalf("%s: use a string or null", name)
 		}
 	}
-	st, err := h.store.SetStatus(ctx, c.WorkspaceID, c.ConnectionID, u)
+	st, err := h.store.AsCaller(c.check).SetStatus(ctx, c.WorkspaceID, c.ConnectionID, u)
 	if err != nil {
 		return nil, err
 	}
