@@ -218,7 +218,7 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 	}
 	h.registry[name] = rt
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		c, err := callerFrom(ctx, req, scope)
+		c, err := callerFrom(ctx, req)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -299,17 +299,16 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 }
 
 // callerFrom returns the token info the front verified (a copy, which
-// the tool may update), re-checking the tool's scope.
-func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
+// the tool may update), and the check that travels with the call's first
+// statement, if any. The scope was checked once, in front (challengeScope),
+// or is checked by that check.
+func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, refusal("Authentication required")
 	}
 	ti, ok := req.Extra.TokenInfo.Extra[tokenInfoKey].(*store.TokenInfo)
 	if !ok {
 		return nil, refusal("Authentication required")
-	}
-	if !ti.HasScope(scope) {
-		return nil, refusalf("This connection lacks the %s scope; reconnect osFoundry and grant it.", scope)
 	}
 	return &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, nil
 }
