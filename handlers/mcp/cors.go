@@ -2,7 +2,7 @@ package mcp
 
 import "net/http"
 
-// cors lets the page of an allowed Origin (checkHostAndOrigin ran) read the
+// cors lets the page of an allowed Origin (checkOrigin ran) read the
 // answers, WWW-Authenticate among them, and answers its preflight.
 func (h *Handler) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -10,10 +10,11 @@ import (
 // per file, each with one job, that either answers the request or hands it
 // on, in this order:
 //
-//  1. checkHostAndOrigin refuses a foreign Host or Origin (DNS rebinding);
+//  1. checkOrigin refuses a foreign Origin (DNS rebinding; the app refuses a
+//     foreign Host before, inbound.RequireHost);
 //  2. cors answers CORS for an allowed Origin, and its preflight;
 //  3. refuseTokenInURL refuses an access_token in the query string;
-//  4. limitBody bounds the body at maxBodyBytes, as the SDK's handler is;
+//  4. limitBody bounds the body at inbound.MaxBodyBytes, as the app does;
 //  5. parse reads the body once and decodes its JSON-RPC messages, a batch
 //     too, into one value in the request's context (rpcRequest) that every
 //     later link reads;
@@ -47,7 +48,7 @@ func chain(last http.Handler, links ...middleware) http.Handler {
 // newFront builds the chain described above.
 func (h *Handler) newFront() http.Handler {
 	return chain(http.HandlerFunc(h.answer),
-		h.checkHostAndOrigin, h.cors, refuseTokenInURL, limitBody,
+		h.checkOrigin, h.cors, refuseTokenInURL, limitBody,
 		h.parse, h.count, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 

@@ -76,7 +76,7 @@ func requestFrom(ctx context.Context) *rpcRequest {
 	return req
 }
 
-// parse reads the body of a POST once (413 when it exceeds maxBodyBytes),
+// parse reads the body of a POST once (413 when it exceeds inbound.MaxBodyBytes),
 // refuses JSON nested deeper than maxJSONDepth, and decodes its messages
 // into the request's context for the links after it. Requests of other
 // methods pass as they are, to the SDK.

@@ -48,7 +48,6 @@ type Handler struct {
 	issuer      string // origin of BaseURL, no trailing slash
 	resource    string // <base>/mcp: the audience every token must be bound to
 	metadataURL string // <origin>/.well-known/oauth-protected-resource/mcp
-	publicHost  string // Host of BaseURL, with port when it has one
 	server      *mcpsdk.Server
 	front       http.Handler // the chain every request passes (front.go)
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
@@ -90,7 +89,6 @@ func New(opt Options) *Handler {
 		issuer:        issuer,
 		resource:      base + "/mcp",
 		metadataURL:   issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
-		publicHost:    u.Host,
 		registry:      map[string]*tool{},
 		progressEvery: defaultProgressEvery,
 		sdkOnly:       opt.SDKOnly,
@@ -119,16 +117,16 @@ func New(opt Options) *Handler {
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       log,
-		// The Host/Origin allow-list of the front (checkHostAndOrigin)
-		// replaces the SDK's loopback-only guard, which would refuse the
-		// configured public host.
+		// The app's Host check (inbound.RequireHost) and the front's Origin
+		// check replace the SDK's loopback-only guard, which would refuse
+		// the configured public host. The body reaches the SDK already
+		// read and bounded by the front (limitBody, parse).
 		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        maxBodyBytes,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
 	h.built = h.buildAnswers()
 	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
-		Stateless: true, Logger: log, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
+		Stateless: true, Logger: log, DisableLocalhostProtection: true,
 	})
 	h.streamed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(stream)
 	listener := opt.Listener

@@ -10,15 +10,12 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/inbound"
 )
 
-// checkHostAndOrigin refuses a request whose Host, or Origin when it sends
-// one, is neither the configured public origin nor loopback: the
+// checkOrigin refuses a request whose Origin, when it sends one, is neither
+// the configured public origin nor loopback. With the app's Host check
+// (inbound.RequireHost, in front of every route, /mcp included) it is the
 // DNS-rebinding guard.
-func (h *Handler) checkHostAndOrigin(next http.Handler) http.Handler {
+func (h *Handler) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !h.allowedHost(r.Host) {
-			writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: unknown Host")
-			return
-		}
 		if origin := r.Header.Get("Origin"); origin != "" && !h.allowedOrigin(origin) {
 			writeRPCError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: unknown Origin")
 			return
@@ -26,10 +23,6 @@ func (h *Handler) checkHostAndOrigin(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-
-// allowedHost accepts the configured public host and loopback hosts (any
-// port).
-func (h *Handler) allowedHost(host string) bool { return inbound.HostAllowed(h.publicHost, host) }
 
 // allowedOrigin accepts the configured public origin and loopback origins.
 func (h *Handler) allowedOrigin(origin string) bool {
