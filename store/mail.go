@@ -378,7 +378,9 @@ func (o *OwnerNote) Validate() error {
 	return checkNoteText(o.Subject, o.Body)
 }
 
-// ownerSlugPrefix starts every owner's sender slug.
+// ownerSlugPrefix starts every owner's sender slug: the one definition the
+// store's statements are written with too (forOwners; migration 031's
+// index predicate spells it as it was then).
 const ownerSlugPrefix = "owner-"
 
 // OwnerSlug is an owner's address as a mail sender.
