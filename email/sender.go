@@ -115,7 +115,7 @@ func (s *Sender) Wake() { s.wake.Wake() }
 
 // WakeOn makes l wake the sender for each notification on store.MailTopic
 // (messages were queued), and each time it connects. Call it before l runs.
-func (s *Sender) WakeOn(l *store.Listener) { s.wake.WakeOn(l, store.MailTopic) }
+func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.MailTopic, s.Wake) }
 
 // Run claims and sends due messages until ctx ends. A batch under way when
 // ctx ends is finished (each step bounded by the SMTP timeout) and recorded.

@@ -14,17 +14,15 @@ import (
 )
 
 // A tool call's token is checked in the database on every call, in the
-// call's own round trip: the first statement the call sends through
-// AsCaller(check) takes the check with it, ahead of it, in one pipeline (one
-// implicit transaction); when the
-// token no longer stands, or lacks the call's scope, the check raises an
-// error (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of
-// the pipeline, and the call's statement never runs. So a revoked,
-// expired or narrowed token is refused on the next call on every replica,
-// exactly as when the check was a round trip of its own; what a replica
-// remembers of a token (tokenCache: its connection, workspace and scopes,
-// which a token row never changes but to narrow its scopes) only lets the
-// call's statement be sent before the check has answered.
+// call's own round trip, and the call site says so:
+// s.AsCaller(check).PostAgentNote(…) sends the check ahead of its first
+// statement, in one pipeline (one implicit transaction). When the token no
+// longer stands, or lacks the call's scope, the check raises an error
+// (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of the
+// pipeline, and the call's statement never runs: a revoked, expired or
+// narrowed token is refused on the next call on every replica. What a
+// replica remembers of a token (tokenCache) only lets the statement be sent
+// before the check has answered.
 
 // ErrTokenRefused means the token presented no longer stands: unknown,
 // expired, revoked or for another resource.
@@ -170,14 +168,6 @@ func (c *TokenCheck) Result(ctx context.Context) (Unread, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.counts, c.err
-}
-
-// Refused returns the check's refusal or failure once it was answered,
-// nil before or when it passed.
-func (c *TokenCheck) Refused() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }
 
 // pending returns the check the next statement must carry, and marks it

@@ -19,14 +19,14 @@ func (w Waker) Wake() {
 // C receives the pending wake-up.
 func (w Waker) C() <-chan struct{} { return w.c }
 
-// WakeOn makes l wake the worker for each notification on topic, and each
-// time l connects, since notifications sent while it was away are lost.
-// Call it before l runs.
-func (w Waker) WakeOn(l *Listener, topic Topic[struct{}]) {
-	Listen(l, topic, func(struct{}) { w.Wake() })
+// WakeOn makes l call wake for each notification on topic, and each time l
+// connects, since notifications sent while it was away are lost. Call it
+// before l runs.
+func WakeOn(l *Listener, topic Topic[struct{}], wake func()) {
+	Listen(l, topic, func(struct{}) { wake() })
 	l.Watch(func(connected bool) {
 		if connected {
-			w.Wake()
+			wake()
 		}
 	})
 }

@@ -68,7 +68,7 @@ func (r *Runner) Wake() { r.wake.Wake() }
 // WakeOn wakes the runner whenever a question is asked on any replica
 // (store.TimerTopic), and when the listener (re)connects, since it may
 // have missed one meanwhile.
-func (r *Runner) WakeOn(l *store.Listener) { r.wake.WakeOn(l, store.TimerTopic) }
+func (r *Runner) WakeOn(l *store.Listener) { store.WakeOn(l, store.TimerTopic, r.Wake) }
 
 // Run fires due timers until ctx ends. Its statements count as background
 // work.

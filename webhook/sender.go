@@ -109,7 +109,7 @@ func (s *Sender) Wake() { s.wake.Wake() }
 // WakeOn makes l wake the sender for each notification on
 // store.WebhookTopic, and each time it connects, since notifications sent
 // while it was away are lost. Call it before l runs.
-func (s *Sender) WakeOn(l *store.Listener) { s.wake.WakeOn(l, store.WebhookTopic) }
+func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.WebhookTopic, s.Wake) }
 
 // done is what a delivery goroutine reports back to Run.
 type done struct {

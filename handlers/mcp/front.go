@@ -88,7 +88,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if check := deferredFrom(r.Context()); check != nil {
-		w = newRefusalWriter(w, check, func(w http.ResponseWriter, err error) { h.answerRefused(w, r, err) })
+		w = newRefusalWriter(w, r, check, func(w http.ResponseWriter, err error) { h.answerRefused(w, r, err) })
 	}
 	h.authed.ServeHTTP(w, r)
 }
