@@ -67,7 +67,7 @@ type Sender struct {
 	sweep    time.Duration
 	min, max time.Duration
 	attempts int
-	wake     chan struct{}
+	wake     store.Waker
 	compose  Composer
 	// domain is the sender address's, for the Message-ID.
 	domain string
@@ -96,7 +96,7 @@ func New(o Options, composer Composer) *Sender {
 		batch: orN(o.Batch, DefaultBatch), attempts: orN(o.MaxAttempts, DefaultMaxAttempts),
 		lease: or(o.Lease, DefaultLease), poll: or(o.Poll, DefaultPoll), sweep: or(o.Sweep, DefaultSweep),
 		min: or(o.MinBackoff, DefaultMinBackoff), max: or(o.MaxBackoff, DefaultMaxBackoff),
-		wake: make(chan struct{}, 1), domain: domainOf(o.SMTP.From, o.SMTP.Host),
+		wake: store.NewWaker(), domain: domainOf(o.SMTP.From, o.SMTP.Host),
 	}
 }
 
@@ -111,23 +111,11 @@ func domainOf(addr, def string) string {
 }
 
 // Wake asks the sender to look for due messages now. It never blocks.
-func (s *Sender) Wake() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Sender) Wake() { s.wake.Wake() }
 
 // WakeOn makes l wake the sender for each notification on store.MailTopic
 // (messages were queued), and each time it connects. Call it before l runs.
-func (s *Sender) WakeOn(l *store.Listener) {
-	store.Listen(l, store.MailTopic, func(struct{}) { s.Wake() })
-	l.Watch(func(connected bool) {
-		if connected {
-			s.Wake()
-		}
-	})
-}
+func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.MailTopic, s.Wake) }
 
 // Run claims and sends due messages until ctx ends. A batch under way when
 // ctx ends is finished (each step bounded by the SMTP timeout) and recorded.
@@ -174,7 +162,7 @@ func (s *Sender) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-s.wake:
+		case <-s.wake.C():
 		case <-poll.C:
 		}
 	}

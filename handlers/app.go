@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -23,9 +24,10 @@ func (s *Server) Echo() *echo.Echo {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
 	e.Pre(middleware.RequestID())
-	// Every request body is capped at 1 MB; a Host that is neither the
-	// public origin's nor loopback gets 421, on every route.
-	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit("1M"), securityHeaders, echo.WrapMiddleware(inbound.RequireHost(s.publicHost)))
+	// Every request body is capped at inbound.MaxBodyBytes (1 MiB); a Host
+	// that is neither the public origin's nor loopback gets 421, on every
+	// route, /mcp included (its front checks the Origin only).
+	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit(strconv.Itoa(inbound.MaxBodyBytes)), securityHeaders, echo.WrapMiddleware(inbound.RequireHost(s.publicHost)))
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name
 	}

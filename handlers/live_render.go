@@ -18,7 +18,7 @@ import (
 // liveRender renders the live streams' events as the pages render them.
 var liveRender = live.Render{
 	Note: func(now time.Time, sessionID int64, n store.Note, own bool) ([]byte, error) {
-		return renderFragment(now, views.MailRows(sessionID, []views.MailRow{{Note: n, Unread: !own, Live: true}}))
+		return renderFragment(now, views.MailRows(sessionID, []views.MailRow{views.NewMailRow(n, own, 0, true)}))
 	},
 	Receipts: func(now time.Time, noteID int64, receipts []store.Receipt) ([]byte, error) {
 		return renderFragment(now, views.NoteReceipts(noteID, true, views.ReadBy(receipts)))

@@ -7,12 +7,12 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// mailRows marks which notes are unread for the owner: newer than what they
-// had seen, and not their own.
-func mailRows(o *store.Owner, notes []store.Note, lastRead int64) []views.MailRow {
+// mailRows are the owner's rows of notes (views.NewMailRow), lastRead their
+// read mark before them; live rows join a page already shown.
+func mailRows(o *store.Owner, notes []store.Note, lastRead int64, live bool) []views.MailRow {
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
-		rows[i] = views.MailRow{Note: n, Unread: n.ID > lastRead && !n.SentBy(o.ID)}
+		rows[i] = views.NewMailRow(n, n.SentBy(o.ID), lastRead, live)
 	}
 	return rows
 }
@@ -50,9 +50,5 @@ func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after
 	if err != nil {
 		return nil, err
 	}
-	rows := mailRows(o, notes, lastRead)
-	for i := range rows {
-		rows[i].Live = true
-	}
-	return rows, nil
+	return mailRows(o, notes, lastRead, true), nil
 }

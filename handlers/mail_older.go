@@ -33,7 +33,7 @@ func (s *Server) mailOlder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.withReceipts(ctx, o, session.ID, mailRows(o, notes, lastRead))
+	rows, err := s.withReceipts(ctx, o, session.ID, mailRows(o, notes, lastRead, false))
 	if err != nil {
 		return err
 	}

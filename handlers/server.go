@@ -43,6 +43,8 @@ type Config struct {
 	// Email says mail is sent (--smtp-url is set); the account page says
 	// when it is not.
 	Email bool
+	// MCPSDKOnly has the MCP SDK answer every /mcp request (mcp.Options).
+	MCPSDKOnly bool
 }
 
 // Secure reports whether cookies must carry the Secure flag.

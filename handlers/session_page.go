@@ -68,7 +68,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if v.Rows, err = s.withReceipts(ctx, o, session.ID, mailRows(o, notes, lastRead)); err != nil {
+	if v.Rows, err = s.withReceipts(ctx, o, session.ID, mailRows(o, notes, lastRead, false)); err != nil {
 		return err
 	}
 	if v.Presence, err = s.presenceView(c, session, p); err != nil {

@@ -103,10 +103,7 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 	if len(notes) > live.MaxReplay {
 		return newest, w.write(live.Frame("reload", newest, []byte(mailReloadURL(sessionID))))
 	}
-	rows := make([]views.MailRow, len(notes))
-	for i, n := range notes {
-		rows[i] = views.MailRow{Note: n, Unread: !n.SentBy(o.ID), Live: true}
-	}
+	rows := mailRows(o, notes, 0, true)
 	// A missed owner's note may have been read meanwhile.
 	if rows, err = s.withReceipts(ctx, o, sessionID, rows); err != nil {
 		return after, err

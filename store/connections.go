@@ -392,7 +392,7 @@ var useAccessTokenSQL = tokenRowsSQL + `
 // round trip per authenticated call. Unknown, expired, revoked and
 // other-resource tokens all give ErrNotFound. What it finds is remembered
 // (CachedToken), so that the calls that follow can send their token's check
-// with their own statement (DeferTokenCheck).
+// with their own statement (NewTokenCheck, AsCaller).
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
 	var u unreadTargets

@@ -14,8 +14,8 @@ import (
 // n: agents' notes to the whole session, replies to an owner's sender slug
 // (from agents or other owners), and questions; never analysis. It is also
 // the predicate of notes_inbox_idx (migrations/031), written the same there
-// so that the planner uses that index.
-const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR n.recipient_slug LIKE 'owner-%'
+// so that the planner uses that index; the owners' slugs are OwnerSlug's.
+const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR n.recipient_slug LIKE '` + ownerSlugPrefix + `%'
 	OR (n.sender_kind = 'agent' AND n.recipient_slug IS NULL)))`
 
 // InboxPageSize is how many notes an inbox page shows.

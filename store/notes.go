@@ -319,13 +319,14 @@ var agentNoteTarget = `
 	LEFT JOIN connections c ON c.id = p.connection_id
 	WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`
 
-// agentNoteSQL writes an agent's note in one statement when agentNoteTarget
-// allows it (the rule: invited, a claimed profile, a known recipient that is
-// not the caller, a readable note answered), $8 to $11 its type, subject,
-// body and idempotency key.
-// No row: refused or a duplicate key; PostAgentNote asks agentNoteTarget
-// which.
-var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
+// agentNoteWriteSQL is the one statement that writes an agent's note when
+// agentNoteTarget allows it (the rule: invited, a claimed profile, a known
+// recipient that is not the caller, a readable note answered), $8 to $11
+// its type, subject, body and idempotency key; extra CTEs write what goes
+// with the note (a question's row). No row: refused or a duplicate key;
+// PostAgentNote asks agentNoteTarget which.
+func agentNoteWriteSQL(extra ...string) string {
+	return noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
 			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
@@ -333,7 +334,11 @@ var agentNoteSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
 			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
 		FROM target t
 		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict)
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, extra...)
+}
+
+// agentNoteSQL writes an agent's note (agentNoteWriteSQL).
+var agentNoteSQL = agentNoteWriteSQL()
 
 // errDuplicateKey tells a caller of insertNote that the (connection,
 // idempotency key) already has a note; nothing was written.
@@ -385,14 +390,13 @@ func (a AgentNote) Validate() error {
 			return err
 		}
 	}
-	switch {
-	case strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.Body) == "":
+	if strings.TrimSpace(a.Subject) == "" && strings.TrimSpace(a.Body) == "" {
 		return ErrBlankNote
-	case utf8.RuneCountInString(a.Subject) > MaxSubjectLen:
-		return &FieldError{"subject", fmt.Sprintf("use at most %d characters", MaxSubjectLen)}
-	case utf8.RuneCountInString(a.Body) > MaxBodyLen:
-		return &FieldError{"body", fmt.Sprintf("use at most %d characters", MaxBodyLen)}
-	case a.IdempotencyKey == "" || utf8.RuneCountInString(a.IdempotencyKey) > MaxIdempotencyKeyLen:
+	}
+	if err := checkNoteText(a.Subject, a.Body); err != nil {
+		return err
+	}
+	if a.IdempotencyKey == "" || utf8.RuneCountInString(a.IdempotencyKey) > MaxIdempotencyKeyLen {
 		return &FieldError{"idempotency_key", fmt.Sprintf("use 1 to %d characters", MaxIdempotencyKeyLen)}
 	}
 	return nil

@@ -175,20 +175,12 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 }
 
 // agentQuestionSQL writes an agent's question as agentNoteSQL writes its
-// notes, with the question's row in the same statement: $12 its options,
+// notes (agentNoteWriteSQL), with the question's row in the same statement: $12 its options,
 // $13 its urgency, $14 the seconds a minute of its delays lasts
 // (Store.questionMinute). Its timer starts at the notice, due after the
 // delay of its project for the urgency; it expires after the project's
 // expiry.
-var agentQuestionSQL = noteWriteSQL(`target AS (`+agentNoteTarget+`
-	), src AS (
-		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
-			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
-			NULLIF($5::text, '') AS recipient_slug, $8::text AS message_type, $9::text AS subject, $10::text AS body,
-			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
-		FROM target t
-		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, `
+var agentQuestionSQL = agentNoteWriteSQL(`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
 		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $12::text[], $13::text,

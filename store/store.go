@@ -40,7 +40,13 @@ const DefaultMaxConns = 24
 
 // Store is the application's data access layer over one PostgreSQL pool.
 type Store struct {
-	pool       db
+	pool db
+	*shared
+}
+
+// shared is what every view of the store shares (AsCaller gives a view of
+// its own pool).
+type shared struct {
 	statements *statementCounter
 	// tokens are what this replica found of the access tokens it checked
 	// (token_check.go).
@@ -102,7 +108,7 @@ func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Stor
 	if err != nil {
 		return nil, fmt.Errorf("store: open pool: %w", err)
 	}
-	return &Store{pool: db{pool}, statements: counter, hashes: newHashGate(), questionMinute: time.Minute}, nil
+	return &Store{pool: db{Pool: pool}, shared: &shared{statements: counter, hashes: newHashGate(), questionMinute: time.Minute}}, nil
 }
 
 // Close sends the notifications still queued (see notifyAfterCommit), then releases

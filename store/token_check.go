@@ -14,16 +14,15 @@ import (
 )
 
 // A tool call's token is checked in the database on every call, in the
-// call's own round trip: the first statement the call sends takes the check
-// with it, ahead of it, in one pipeline (one implicit transaction); when the
-// token no longer stands, or lacks the call's scope, the check raises an
-// error (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of
-// the pipeline, and the call's statement never runs. So a revoked,
-// expired or narrowed token is refused on the next call on every replica,
-// exactly as when the check was a round trip of its own; what a replica
-// remembers of a token (tokenCache: its connection, workspace and scopes,
-// which a token row never changes but to narrow its scopes) only lets the
-// call's statement be sent before the check has answered.
+// call's own round trip, and the call site says so:
+// s.AsCaller(check).PostAgentNote(…) sends the check ahead of its first
+// statement, in one pipeline (one implicit transaction). When the token no
+// longer stands, or lacks the call's scope, the check raises an error
+// (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of the
+// pipeline, and the call's statement never runs: a revoked, expired or
+// narrowed token is refused on the next call on every replica. What a
+// replica remembers of a token (tokenCache) only lets the statement be sent
+// before the check has answered.
 
 // ErrTokenRefused means the token presented no longer stands: unknown,
 // expired, revoked or for another resource.
@@ -109,7 +108,7 @@ func (c *tokenCache) forget(key [sha256.Size]byte) {
 // CachedToken returns what this replica last found of token for resource
 // (UseAccessToken), while it has not expired by this replica's clock, and
 // true; false means check it with UseAccessToken. Its Unread is empty. The
-// token still has to be checked on each call (DeferTokenCheck).
+// token still has to be checked on each call (NewTokenCheck).
 func (s *Store) CachedToken(token, resource string) (*TokenInfo, bool) {
 	key := sha256.Sum256([]byte(token))
 	s.tokens.mu.Lock()
@@ -121,8 +120,8 @@ func (s *Store) CachedToken(token, resource string) (*TokenInfo, bool) {
 	return &ti, true
 }
 
-// TokenCheck is a call's check of its token, sent with the first statement
-// sent under the context DeferTokenCheck returned, or alone by Result.
+// TokenCheck is one call's check of its token. It is sent with the first
+// statement of the store AsCaller returns for it, or alone by Result.
 type TokenCheck struct {
 	store    *Store
 	key      [sha256.Size]byte
@@ -136,16 +135,21 @@ type TokenCheck struct {
 	counts Unread
 }
 
-// tokenCheckKey carries a pending *TokenCheck in a context.
-type tokenCheckKey struct{}
+// NewTokenCheck returns a check of token for resource and scope, not sent
+// yet. With unread it also counts the connection's unread mail, as
+// UseAccessToken does.
+func (s *Store) NewTokenCheck(token, resource, scope string, unread bool) *TokenCheck {
+	return &TokenCheck{store: s, key: sha256.Sum256([]byte(token)), resource: resource, scope: scope, unread: unread}
+}
 
-// DeferTokenCheck returns ctx carrying a check of token for resource and
-// scope: the first statement sent under it takes the check with it, and
-// none is sent when the check refuses. With unread the check also counts
-// the connection's unread mail, as UseAccessToken does.
-func (s *Store) DeferTokenCheck(ctx context.Context, token, resource, scope string, unread bool) (context.Context, *TokenCheck) {
-	c := &TokenCheck{store: s, key: sha256.Sum256([]byte(token)), resource: resource, scope: scope, unread: unread}
-	return context.WithValue(ctx, tokenCheckKey{}, c), c
+// AsCaller returns the store as the caller c checks: its first statement
+// takes the check with it, in one pipeline, and neither it nor any later
+// one runs when the check refuses. A nil c returns s.
+func (s *Store) AsCaller(c *TokenCheck) *Store {
+	if c == nil {
+		return s
+	}
+	return &Store{pool: db{Pool: s.pool.Pool, check: c}, shared: s.shared}
 }
 
 // Result returns what the check found, running it alone first when no
@@ -166,15 +170,14 @@ func (c *TokenCheck) Result(ctx context.Context) (Unread, error) {
 	return c.counts, c.err
 }
 
-// pendingCheck returns the check a statement sent under ctx must carry, and
-// marks it sent; nil when there is none (or it was sent). refused is the
-// check's refusal or failure, which every later statement under ctx meets
-// instead of running.
-func pendingCheck(ctx context.Context) (c *TokenCheck, refused error) {
-	c, _ = ctx.Value(tokenCheckKey{}).(*TokenCheck)
-	if c == nil {
+// pending returns the check the next statement must carry, and marks it
+// sent; nil when there is none (or it was sent). refused is the check's
+// refusal or failure, which every later statement meets instead of running.
+func (d db) pending() (c *TokenCheck, refused error) {
+	if d.check == nil {
 		return nil, nil
 	}
+	c = d.check
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ran {
@@ -221,8 +224,8 @@ func (c *TokenCheck) finish(row pgx.Row) error {
 	return err
 }
 
-// The pool's statements under a pending check: the check and the statement
-// in one batch, the check first.
+// checkedBatch sends the check and the statement in one batch, the check
+// first.
 
 func (d db) checkedBatch(ctx context.Context, c *TokenCheck, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
@@ -280,15 +283,18 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// db is the store's pool. A statement sent under a context that carries a
-// pending TokenCheck (DeferTokenCheck) takes the check with it: both in one
-// batch, the check first; once the check refused, every statement under the
-// context fails with its refusal without being sent. A transaction begun
-// under it runs the check first, in the transaction.
-type db struct{ *pgxpool.Pool }
+// db is the store's pool, and the caller's check when the store is a
+// caller's (AsCaller): the first statement takes the check with it, both in
+// one batch, the check first; once the check refused, every statement fails
+// with its refusal without being sent. A transaction begun first runs the
+// check first, in the transaction.
+type db struct {
+	*pgxpool.Pool
+	check *TokenCheck
+}
 
 func (d db) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	c, refused := pendingCheck(ctx)
+	c, refused := d.pending()
 	switch {
 	case refused != nil:
 		return errRow{refused}
@@ -303,7 +309,7 @@ func (d db) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 }
 
 func (d db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	c, refused := pendingCheck(ctx)
+	c, refused := d.pending()
 	switch {
 	case refused != nil:
 		return nil, refused
@@ -323,7 +329,7 @@ func (d db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error
 }
 
 func (d db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	c, refused := pendingCheck(ctx)
+	c, refused := d.pending()
 	switch {
 	case refused != nil:
 		return pgconn.CommandTag{}, refused
@@ -342,7 +348,7 @@ func (d db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTa
 }
 
 func (d db) Begin(ctx context.Context) (pgx.Tx, error) {
-	c, refused := pendingCheck(ctx)
+	c, refused := d.pending()
 	if refused != nil {
 		return nil, refused
 	}

@@ -47,12 +47,12 @@ type Runner struct {
 	composeApproval store.ComposeApprovalMail
 	batch           int
 	idle            time.Duration
-	wake            chan struct{}
+	wake            store.Waker
 }
 
 // New returns a runner; start it with Run, wake it with Wake.
 func New(o Options) *Runner {
-	r := &Runner{store: o.Store, log: o.Logger, compose: o.Compose, composeApproval: o.ComposeApproval, batch: o.Batch, idle: o.Idle, wake: make(chan struct{}, 1)}
+	r := &Runner{store: o.Store, log: o.Logger, compose: o.Compose, composeApproval: o.ComposeApproval, batch: o.Batch, idle: o.Idle, wake: store.NewWaker()}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -67,24 +67,12 @@ func New(o Options) *Runner {
 
 // Wake asks the runner to look again now (a question was asked: its notice
 // may be due at once). It never blocks.
-func (r *Runner) Wake() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
+func (r *Runner) Wake() { r.wake.Wake() }
 
 // WakeOn wakes the runner whenever a question is asked on any replica
 // (store.TimerTopic), and when the listener (re)connects, since it may
 // have missed one meanwhile.
-func (r *Runner) WakeOn(l *store.Listener) {
-	store.Listen(l, store.TimerTopic, func(struct{}) { r.Wake() })
-	l.Watch(func(connected bool) {
-		if connected {
-			r.Wake()
-		}
-	})
-}
+func (r *Runner) WakeOn(l *store.Listener) { store.WakeOn(l, store.TimerTopic, r.Wake) }
 
 // Run fires due timers until ctx ends. Its statements count as background
 // work.
@@ -97,7 +85,7 @@ func (r *Runner) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-sleep.C:
-		case <-r.wake:
+		case <-r.wake.C():
 		}
 		sleep.Reset(r.fire(ctx))
 	}

@@ -7,22 +7,11 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views/timeago"
 )
 
-// Ago renders a duration in words, like "3 min ago".
-func Ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < 45*time.Second:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d.Round(time.Minute)/time.Minute))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d/time.Hour))
-	default:
-		return fmt.Sprintf("%d d ago", int(d/(24*time.Hour)))
-	}
-}
+// Ago renders a duration in words, like "3 min ago" (timeago.Format).
+var Ago = timeago.Format
 
 // Since renders when t was as lists show it: relative under a day ("3 min
 // ago"), then absolute ("2 Jan 2026, 15:04 UTC"); static/app.js rewrites it

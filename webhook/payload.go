@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
 )
 
 // Event types of the JSON body.
@@ -157,7 +158,7 @@ func event(d *store.DueWebhook, baseURL string) Event {
 			ev.Type = EventQuestionReminder
 		}
 		ev.Question = &EventQuestion{ID: q.ID, Question: q.Text, Options: q.Options, Urgency: q.Urgency, Status: q.State, ExpiresAt: q.ExpiresAt.UTC()}
-		ev.Links.Question = fmt.Sprintf("%s/sessions/%d?note=%d#note-%d", baseURL, d.Session.ID, q.ID, q.ID)
+		ev.Links.Question = baseURL + views.NoteURL(d.Session.ID, q.ID)
 	}
 	return ev
 }

@@ -71,7 +71,7 @@ type Sender struct {
 	lease   time.Duration
 	sweep   time.Duration
 	policy  retryPolicy
-	wake    chan struct{}
+	wake    store.Waker
 }
 
 // New returns a sender; start it with Run, wake it with Wake.
@@ -99,29 +99,17 @@ func New(o Options) *Sender {
 		sweep:   or(o.Sweep, DefaultSweep),
 		policy: retryPolicy{minBackoff: or(o.MinBackoff, DefaultMinBackoff), maxBackoff: or(o.MaxBackoff, DefaultMaxBackoff),
 			window: or(o.RetryWindow, DefaultRetryWindow)},
-		wake: make(chan struct{}, 1),
+		wake: store.NewWaker(),
 	}
 }
 
 // Wake asks the sender to look for due deliveries now. It never blocks.
-func (s *Sender) Wake() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Sender) Wake() { s.wake.Wake() }
 
 // WakeOn makes l wake the sender for each notification on
 // store.WebhookTopic, and each time it connects, since notifications sent
 // while it was away are lost. Call it before l runs.
-func (s *Sender) WakeOn(l *store.Listener) {
-	store.Listen(l, store.WebhookTopic, func(struct{}) { s.Wake() })
-	l.Watch(func(connected bool) {
-		if connected {
-			s.Wake()
-		}
-	})
-}
+func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.WebhookTopic, s.Wake) }
 
 // done is what a delivery goroutine reports back to Run.
 type done struct {
@@ -189,7 +177,7 @@ func (s *Sender) Run(ctx context.Context) {
 		select {
 		case <-stopping:
 			stopping = nil
-		case <-s.wake:
+		case <-s.wake.C():
 			look = true
 		case r := <-finished:
 			// The endpoint's next delivery is its head now. Deliveries that

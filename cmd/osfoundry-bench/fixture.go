@@ -41,6 +41,9 @@ type fixture struct {
 	metricsURL string // the server's /metrics, when known
 	// physicalURL is the physical HTTP round trip's server (physical_http.go).
 	physicalURL string
+	// sdkURL is the server whose MCP SDK answers every request
+	// (--mcp-sdk-only), on the same database, when the bench started one.
+	sdkURL string
 	// ownerSlug is the owner's sender slug, which reply_to_sender answers.
 	ownerSlug string
 	runID     string
@@ -212,25 +215,33 @@ func (fx *fixture) loadPollURL() error {
 	return nil
 }
 
-// tool calls an MCP tool as worker w.
-func (fx *fixture) tool(w int, name string, args map[string]any) error {
-	return fx.rpc(fx.agents[w].token, "tools/call", map[string]any{"name": name, "arguments": args})
+// tool calls an MCP tool as worker w, on the server at base.
+func (fx *fixture) tool(base string, w int, name string, args map[string]any) error {
+	return fx.rpc(base, fx.agents[w].token, "tools/call", map[string]any{"name": name, "arguments": args})
 }
 
-// rpc posts one JSON-RPC request to /mcp; anything but a success is an error.
-func (fx *fixture) rpc(token, method string, params any) error {
-	_, err := fx.post(fx.url+"/mcp", token, method, params)
+// rpc posts one JSON-RPC request to base's /mcp; anything but a success is
+// an error.
+func (fx *fixture) rpc(base, token, method string, params any) error {
+	_, err := fx.post(base+"/mcp", token, method, params)
 	return err
 }
 
 // post posts one JSON-RPC request as a client of /mcp does, to url, and
 // returns the size of the answer; anything but a success is an error.
 func (fx *fixture) post(url, token, method string, params any) (int, error) {
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": fx.seq.Add(1), "method": method, "params": params})
+	msg := map[string]any{"jsonrpc": "2.0", "id": fx.seq.Add(1), "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	body, _ := json.Marshal(msg)
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	if method != "initialize" {
+		// A client names the version initialize agreed on in every later request.
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

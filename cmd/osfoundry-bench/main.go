@@ -131,6 +131,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "load average at start: %s\n", report.LoadAverageStart)
 
 	var serverPID int
+	var sdkURL string
 	if o.url == "" {
 		tmp, err := os.MkdirTemp("", "osfbench")
 		if err != nil {
@@ -165,17 +166,29 @@ func run() error {
 		// scenario opens one after another, each closed as its first event
 		// arrives, which the server may not have seen yet.
 		limit := max(o.streams, 64)
-		cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", tmp, "--log-level", "warn", "--ops-addr", o.opsAddr,
-			"--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit))
-		cmd.Env = append(os.Environ(), "DATABASE_URL="+pg.DSN)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
+		args := []string{"--data-dir", tmp, "--log-level", "warn", "--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit)}
+		cmd, err := startServer(bin, pg.DSN, o.url, append(args, "--ops-addr", o.opsAddr))
+		if err != nil {
 			return err
 		}
 		serverPID = cmd.Process.Pid
-		defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-		if err := waitReady(o.url); err != nil {
+		defer stopServer(cmd)
+		// The twin whose SDK answers every MCP request (fast_paths.go):
+		// the same base URL, so that the agents' tokens hold for it too.
+		if sdkAddr, err := freeAddr(); err != nil {
 			return err
+		} else {
+			sdkDir := filepath.Join(tmp, "sdk-only")
+			if err := os.Mkdir(sdkDir, 0o700); err != nil {
+				return err
+			}
+			args[1] = sdkDir
+			sdk, err := startServer(bin, pg.DSN, o.url, append(args, "--addr", sdkAddr, "--mcp-sdk-only"))
+			if err != nil {
+				return err
+			}
+			defer stopServer(sdk)
+			sdkURL = "http://" + sdkAddr
 		}
 	}
 	o.url = strings.TrimRight(o.url, "/")
@@ -190,6 +203,7 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	fx.sdkURL = sdkURL
 	// The physical scenarios talk to PostgreSQL themselves, on a pool of their own.
 	physCfg, err := pgxpool.ParseConfig(o.databaseURL)
 	if err != nil {
@@ -297,6 +311,32 @@ func freeAddr() (string, error) {
 	defer l.Close()
 	return l.Addr().String(), nil
 }
+
+// startServer starts the osfoundry binary bin serving base on dsn's
+// database, and waits until it is ready. An --addr in args wins over base's.
+func startServer(bin, dsn, base string, args []string) (*exec.Cmd, error) {
+	addr := strings.TrimPrefix(base, "http://")
+	full := append([]string{"serve", "--addr", addr, "--base-url", base}, args...)
+	cmd := exec.Command(bin, full...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	ready := base
+	for i, a := range args {
+		if a == "--addr" && i+1 < len(args) {
+			ready = "http://" + args[i+1]
+		}
+	}
+	if err := waitReady(ready); err != nil {
+		stopServer(cmd)
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func stopServer(cmd *exec.Cmd) { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }
 
 func waitReady(base string) error {
 	for range 600 {

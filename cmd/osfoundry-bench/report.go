@@ -65,6 +65,8 @@ type report struct {
 	ScaleDatabase []scaleDatabase `json:"scale_database,omitempty"`
 	// Answers is the answer scenario (questions.go).
 	Answers *answerResult `json:"answer_to_waiting_ask_owner,omitempty"`
+	// FastPaths pairs each MCP scenario with its " [SDK]" twin (fast_paths.go).
+	FastPaths []fastPath `json:"fast_paths,omitempty"`
 }
 
 // finish computes each scenario's ratio to its physical limit.
@@ -98,6 +100,7 @@ func (r *report) finish(plan []scenario) {
 		toCeiling := x.PerSecond / ceiling
 		r.Results[i].Composite, r.Results[i].RatioToComposite = &ceiling, &toCeiling
 	}
+	r.FastPaths = r.fastPaths()
 }
 
 func (r *report) print(w io.Writer) {
@@ -138,6 +141,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
 			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
+	r.printFastPaths(w)
 	r.printScale(w)
 	if a := r.Answers; a != nil {
 		fmt.Fprintf(w, "\n%s: %d questions, each answered while its call waited: p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d failed\n",

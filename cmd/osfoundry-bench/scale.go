@@ -539,7 +539,7 @@ func (sf *scaleFixture) calls(ctx context.Context, fx *fixture, st *store.Store)
 	}
 	tool := func(a agent, name string, args func(i int) map[string]any) func(i int) error {
 		return func(i int) error {
-			return fx.rpc(a.token, "tools/call", map[string]any{"name": name, "arguments": args(i)})
+			return fx.rpc(fx.url, a.token, "tools/call", map[string]any{"name": name, "arguments": args(i)})
 		}
 	}
 	fixed := func(args map[string]any) func(int) map[string]any { return func(int) map[string]any { return args } }
@@ -572,8 +572,8 @@ func (sf *scaleFixture) calls(ctx context.Context, fx *fixture, st *store.Store)
 			return map[string]any{"task": fmt.Sprintf("scale step %d", i)}
 		})},
 		{name: "read_session_mail (agent invited to 5 sessions)", call: tool(m.light, "read_session_mail", fixed(with(busy, "limit", 10)))},
-		{name: "tools/list (anonymous)", call: func(int) error { return fx.rpc("", "tools/list", map[string]any{}) }},
-		{name: "initialize (anonymous)", call: func(int) error { return fx.rpc("", "initialize", initializeParams) }},
+		{name: "tools/list (anonymous)", call: func(int) error { return fx.rpc(fx.url, "", "tools/list", map[string]any{}) }},
+		{name: "initialize (anonymous)", call: func(int) error { return fx.rpc(fx.url, "", "initialize", initializeParams) }},
 	}
 	page := func(path string) func(int) error {
 		return func(int) error { return sf.get(fx.url+path, http.StatusOK) }

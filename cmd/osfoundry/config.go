@@ -33,6 +33,9 @@ type config struct {
 	trustProxy    bool
 	allowPrivate  bool
 	headerTimeout time.Duration
+	// mcpSDKOnly has the MCP SDK answer every /mcp request (make bench
+	// measures the server with and without the front's own answers).
+	mcpSDKOnly bool
 	// streamLimitsText is --stream-limits as given; streamLimits, parsed.
 	streamLimitsText string
 	streamLimits     live.Limits
@@ -67,7 +70,7 @@ type testConfig struct {
 }
 
 // hiddenFlags are registered but not listed by --help.
-var hiddenFlags = map[string]bool{"pprof-addr": true}
+var hiddenFlags = map[string]bool{"pprof-addr": true, "mcp-sdk-only": true}
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -85,6 +88,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", envOr("OSFOUNDRY_LOG_LEVEL", "info"), "debug, info, warn or error (OSFOUNDRY_LOG_LEVEL)")
 	fs.DurationVar(&c.shutdown, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGTERM")
 	fs.DurationVar(&c.headerTimeout, "header-timeout", 10*time.Second, "how long a client may take to send a request's headers before the connection is closed")
+	fs.BoolVar(&c.mcpSDKOnly, "mcp-sdk-only", false, "the MCP SDK answers every /mcp request, also those the server answers from bytes built at start (for make bench)")
 	fs.BoolVar(&c.trustProxy, "trust-proxy-headers", envOr("OSFOUNDRY_TRUST_PROXY_HEADERS", "") == "true", "take client addresses from X-Forwarded-For set by a loopback/private-network reverse proxy (OSFOUNDRY_TRUST_PROXY_HEADERS=true)")
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.streamLimitsText, "stream-limits", envOr("OSFOUNDRY_STREAM_LIMITS", fmt.Sprintf("%d,%d,%d", live.DefaultLimits.PerSignIn, live.DefaultLimits.PerOwner, live.DefaultLimits.PerAddress)),

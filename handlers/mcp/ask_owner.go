@@ -78,7 +78,7 @@ func (h *Handler) addAskOwner() {
 }
 
 func (h *Handler) askOwner(ctx context.Context, c *caller, in askArgs) (any, error) {
-	q, dup, err := h.store.AskQuestion(ctx, store.AgentQuestion{WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
+	q, dup, err := h.store.AsCaller(c.check).AskQuestion(ctx, store.AgentQuestion{WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
 		SessionType: in.SessionType, SessionID: in.SessionID, Text: in.Question, Options: in.Options, Urgency: in.Urgency,
 		IdempotencyKey: in.IdempotencyKey})
 	if err != nil {

@@ -79,8 +79,12 @@ func (h *Handler) buildAnswers() map[builtKey]builtAnswer {
 // builtAnswerOf returns the built answer to the request, or false: the SDK
 // answers it.
 func (h *Handler) builtAnswerOf(r *http.Request) (*message, builtAnswer, bool) {
-	m, ok := h.plainMessage(r)
-	if !ok || m.Params.Name != "" || m.Params.Arguments != nil {
+	req := requestFrom(r.Context())
+	if req == nil || req.plain == nil {
+		return nil, builtAnswer{}, false
+	}
+	m := req.plain
+	if m.Params.Name != "" || m.Params.Arguments != nil {
 		return nil, builtAnswer{}, false
 	}
 	var k builtKey
@@ -108,7 +112,7 @@ func (h *Handler) builtAnswerOf(r *http.Request) (*message, builtAnswer, bool) {
 func (h *Handler) answerBuilt(w http.ResponseWriter, m *message, a builtAnswer) {
 	msg, err := rpcResponse(m.id, a.result, nil)
 	if err != nil {
-		writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+		writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 		return
 	}
 	hd := w.Header()

@@ -40,7 +40,7 @@ func (h *Handler) addClaimConnectedProfile() {
 }
 
 func (h *Handler) claimConnectedProfile(ctx context.Context, c *caller, in claimArgs) (any, error) {
-	p, err := h.store.ClaimProfile(ctx, c.WorkspaceID, c.ConnectionID, in.Handle, in.DisplayName)
+	p, err := h.store.AsCaller(c.check).ClaimProfile(ctx, c.WorkspaceID, c.ConnectionID, in.Handle, in.DisplayName)
 	if errors.Is(err, store.ErrConflict) {
 		return nil, refusalf("handle taken: another agent of this workspace is %q; choose another handle.", in.Handle)
 	}

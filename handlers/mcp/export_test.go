@@ -25,3 +25,7 @@ func CountSDK(h *Handler) *atomic.Int64 {
 	}
 	return n
 }
+
+// PlainTool reports whether the front answers a plain call of the tool
+// itself (plainTools).
+func PlainTool(name string) bool { return plainTools[name] }

@@ -62,7 +62,7 @@ func (h *Handler) checkArguments(next http.Handler) http.Handler {
 			if field := badArgument(m.Params.Arguments); field != "" {
 				text := fmt.Sprintf("Invalid arguments: %s: contains invalid UTF-8 or a NUL character", field)
 				writeRPC(w, http.StatusOK, req.batch, resultForEach(req.messages, isErrorResult(text, nil))...)
-				h.observeAnswered(req, metrics.IsError)
+				req.answeredAs(metrics.IsError)
 				return
 			}
 		}

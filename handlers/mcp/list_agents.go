@@ -33,7 +33,7 @@ func (h *Handler) addListAgents() {
 }
 
 func (h *Handler) listAgents(ctx context.Context, c *caller, _ map[string]any) (any, error) {
-	agents, err := h.store.ListAgents(ctx, c.WorkspaceID, c.ConnectionID)
+	agents, err := h.store.AsCaller(c.check).ListAgents(ctx, c.WorkspaceID, c.ConnectionID)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func (h *Handler) addListSessions() {
 }
 
 func (h *Handler) listSessions(ctx context.Context, c *caller, _ map[string]any) (any, error) {
-	list, err := h.store.ListInvitedSessions(ctx, c.WorkspaceID, c.ConnectionID)
+	list, err := h.store.AsCaller(c.check).ListInvitedSessions(ctx, c.WorkspaceID, c.ConnectionID)
 	if err != nil {
 		return nil, err
 	}

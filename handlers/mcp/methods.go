@@ -79,12 +79,12 @@ func answerUnimplemented(next http.Handler) http.Handler {
 			return
 		}
 		if m.idErr != nil {
-			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest, "invalid request id"))
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid request id")
 			return
 		}
 		msg, err := rpcResponse(m.id, nil, methodNotFound(m.Method))
 		if err != nil {
-			writeRPC(w, http.StatusInternalServerError, false, requestError(jsonrpc.CodeInternalError, msgInternalErr))
+			writeRPCError(w, http.StatusInternalServerError, jsonrpc.CodeInternalError, msgInternalErr)
 			return
 		}
 		status := http.StatusOK

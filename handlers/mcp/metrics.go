@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"net/http"
+	"sync"
 	"time"
 
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +25,7 @@ func observedTools(m *metrics.Metrics, registry map[string]*tool) *metrics.Tools
 
 // outcomeOf is how a tool call ended, as the metrics count it: a JSON-RPC
 // error (the tool failed; toolError chose it), an isError result (the agent
-// can fix it), or a result. The calls the front answers before any tool
-// runs are counted by observeAnswered.
+// can fix it), or a result.
 func outcomeOf(res *mcpsdk.CallToolResult, err error) metrics.Outcome {
 	switch {
 	case err != nil:
@@ -35,39 +36,75 @@ func outcomeOf(res *mcpsdk.CallToolResult, err error) metrics.Outcome {
 	return metrics.OK
 }
 
-// observe counts one tool call by its outcome, timed from start: the call
-// as answered directly (answerPlainCall) or by the SDK (observeTools).
-func (h *Handler) observe(tool string, start time.Time, res *mcpsdk.CallToolResult, err error) {
-	h.tools.Observe(tool, outcomeOf(res, err), time.Since(start))
+// tally is how the tool calls of one request ended: the tools that ran
+// (ranTool), or how the front answered the request itself (answeredAs),
+// which wins.
+type tally struct {
+	mu       sync.Mutex
+	ran      []ranTool
+	answered *metrics.Outcome
 }
 
-// observeTools times each tools/call that reaches the SDK, from its dispatch
-// to its result, and counts it (observe).
-func (h *Handler) observeTools(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
-	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		start := time.Now()
-		res, err := next(ctx, method, req)
-		name := ""
-		if p, ok := req.GetParams().(*mcpsdk.CallToolParamsRaw); ok {
-			name = p.Name
-		}
-		r, _ := res.(*mcpsdk.CallToolResult)
-		h.observe(name, start, r, err)
-		return res, err
+type ranTool struct {
+	name    string
+	outcome metrics.Outcome
+	took    time.Duration
+}
+
+// ranTool notes that a tool of the request under ctx ran, and how it ended.
+func ranToolIn(ctx context.Context, name string, outcome metrics.Outcome, took time.Duration) {
+	if req := requestFrom(ctx); req != nil {
+		req.tally.mu.Lock()
+		req.tally.ran = append(req.tally.ran, ranTool{name, outcome, took})
+		req.tally.mu.Unlock()
 	}
 }
 
-// observeAnswered counts the tool calls of a request the front answered
-// itself, before any tool ran (a refusal, an early error), timed from when
-// it began reading the request.
-func (h *Handler) observeAnswered(req *rpcRequest, outcome metrics.Outcome) {
-	d := time.Since(req.start)
-	for i := range req.messages {
-		if m := &req.messages[i]; m.Method == "tools/call" {
-			h.tools.Observe(m.Params.Name, outcome, d)
+// answeredAs notes that the front answered the request itself, each of its
+// calls with outcome (a refusal, an early error).
+func (req *rpcRequest) answeredAs(outcome metrics.Outcome) {
+	req.tally.mu.Lock()
+	req.tally.answered = &outcome
+	req.tally.mu.Unlock()
+}
+
+// count is the one place a tool call is counted: once the request is
+// answered, each tools/call among its messages, by how it ended — as the
+// front answered it, as its tool ended, or failed when it reached no tool
+// (an unknown tool) — timed from when its tool started, or from when the
+// front began reading the request when no tool ran.
+func (h *Handler) count(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r)
+		req := requestFrom(r.Context())
+		if req == nil {
+			return
+		}
+		req.tally.mu.Lock()
+		defer req.tally.mu.Unlock()
+		ran := req.tally.ran
+		for i := range req.messages {
+			m := &req.messages[i]
+			if m.Method != "tools/call" {
+				continue
+			}
+			outcome, took := metrics.Failed, time.Since(req.start)
+			if a := req.tally.answered; a != nil {
+				outcome = *a
+			} else if j := indexOfTool(ran, m.Params.Name); j >= 0 {
+				outcome, took = ran[j].outcome, ran[j].took
+				ran = append(ran[:j:j], ran[j+1:]...)
+			}
+			h.tools.Observe(m.Params.Name, outcome, took)
+		}
+	})
+}
+
+func indexOfTool(ran []ranTool, name string) int {
+	for i, t := range ran {
+		if t.name == name {
+			return i
 		}
 	}
+	return -1
 }

@@ -30,7 +30,13 @@ type rpcRequest struct {
 	// answered anonymously (no tools/call among them), store.ScopeWrite when
 	// any call needs it.
 	scope string
+	// plain is the one message of a request plain enough for the front to
+	// answer it itself (plainMessage), nil for any other.
+	plain *message
 	start time.Time // when the front began reading the request
+
+	// tally is how its tool calls ended, for count (metrics.go).
+	tally tally
 }
 
 // message is one JSON-RPC message of a body: what the front needs of it.
@@ -63,13 +69,14 @@ type message struct {
 // requestKey carries the *rpcRequest parse decoded.
 type requestKey struct{}
 
-// requestFrom returns the request parse decoded, or nil (not a POST).
+// requestFrom returns the request parse decoded, or nil (not a POST, or a
+// context of no request).
 func requestFrom(ctx context.Context) *rpcRequest {
 	req, _ := ctx.Value(requestKey{}).(*rpcRequest)
 	return req
 }
 
-// parse reads the body of a POST once (413 when it exceeds maxBodyBytes),
+// parse reads the body of a POST once (413 when it exceeds inbound.MaxBodyBytes),
 // refuses JSON nested deeper than maxJSONDepth, and decodes its messages
 // into the request's context for the links after it. Requests of other
 // methods pass as they are, to the SDK.
@@ -84,25 +91,25 @@ func (h *Handler) parse(next http.Handler) http.Handler {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+				writeRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 				return
 			}
-			http.Error(w, "cannot read request body", http.StatusBadRequest)
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "cannot read request body")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if jsonTooDeep(body, maxJSONDepth) {
-			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest,
-				fmt.Sprintf("request JSON is nested deeper than %d levels", maxJSONDepth)))
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request JSON is nested deeper than %d levels", maxJSONDepth))
 			return
 		}
 		req.body = body
 		req.messages, req.batch, err = decodeMessages(body)
 		if err != nil {
-			writeRPC(w, http.StatusBadRequest, false, requestError(jsonrpc.CodeInvalidRequest, err.Error()))
+			writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, err.Error())
 			return
 		}
 		req.scope = h.scopeOf(req.messages)
+		req.plain = h.plainMessage(r, req)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, req)))
 	})
 }

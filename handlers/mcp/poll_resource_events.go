@@ -52,7 +52,7 @@ func (h *Handler) pollResourceEvents(ctx context.Context, c *caller, in pollArgs
 	if in.Limit == 0 {
 		in.Limit = defaultEventLimit
 	}
-	events, next, err := h.store.PollEvents(ctx, c.WorkspaceID, c.ConnectionID, in.ResourceType, in.ResourceID, in.AfterSequence, in.Limit)
+	events, next, err := h.store.AsCaller(c.check).PollEvents(ctx, c.WorkspaceID, c.ConnectionID, in.ResourceType, in.ResourceID, in.AfterSequence, in.Limit)
 	if err != nil {
 		return nil, err
 	}

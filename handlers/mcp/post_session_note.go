@@ -44,7 +44,7 @@ func (h *Handler) postSessionNote(ctx context.Context, c *caller, in postNoteArg
 // one sender in answer to a note (inReplyTo, 0 for none), and answers what
 // both writing tools return.
 func (h *Handler) postNote(ctx context.Context, c *caller, in postNoteArgs, to string, inReplyTo int64) (any, error) {
-	n, dup, err := h.store.PostAgentNote(ctx, store.AgentNote{
+	n, dup, err := h.store.AsCaller(c.check).PostAgentNote(ctx, store.AgentNote{
 		WorkspaceID: c.WorkspaceID, ConnectionID: c.ConnectionID,
 		SessionType: in.SessionType, SessionID: in.SessionID, To: to, InReplyTo: inReplyTo,
 		Subject: in.Subject, Body: in.Body, IdempotencyKey: in.IdempotencyKey,

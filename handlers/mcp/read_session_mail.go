@@ -103,7 +103,7 @@ func (h *Handler) readSessionMail(ctx context.Context, c *caller, in readMailArg
 	if in.Limit == 0 {
 		in.Limit = defaultMailLimit
 	}
-	notes, unread, err := h.store.ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
+	notes, unread, err := h.store.AsCaller(c.check).ReadAgentMail(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID, in.BeforeID, in.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func (h *Handler) addReadSessionState() {
 }
 
 func (h *Handler) readSessionState(ctx context.Context, c *caller, in sessionRef) (any, error) {
-	st, err := h.store.ReadSessionState(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID)
+	st, err := h.store.AsCaller(c.check).ReadSessionState(ctx, c.WorkspaceID, c.ConnectionID, in.SessionType, in.SessionID)
 	if err != nil {
 		return nil, err
 	}

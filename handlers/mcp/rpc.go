@@ -36,6 +36,13 @@ func writeRPC(w http.ResponseWriter, status int, batch bool, msgs ...json.RawMes
 	w.Write(body)
 }
 
+// writeRPCError writes the JSON-RPC error the front answers a request with
+// when no tool ran and no request id can be answered: the one error writer
+// of the front.
+func writeRPCError(w http.ResponseWriter, status int, code int64, message string) {
+	writeRPC(w, status, false, requestError(code, message))
+}
+
 // rpcResponse encodes the response to id as the SDK's JSON-RPC connection
 // does (its encoder, HTML left unescaped): err, or result (compact JSON),
 // whose envelope is written around it without the encoder's second pass

@@ -36,6 +36,9 @@ type Options struct {
 	// ask_owner's waits when the answer comes on any replica (nil: a waiting
 	// call only looks by itself, every few seconds).
 	Listener *store.Listener
+	// SDKOnly has the SDK answer every request, also those the front
+	// answers itself (make bench measures both).
+	SDKOnly bool
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -45,7 +48,6 @@ type Handler struct {
 	issuer      string // origin of BaseURL, no trailing slash
 	resource    string // <base>/mcp: the audience every token must be bound to
 	metadataURL string // <origin>/.well-known/oauth-protected-resource/mcp
-	publicHost  string // Host of BaseURL, with port when it has one
 	server      *mcpsdk.Server
 	front       http.Handler // the chain every request passes (front.go)
 	sdk         http.Handler // the go-sdk handler, for anonymous methods
@@ -87,9 +89,9 @@ func New(opt Options) *Handler {
 		issuer:        issuer,
 		resource:      base + "/mcp",
 		metadataURL:   issuer + "/.well-known/oauth-protected-resource" + strings.TrimRight(u.Path, "/") + "/mcp",
-		publicHost:    u.Host,
 		registry:      map[string]*tool{},
 		progressEvery: defaultProgressEvery,
+		sdkOnly:       opt.SDKOnly,
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
@@ -108,23 +110,23 @@ func New(opt Options) *Handler {
 	h.addReplyToSender()
 	h.addPollResourceEvents()
 	h.addAskOwner()
-	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware, h.observeTools)
+	h.server.AddReceivingMiddleware(onlyImplemented, h.listToolsMiddleware)
 	h.tools = observedTools(opt.Metrics, h.registry)
 
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       log,
-		// The Host/Origin allow-list of the front (checkHostAndOrigin)
-		// replaces the SDK's loopback-only guard, which would refuse the
-		// configured public host.
+		// The app's Host check (inbound.RequireHost) and the front's Origin
+		// check replace the SDK's loopback-only guard, which would refuse
+		// the configured public host. The body reaches the SDK already
+		// read and bounded by the front (limitBody, parse).
 		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        maxBodyBytes,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
 	h.built = h.buildAnswers()
 	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
-		Stateless: true, Logger: log, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
+		Stateless: true, Logger: log, DisableLocalhostProtection: true,
 	})
 	h.streamed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(stream)
 	listener := opt.Listener
@@ -181,7 +183,7 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
 	name := t.Name
 	rt := &tool{scope: scope}
-	rt.run = func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+	run := func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
 		out, err := runTool(ctx, raw, args, c, fn)
 		if cerr := c.settle(ctx, h.store, rt.ownsUnread, err != nil); cerr != nil {
 			return nil, cerr
@@ -206,9 +208,15 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 		}
 		return withUnread(res, b, c.Unread)
 	}
+	rt.run = func(ctx context.Context, c *caller, raw json.RawMessage) (*mcpsdk.CallToolResult, error) {
+		start := time.Now()
+		res, err := run(ctx, c, raw)
+		ranToolIn(ctx, name, outcomeOf(res, err), time.Since(start))
+		return res, err
+	}
 	h.registry[name] = rt
 	h.server.AddTool(t, func(ctx context.Context, req *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-		c, err := callerFrom(req, scope)
+		c, err := callerFrom(ctx, req)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -272,7 +280,7 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 	var counted store.Unread
 	var countErr error
 	if ownsUnread && failed {
-		counted, countErr = st.CountUnread(ctx, c.ConnectionID)
+		counted, countErr = st.AsCaller(c.check).CountUnread(ctx, c.ConnectionID)
 	}
 	u, err := c.check.Result(ctx)
 	switch {
@@ -289,8 +297,10 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 }
 
 // callerFrom returns the token info the front verified (a copy, which
-// the tool may update), re-checking the tool's scope.
-func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
+// the tool may update), and the check that travels with the call's first
+// statement, if any. The scope was checked once, in front (challengeScope),
+// or is checked by that check.
+func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, refusal("Authentication required")
 	}
@@ -298,10 +308,7 @@ func callerFrom(req *mcpsdk.CallToolRequest, scope string) (*caller, error) {
 	if !ok {
 		return nil, refusal("Authentication required")
 	}
-	if !ti.HasScope(scope) {
-		return nil, refusalf("This connection lacks the %s scope; reconnect osFoundry and grant it.", scope)
-	}
-	return &caller{TokenInfo: *ti}, nil
+	return &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, nil
 }
 
 // refusal is a problem the agent can fix; its text goes back as an isError

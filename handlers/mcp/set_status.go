@@ -11,7 +11,7 @@ import (
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/repo"
-	"github.com/osfoundry/osfoundry/views"
+	"github.com/osfoundry/osfoundry/views/timeago"
 )
 
 // set_status's three fields are fixed by the product: each a string or null
@@ -75,7 +75,7 @@ func overlapLine(now time.Time, o store.Overlap) string {
 	if o.Task != nil && strings.TrimSpace(*o.Task) != "" {
 		fmt.Fprintf(&b, "task \"%s\", ", clipText(strings.Join(strings.Fields(*o.Task), " "), 80))
 	}
-	fmt.Fprintf(&b, "%s): ask it with reply_to_sender (%s) before you push.", views.Ago(now, o.UpdatedAt), o.SenderSlug)
+	fmt.Fprintf(&b, "%s): ask it with reply_to_sender (%s) before you push.", timeago.Format(now, o.UpdatedAt), o.SenderSlug)
 	return b.String()
 }
 
@@ -127,7 +127,7 @@ func (h *Handler) setStatus(ctx context.Context, c *caller, in map[string]json.R
 			return nil, refusalf("%s: use a string or null", name)
 		}
 	}
-	st, err := h.store.SetStatus(ctx, c.WorkspaceID, c.ConnectionID, u)
+	st, err := h.store.AsCaller(c.check).SetStatus(ctx, c.WorkspaceID, c.ConnectionID, u)
 	if err != nil {
 		return nil, err
 	}
