@@ -323,11 +323,14 @@ func (s *Store) OwnerSees(ctx context.Context, ownerID, workspaceID, sessionID i
 // noteID and returns the previous mark, in one statement. The mark only
 // moves forward; when it does, the statement itself notifies ReadsTopic (the
 // owner's unread counts on other pages follow): a notification that depends
-// on what the statement decides, allowed inline (notify.go).
+// on what the statement decides, allowed inline (notify.go). Its only write
+// is the mark: it commits without waiting for the WAL flush
+// (readsCommitAsync).
 func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
 	var notified *string
 	err = s.pool.QueryRow(ctx, `
-		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id),
+		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id
+			WHERE `+readsCommitAsync+`),
 		up AS (
 			-- Written only when the mark moves: a page view that moves nothing
 			-- writes nothing (not even a row lock) and waits for no WAL flush.
