@@ -29,9 +29,13 @@
 
   // ---- The tab title carries the unread count: "(3) Fix rounding — osFoundry".
 
-  var baseTitle = document.title.replace(/^\(\d+\) /, "");
+  var baseTitle = document.title.replace(/^\(\d+\+?\) /, "");
   function setTitleCount(n) {
-    document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
+    document.title = (n > 0 ? "(" + unreadShown(n) + ") " : "") + baseTitle;
+  }
+  // An unread count as the pages word it: past the store's cap, "99+".
+  function unreadShown(n) {
+    return n >= 100 ? "99+" : String(n);
   }
 
   // Signed out (in another tab, or on another replica): the page follows to
@@ -432,13 +436,13 @@
     document.querySelectorAll("[data-unread]").forEach(function (b) {
       var key = b.getAttribute("data-unread").split(":");
       if (key[0] === "inbox") {
-        b.textContent = String(u.inbox || 0);
+        b.textContent = unreadShown(u.inbox || 0);
         b.setAttribute("aria-label", (u.inbox || 0) + " unread");
         b.hidden = !u.inbox;
         return;
       }
       var n = (key[0] === "project" ? u.projects : u.sessions)[key[1]] || 0;
-      b.textContent = n + " unread";
+      b.textContent = unreadShown(n) + " unread";
       b.hidden = n === 0;
     });
     if (scope === "workspace") setTitleCount(u.total);

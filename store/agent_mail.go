@@ -37,14 +37,15 @@ type AgentMailNote struct {
 // receipts take their ids, as insertNote does for notes, so that a
 // session's receipts become visible in id order and the owners' pages can
 // poll with "receipt id > last seen". mark: read_through moves up to the
-// newest note shown.
+// newest note shown. Its only writes are receipts and the mark, so it commits without
+// waiting for the WAL flush (readsCommitAsync).
 var readAgentMailSQL = `
 	WITH target AS (
 		SELECT s.id, i.role, c.sender_slug
 		FROM sessions s
 		LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $2
 		LEFT JOIN connections c ON c.id = i.connection_id
-		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4
+		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4 AND ` + readsCommitAsync + `
 	), page AS (
 		SELECT n.* FROM target CROSS JOIN LATERAL (
 			SELECT * FROM notes n

@@ -239,13 +239,12 @@ type SessionUnread struct {
 }
 
 // unreadMailSQL is UnreadMail's statement, $1 the workspace, $2 the owner.
+// Each count is capped (unreadCounted): it reads at most MaxUnreadCounted
+// entries of notes_unread_idx per session, however far behind the owner is.
 var unreadMailSQL = `
-	SELECT s.id, s.project_id, u.count, u.inbox, u.inbox_newest
-	FROM sessions s CROSS JOIN LATERAL (
-		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
-			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
-		FROM notes n WHERE ` + unreadBy("$2", "s.id") + `
-	) u
+	SELECT s.id, s.project_id, u.count, i.inbox, i.inbox_newest
+	FROM sessions s CROSS JOIN LATERAL (` + unreadCounted("$2", "s.id", "true") + `) u
+	CROSS JOIN LATERAL (` + unreadCounted("$2", "s.id", forOwners) + `) i(inbox, inbox_newest)
 	WHERE s.workspace_id = $1 AND ` + anyUnreadBy("$2", "s.id") + ` AND u.count > 0
 	ORDER BY s.id`
 
@@ -275,14 +274,12 @@ type OwnerSessionUnread struct {
 }
 
 // unreadMailInSQL is UnreadMailIn's statement, $1 the owners, $2 the
-// sessions (all of one workspace).
+// sessions (all of one workspace), counted as unreadMailSQL counts.
 var unreadMailInSQL = `
-	SELECT o.id, s.id, s.project_id, u.count, u.inbox, u.inbox_newest
-	FROM unnest($1::bigint[]) o(id) CROSS JOIN sessions s CROSS JOIN LATERAL (
-		SELECT count(*)::int AS count, (count(*) FILTER (WHERE ` + forOwners + `))::int AS inbox,
-			coalesce(max(n.id) FILTER (WHERE ` + forOwners + `), 0) AS inbox_newest
-		FROM notes n WHERE ` + unreadBy("o.id", "s.id") + `
-	) u
+	SELECT o.id, s.id, s.project_id, u.count, i.inbox, i.inbox_newest
+	FROM unnest($1::bigint[]) o(id) CROSS JOIN sessions s
+	CROSS JOIN LATERAL (` + unreadCounted("o.id", "s.id", "true") + `) u
+	CROSS JOIN LATERAL (` + unreadCounted("o.id", "s.id", forOwners) + `) i(inbox, inbox_newest)
 	WHERE s.id = ANY($2) AND ` + anyUnreadBy("o.id", "s.id") + ` AND u.count > 0
 	ORDER BY o.id, s.id`
 
@@ -326,11 +323,14 @@ func (s *Store) OwnerSees(ctx context.Context, ownerID, workspaceID, sessionID i
 // noteID and returns the previous mark, in one statement. The mark only
 // moves forward; when it does, the statement itself notifies ReadsTopic (the
 // owner's unread counts on other pages follow): a notification that depends
-// on what the statement decides, allowed inline (notify.go).
+// on what the statement decides, allowed inline (notify.go). Its only write
+// is the mark: it commits without waiting for the WAL flush
+// (readsCommitAsync).
 func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
 	var notified *string
 	err = s.pool.QueryRow(ctx, `
-		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id),
+		WITH old AS (SELECT coalesce((SELECT last_read_note_id FROM note_reads WHERE owner_id = $1 AND session_id = $2), 0) AS id
+			WHERE `+readsCommitAsync+`),
 		up AS (
 			-- Written only when the mark moves: a page view that moves nothing
 			-- writes nothing (not even a row lock) and waits for no WAL flush.

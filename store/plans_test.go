@@ -144,6 +144,89 @@ func TestOwnerPagesReadFewNotes(t *testing.T) {
 	}
 }
 
+// TestOwnerCountsStopAtTheCap: an owner who never opened the busy session
+// (20,000 notes unread) has its counts on the projects list, the project's
+// sessions list and the unread stream read at most MaxUnreadCounted index
+// entries per session, index-only (no heap fetch of notes), and a few
+// hundred blocks in all, not the session's backlog; the counts stop at the
+// cap.
+func TestOwnerCountsStopAtTheCap(t *testing.T) {
+	t.Parallel()
+	f, db := grownFixture(t)
+	ctx := context.Background()
+	ws := f.owner.WorkspaceID
+	behind := db.InsertOwner(ws, "Behind")
+	db.Exec(`VACUUM ANALYZE notes`)
+	explain := func(sql string, args ...any) string {
+		t.Helper()
+		tx := db.Begin()
+		defer tx.Rollback(ctx)
+		return genericPlan(t, tx, sql, args...)
+	}
+	for _, c := range []struct {
+		name string
+		sql  string
+		args func(owner int64) []any
+	}{
+		{"projects list", store.ListProjectSummariesSQL, func(o int64) []any { return []any{ws, o} }},
+		{"project's sessions", store.ListSessionSummariesSQL, func(o int64) []any { return []any{ws, f.sess.ProjectID, o} }},
+		{"unread counts", store.UnreadMailSQL, func(o int64) []any { return []any{ws, o} }},
+		{"unread counts of a session", store.UnreadMailInSQL, func(o int64) []any { return []any{[]int64{o}, []int64{f.sess.ID}} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := explain(c.sql, c.args(behind)...)
+			// At most the busy session's capped counts and the three notes
+			// of each of the 20 quiet sessions, twice (all, and the
+			// inbox's), and a probe of each.
+			if n := rowsRead(plan); n > 2*(store.MaxUnreadCounted+20*3)+2*21 {
+				t.Fatalf("read %d rows of notes:\n%s", n, plan)
+			}
+			if heapFetches.MatchString(plan) {
+				t.Fatalf("fetched notes from the heap:\n%s", plan)
+			}
+			// What the backlog adds to the blocks the statement reads for
+			// an owner who keeps up (a few per session, for the 3,021).
+			kept := blocksRead(explain(c.sql, c.args(f.owner.ID)...))
+			if n := blocksRead(plan); n > kept+100 {
+				t.Fatalf("read %d blocks, %d for an owner who keeps up:\n%s", n, kept, plan)
+			}
+		})
+	}
+	u, err := f.st.UnreadMail(ctx, ws, behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range u {
+		if r.SessionID == f.sess.ID && (r.Unread != store.MaxUnreadCounted || r.Inbox != store.MaxUnreadCounted) {
+			t.Fatalf("busy session counted %+v", r)
+		}
+		if r.SessionID != f.sess.ID && r.Unread != 3 {
+			t.Fatalf("quiet session counted %+v", r)
+		}
+	}
+	if len(u) != 21 {
+		t.Fatalf("%d sessions counted", len(u))
+	}
+}
+
+// heapFetches is an index-only scan that still went to the heap.
+var heapFetches = regexp.MustCompile(`Heap Fetches: [1-9]`)
+
+// topBuffers is the first Buffers line of a plan: the whole statement's.
+var topBuffers = regexp.MustCompile(`Buffers: shared(?: hit=(\d+))?(?: read=(\d+))?`)
+
+// blocksRead is how many blocks the whole statement read, from shared
+// buffers or not.
+func blocksRead(plan string) int {
+	m := topBuffers.FindStringSubmatch(plan)
+	if m == nil {
+		return 0
+	}
+	hit, _ := strconv.Atoi(m[1])
+	read, _ := strconv.Atoi(m[2])
+	return hit + read
+}
+
 // TestUnreadCountStops: a connection far behind in a session has its count
 // stop at MaxUnreadCounted, with More, so that counting costs the same
 // however far behind it is; a count below the cap is exact.
@@ -215,7 +298,7 @@ func genericPlan(t *testing.T, tx pgx.Tx, sql string, args ...any) string {
 	for i := range args {
 		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
-	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, COSTS off, TIMING off, SUMMARY off) EXECUTE `+name+`(`+strings.Join(marks, ", ")+`)`,
+	rows, err := tx.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS off, TIMING off, SUMMARY off) EXECUTE `+name+`(`+strings.Join(marks, ", ")+`)`,
 		append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	if err != nil {
 		t.Fatal(err)

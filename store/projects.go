@@ -107,7 +107,8 @@ type ProjectSummary struct {
 	Sessions   int
 	Agents     int
 	LastNoteAt *time.Time
-	// Unread counts notes of the project's sessions the owner has not seen.
+	// Unread counts notes of the project's sessions the owner has not seen,
+	// each session's up to MaxUnreadCounted (shown as "99+" from there).
 	Unread int
 }
 
@@ -119,8 +120,8 @@ var listProjectSummariesSQL = `
 			(SELECT count(*) FROM project_seats ps JOIN connections c ON c.id = ps.connection_id AND c.revoked_at IS NULL
 				WHERE ps.project_id = p.id),
 			(SELECT max(` + newestNoteAt("s.id") + `) FROM sessions s WHERE s.project_id = p.id),
-			(SELECT count(*) FROM sessions s JOIN notes n ON ` + unreadBy("$2", "s.id") + `
-				WHERE s.project_id = p.id)
+			(SELECT coalesce(sum(` + unreadCount("$2", "s.id") + `), 0)::int FROM sessions s
+				WHERE s.project_id = p.id AND ` + anyUnreadBy("$2", "s.id") + `)
 		FROM projects p WHERE p.workspace_id = $1 ORDER BY lower(p.name), p.id`
 
 // ListProjectSummaries returns the workspace's projects by name, with their

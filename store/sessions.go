@@ -227,7 +227,8 @@ type SessionSummary struct {
 	// Participants are the invited agents' handles (or client names).
 	Participants []string
 	LastNoteAt   *time.Time
-	// Unread counts the notes the owner has not seen (their own excluded).
+	// Unread counts the notes the owner has not seen (their own excluded),
+	// up to MaxUnreadCounted (shown as "99+").
 	Unread int
 }
 
@@ -240,7 +241,7 @@ var listSessionSummariesSQL = `
 				LEFT JOIN agent_profiles p ON p.connection_id = c.id
 				WHERE i.session_id = s.id ORDER BY 1),
 			` + newestNoteAt("s.id") + `,
-			(SELECT count(*) FROM notes n WHERE ` + unreadBy("$3", "s.id") + `)
+			` + unreadCount("$3", "s.id") + `
 		FROM sessions s
 		WHERE s.workspace_id = $1 AND s.project_id = $2 ORDER BY s.id DESC`
 

@@ -2,7 +2,6 @@ package views
 
 import (
 	"encoding/json"
-	"strconv"
 )
 
 // pageTitle is the document title: the unread count first when there is
@@ -14,7 +13,7 @@ func pageTitle(p *Page) string {
 		t = p.Title + " — " + t
 	}
 	if p.Unread > 0 {
-		t = "(" + strconv.Itoa(p.Unread) + ") " + t
+		t = "(" + unreadShown(p.Unread) + ") " + t
 	}
 	return t
 }

@@ -36,7 +36,8 @@ import (
 // every note read_session_mail has returned them; the others are far
 // behind, their marks where they stopped reading (a tenth into their
 // sessions' first notes), and never move. Owners have read every session
-// but the newest notes of a few. The notes are written straight into the
+// but the newest notes of a few, and never opened every other busy session
+// (its whole backlog unread). The notes are written straight into the
 // table in batches of set-based SQL (generate_series), then VACUUM ANALYZE
 // as autovacuum would.
 //
@@ -104,6 +105,9 @@ type scaleFixture struct {
 	sessIDs, sessWS, sessOwner []int64
 	invStart, invCount         []int32
 	busy, quiet                []int32 // session indexes, 1-based for SQL arrays
+	// neverRead are the busy sessions their owner never opened (every
+	// other one, not the measured one): their backlog is all unread.
+	neverRead []int64
 	// Per invitation: the connection, its slug and display name, whether it
 	// keeps up.
 	invConn             []int64
@@ -198,6 +202,9 @@ func (fx *fixture) prepareScale(ctx context.Context, st *store.Store, total int)
 			idx := int32(len(sf.sessIDs))
 			if i%scaleBusyEvery == 0 {
 				sf.busy = append(sf.busy, idx)
+				if i%(2*scaleBusyEvery) == scaleBusyEvery {
+					sf.neverRead = append(sf.neverRead, s.ID)
+				}
 			} else {
 				sf.quiet = append(sf.quiet, idx)
 			}
@@ -415,14 +422,16 @@ func (sf *scaleFixture) fill(ctx context.Context, fx *fixture, n int) error {
 				AND (n.recipient_slug IS NULL OR n.recipient_slug = c.sender_slug)
 			ON CONFLICT DO NOTHING`},
 		// Owners have read everything but the newest 5 notes of the busy
-		// sessions and the newest 2 of one quiet session in 7.
+		// sessions and the newest 2 of one quiet session in 7, and never
+		// opened every other busy session (neverRead): tens of thousands
+		// of notes unread there at 1 M, what their counts must not read.
 		{"owners' read marks", `
 			INSERT INTO note_reads AS r (owner_id, session_id, last_read_note_id)
 			SELECT s.created_by, s.id, t.id
 			FROM sessions s
 			CROSS JOIN LATERAL (SELECT n.id FROM notes n WHERE n.session_id = s.id ORDER BY n.session_id, n.id DESC
 				OFFSET CASE WHEN s.id = ANY($3::bigint[]) THEN 5 WHEN s.id % 7 = 0 THEN 2 ELSE 0 END LIMIT 1) t
-			WHERE s.id = ANY($1) AND $2::bigint >= 0
+			WHERE s.id = ANY($1) AND $2::bigint >= 0 AND s.id <> ALL($4::bigint[])
 			ON CONFLICT (owner_id, session_id) DO UPDATE SET last_read_note_id = EXCLUDED.last_read_note_id`},
 	}
 	busyIDs := make([]int64, len(sf.busy))
@@ -436,7 +445,7 @@ func (sf *scaleFixture) fill(ctx context.Context, fx *fixture, n int) error {
 		case "agents' read marks":
 			args = append(args, sf.keeping, scaleFarBehindFraction)
 		case "owners' read marks":
-			args = append(args, busyIDs)
+			args = append(args, busyIDs, sf.neverRead)
 		}
 		if _, err := fx.pool.Exec(ctx, s.sql, args...); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
