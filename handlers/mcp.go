@@ -8,7 +8,7 @@ import (
 // initMCP builds the MCP endpoint and its protected-resource metadata once;
 // l ends the waits of ask_owner calls when an answer comes on any replica.
 func (s *Server) initMCP(l *store.Listener) {
-	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics, Listener: l})
+	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics, Listener: l, WaitLimits: s.cfg.WaitLimits})
 	s.mcp = h
 	s.mcpMeta = h.ProtectedResourceMetadata()
 }

@@ -37,6 +37,9 @@ type Config struct {
 	// StreamLimits bound the live streams held at once per sign-in, per
 	// owner and per client address (zero fields: live.DefaultLimits).
 	StreamLimits live.Limits
+	// WaitLimits bound the ask_owner calls waiting for an answer (zero
+	// fields: mcp.DefaultWaitLimits).
+	WaitLimits mcp.WaitLimits
 	// NoClientMetadataDocuments stops accepting and advertising client ID
 	// metadata documents, so clients register instead.
 	NoClientMetadataDocuments bool

@@ -25,3 +25,6 @@ func CountSDK(h *Handler) *atomic.Int64 {
 	}
 	return n
 }
+
+// SetWaitLimits gives h's waiting calls the limits l from now on.
+func SetWaitLimits(h *Handler, l WaitLimits) { h.waitSlots = newWaitSlots(l) }

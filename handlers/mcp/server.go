@@ -36,6 +36,9 @@ type Options struct {
 	// ask_owner's waits when the answer comes on any replica (nil: a waiting
 	// call only looks by itself, every few seconds).
 	Listener *store.Listener
+	// WaitLimits bound the ask_owner calls waiting for an answer (zero
+	// fields: DefaultWaitLimits).
+	WaitLimits WaitLimits
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -56,6 +59,7 @@ type Handler struct {
 	// waits are the ask_owner calls waiting for an answer; progressEvery how
 	// often each looks by itself and reports progress.
 	waits         *store.QuestionWaits
+	waitSlots     *waitSlots
 	progressEvery time.Duration
 	// registry holds every tool by name, as both ways of answering a
 	// tools/call run it (the SDK's handler and answerPlainCall).
@@ -90,6 +94,7 @@ func New(opt Options) *Handler {
 		publicHost:    u.Host,
 		registry:      map[string]*tool{},
 		progressEvery: defaultProgressEvery,
+		waitSlots:     newWaitSlots(opt.WaitLimits),
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
