@@ -230,3 +230,146 @@ func TestABatchedWaitOutlastsTheWriteTimeout(t *testing.T) {
 		t.Fatalf("batched wait past the write timeout: %d %s", code, b)
 	}
 }
+
+// TestWritesDrawOnTheConnectionsBucket: notes, replies and questions sent
+// at once, alone or in a batch, take one token each from the connection's
+// bucket; past it each is refused with isError and retry_after_seconds,
+// and nothing is written.
+func TestWritesDrawOnTheConnectionsBucket(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := newAskWorld(t, e)
+	if err := e.st.SetProjectWriteLimits(e.ctx, w.ws, w.s.ProjectID, store.WriteLimits{PerMinute: 1, Burst: 5}); err != nil {
+		t.Fatal(err)
+	}
+	type refusal struct {
+		Error             string `json:"error"`
+		RetryAfterSeconds int    `json:"retry_after_seconds"`
+	}
+	call := func(body string) (ok bool, r refusal, err error) {
+		code, b, err := postAs(e.mcpURL(), w.a.token, body)
+		if err != nil || code != 200 {
+			return false, r, fmt.Errorf("%d %s %v", code, b, err)
+		}
+		var msg struct {
+			Result struct {
+				IsError           bool            `json:"isError"`
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil {
+			return false, r, err
+		}
+		if msg.Result.IsError {
+			err = json.Unmarshal(msg.Result.StructuredContent, &r)
+		}
+		return !msg.Result.IsError, r, err
+	}
+	// Twelve at once: a note, a reply or a question each.
+	var mu sync.Mutex
+	granted, refused := 0, []refusal{}
+	errs := concurrently(12, func(i int) error {
+		var body string
+		switch key := fmt.Sprint("w", i); i % 3 {
+		case 0:
+			body = toolCall(1, "post_session_note", with(ref(w.s), "subject", "S", "body", "B", "idempotency_key", key))
+		case 1:
+			body = toolCall(1, "reply_to_sender", with(ref(w.s), "to", store.OwnerSlug(w.owner), "subject", "S", "body", "B", "idempotency_key", key))
+		default:
+			body = toolCall(1, "ask_owner", w.args(key))
+		}
+		ok, r, err := call(body)
+		mu.Lock()
+		defer mu.Unlock()
+		if ok {
+			granted++
+		} else {
+			refused = append(refused, r)
+		}
+		return err
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if granted != 5 || len(refused) != 7 {
+		t.Fatalf("%d granted, %d refused of 12 writes at once; want 5 and 7", granted, len(refused))
+	}
+	for _, r := range refused {
+		if r.RetryAfterSeconds < 1 || r.RetryAfterSeconds > 60 || !strings.Contains(r.Error, "Too many writes from this connection") ||
+			!strings.Contains(r.Error, "Wait ") {
+			t.Fatalf("refusal: %+v", r)
+		}
+	}
+	var notes int
+	e.sql().QueryRow(`SELECT count(*) FROM notes WHERE sender_connection_id = $1`, w.a.conn.ID).Scan(&notes)
+	if notes != 5 {
+		t.Fatalf("%d notes written, want 5", notes)
+	}
+
+	// A batch counts each of its calls.
+	if err := e.st.SetProjectWriteLimits(e.ctx, w.ws, w.s.ProjectID, store.WriteLimits{PerMinute: 1, Burst: 8}); err != nil {
+		t.Fatal(err)
+	}
+	e.sql().Exec(`UPDATE write_buckets SET tokens = 3 WHERE connection_id = $1`, w.a.conn.ID)
+	var calls []string
+	for i := range 5 {
+		calls = append(calls, toolCall(i+1, "post_session_note", with(ref(w.s), "subject", "S", "body", "B", "idempotency_key", fmt.Sprint("batch", i))))
+	}
+	_, b := postAsOK(t, e.mcpURL(), w.a.token, "["+strings.Join(calls, ",")+"]")
+	if n := strings.Count(string(b), `"retry_after_seconds"`); n != 2 {
+		t.Fatalf("%d of a batch of 5 refused with 3 tokens left, want 2: %s", n, b)
+	}
+}
+
+// TestAnAgentHasAtMostTwentyOpenQuestions: questions asked at once stop at
+// MaxOpenQuestions open; an answer makes room for one more.
+func TestAnAgentHasAtMostTwentyOpenQuestions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := newAskWorld(t, e)
+	if err := e.st.SetProjectWriteLimits(e.ctx, w.ws, w.s.ProjectID, store.WriteLimits{PerMinute: 6000, Burst: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var refusals []string
+	errs := concurrently(store.MaxOpenQuestions+4, func(i int) error {
+		code, b, err := postAs(e.mcpURL(), w.a.token, toolCall(1, "ask_owner", w.args(fmt.Sprint("q", i), "question", fmt.Sprint("Question ", i))))
+		if err != nil || code != 200 {
+			return fmt.Errorf("%d %s %v", code, b, err)
+		}
+		if strings.Contains(string(b), `"isError":true`) {
+			mu.Lock()
+			refusals = append(refusals, string(b))
+			mu.Unlock()
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var open int
+	e.sql().QueryRow(`SELECT count(*) FROM questions WHERE connection_id = $1 AND state = 'open'`, w.a.conn.ID).Scan(&open)
+	if open != store.MaxOpenQuestions || len(refusals) != 4 {
+		t.Fatalf("%d open, %d refused; want %d and 4: %v", open, len(refusals), store.MaxOpenQuestions, refusals)
+	}
+	for _, r := range refusals {
+		if !strings.Contains(r, "20 of your questions are open already") {
+			t.Fatalf("refusal: %s", r)
+		}
+	}
+	msg := w.a.refused("ask_owner", w.args("one-more", "question", "One more?"))
+	var id int64
+	e.sql().QueryRow(`SELECT min(note_id) FROM questions WHERE connection_id = $1`, w.a.conn.ID).Scan(&id)
+	if _, err := e.st.AnswerQuestion(e.ctx, store.Answer{WorkspaceID: w.ws, OwnerID: w.owner, QuestionID: id, Option: new(0)}); err != nil {
+		t.Fatal(err)
+	}
+	var asked askOut
+	w.a.ok("ask_owner", w.args("one-more", "question", "One more?"), &asked)
+	if asked.Status != store.QuestionOpen {
+		t.Fatalf("after an answer (refused before: %s): %+v", msg, asked)
+	}
+}

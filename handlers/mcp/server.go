@@ -197,7 +197,8 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 			if errors.As(err, &we) {
 				return nil, we
 			}
-			return withUnread(errorResult(err), nil, c.Unread)
+			res, structured := errorResultOf(err)
+			return withUnread(res, structured, c.Unread)
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -333,9 +334,12 @@ const (
 func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	var r refusal
 	var fe *store.FieldError
+	var wl *store.WriteLimited
 	switch {
 	case errors.As(err, &r):
 		return r
+	case errors.As(err, &wl):
+		return wl
 	case errors.As(err, &fe):
 		return refusalf("%s: %s", fe.Field, fe.Message)
 	case errors.Is(err, store.ErrNoProfile):
