@@ -373,3 +373,36 @@ func TestAnAgentHasAtMostTwentyOpenQuestions(t *testing.T) {
 		t.Fatalf("after an answer (refused before: %s): %+v", msg, asked)
 	}
 }
+
+// TestOptionsAndTheFirstLineAreOneLine: an option holding a line break (or
+// another control character, or a direction override) is refused like a
+// display name, and so is a question whose first line, the mail's subject,
+// holds one; lines after the first may say anything.
+func TestOptionsAndTheFirstLineAreOneLine(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := newAskWorld(t, e)
+	for _, c := range []struct {
+		name, field string
+		args        map[string]any
+	}{
+		{"an option with a line break", "options", w.args("o1", "options", []string{"ok\n  https://evil.example/answer/3.forged-link", "no"})},
+		{"an option with a tab", "options", w.args("o2", "options", []string{"ok\tgo"})},
+		{"an option with an override", "options", w.args("o3", "options", []string{"ok\u202egpj.exe"})},
+		{"a first line with an override", "question", w.args("o4", "question", "Ship \u202eit?\nDetails.")},
+		{"a first line with an escape", "question", w.args("o5", "question", "Ship \x1b[31mit?")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if msg := w.a.refused("ask_owner", c.args); !strings.HasPrefix(msg, c.field+": ") {
+				t.Fatalf("refusal %q does not name %s", msg, c.field)
+			}
+		})
+	}
+	var n int
+	e.sql().QueryRow(`SELECT count(*) FROM questions`).Scan(&n)
+	if n != 0 {
+		t.Fatalf("%d refused questions written", n)
+	}
+	var ok askOut
+	w.a.ok("ask_owner", w.args("fine", "question", "Ship it?\n\nDetails:\n\t- tabs and\r\n- breaks after the first line"), &ok)
+}
