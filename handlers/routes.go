@@ -72,10 +72,10 @@ func (s *Server) routes() []route {
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
 		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
-		{http.MethodGet, "/inbox", "inbox", s.inbox, accessOwner},
+		{http.MethodGet, "/inbox", "inbox", s.limitPage(s.inbox), accessOwner},
 		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
 		{http.MethodGet, "/inbox/questions", "inbox-questions", s.inboxQuestions, accessOwner},
-		{http.MethodGet, "/search", "search", s.search, accessOwner},
+		{http.MethodGet, "/search", "search", s.limitPage(s.search), accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},

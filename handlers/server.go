@@ -40,6 +40,9 @@ type Config struct {
 	// WaitLimits bound the ask_owner calls waiting for an answer (zero
 	// fields: mcp.DefaultWaitLimits).
 	WaitLimits mcp.WaitLimits
+	// PageLimits bound how often one sign-in loads search and the inbox
+	// (zero fields: DefaultPageLimits).
+	PageLimits PageLimits
 	// NoClientMetadataDocuments stops accepting and advertising client ID
 	// metadata documents, so clients register instead.
 	NoClientMetadataDocuments bool
@@ -74,6 +77,8 @@ type Server struct {
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
+	// pages are the sign-ins' buckets of search and inbox loads.
+	pages *pageLimiter
 }
 
 // Deps are the collaborators New wires together.
@@ -128,7 +133,7 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits)}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.signIns.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/email"
+	"github.com/osfoundry/osfoundry/handlers"
 	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/live"
 )
@@ -40,6 +41,9 @@ type config struct {
 	// waitLimitsText is --wait-limits as given; waitLimits, parsed.
 	waitLimitsText string
 	waitLimits     mcp.WaitLimits
+	// pageLimitsText is --page-limits as given; pageLimits, parsed.
+	pageLimitsText string
+	pageLimits     handlers.PageLimits
 	// metadataDocuments: client ID metadata documents are accepted and advertised.
 	metadataDocuments onOff
 	// envErr is a variable that could not be read, reported by finish.
@@ -95,6 +99,8 @@ func (c *config) register(fs *flag.FlagSet) {
 		"live streams held at once per sign-in, per owner and per client address: past the first two the oldest closes, past the third new ones are refused (OSFOUNDRY_STREAM_LIMITS)")
 	fs.StringVar(&c.waitLimitsText, "wait-limits", envOr("OSFOUNDRY_WAIT_LIMITS", fmt.Sprintf("%d,%d", mcp.DefaultWaitLimits.PerConnection, mcp.DefaultWaitLimits.PerReplica)),
 		"ask_owner calls waiting for an answer held at once per connection and per replica: past either, a call answers at once, open, saying its wait was not held (OSFOUNDRY_WAIT_LIMITS)")
+	fs.StringVar(&c.pageLimitsText, "page-limits", envOr("OSFOUNDRY_PAGE_LIMITS", fmt.Sprintf("%d,%d", handlers.DefaultPageLimits.PerMinute, handlers.DefaultPageLimits.Burst)),
+		"loads of search and the inbox per sign-in: a minute, in bursts of at most; past them a load gets 429 with Retry-After (OSFOUNDRY_PAGE_LIMITS)")
 	c.metadataDocuments = true
 	if v := os.Getenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS"); v != "" {
 		if err := c.metadataDocuments.Set(v); err != nil {
@@ -194,6 +200,9 @@ func (c *config) finish() error {
 	if c.waitLimits, err = parseWaitLimits(c.waitLimitsText); err != nil {
 		return err
 	}
+	if c.pageLimits, err = parsePageLimits(c.pageLimitsText); err != nil {
+		return err
+	}
 	return c.finishSMTP()
 }
 
@@ -248,6 +257,17 @@ func parseWaitLimits(s string) (mcp.WaitLimits, error) {
 	return mcp.WaitLimits{PerConnection: per, PerReplica: all}, nil
 }
 
+// parsePageLimits reads "a minute,burst", each a positive number.
+func parsePageLimits(s string) (handlers.PageLimits, error) {
+	a, b, ok := strings.Cut(s, ",")
+	rate, err1 := strconv.Atoi(strings.TrimSpace(a))
+	burst, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || rate < 1 || burst < 1 {
+		return handlers.PageLimits{}, fmt.Errorf("--page-limits %q: give two numbers of at least 1, a minute,burst (like 60,20)", s)
+	}
+	return handlers.PageLimits{PerMinute: rate, Burst: burst}, nil
+}
+
 // listenBaseURL is serve's base URL when --base-url is not given:
 // http://<addr>, with localhost for a wildcard host.
 func (c *config) listenBaseURL() (string, error) {
@@ -278,7 +298,7 @@ func (c *config) log(l *slog.Logger) {
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
 		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
-		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "wait_limits", c.waitLimitsText, "smtp", smtp, "smtp_from", from)
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "wait_limits", c.waitLimitsText, "page_limits", c.pageLimitsText, "smtp", smtp, "smtp_from", from)
 	if c.smtp == nil {
 		l.Info("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set; no mail is sent")
 	}
