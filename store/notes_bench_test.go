@@ -81,7 +81,7 @@ func (f *mailFixture) benchNote() *store.Note {
 // BenchmarkNoteIndexCost is BenchmarkPostAgentNote with a body of about
 // 600 characters (a typical note) and of 10,000 (the longest), against the
 // schema as it is and without what the inbox and search add to a note's
-// write: the search column and its GIN index (notes_search_idx), and the
+// write: the search column and its GIN index (notes_search_workspace_idx), and the
 // inbox's partial index (notes_inbox_idx). Run with -benchtime to taste;
 // docs/performance.md has the figures.
 func BenchmarkNoteIndexCost(b *testing.B) {
