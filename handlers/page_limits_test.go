@@ -1,10 +1,16 @@
 package handlers
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // TestSearchAndInboxAreLimitedPerSignIn: loads of search and the inbox sent
@@ -57,5 +63,31 @@ func TestSearchAndInboxAreLimitedPerSignIn(t *testing.T) {
 	// Other pages are not limited.
 	if code, _, err := load(alice, "/"); err != nil || code != http.StatusOK {
 		t.Fatalf("the projects page past the limit: %d %v", code, err)
+	}
+}
+
+// TestProjectWriteLimits: the project page shows each agent's write limits
+// (60 a minute, 20 at once by default) and saves new ones; a value out of
+// bounds is refused with its field named, and nothing saved.
+func TestProjectWriteLimits(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	page := fmt.Sprintf("/projects/%d", f.p.ID)
+	doc := f.alice.doc(f.alice.get(page), http.StatusOK)
+	for field, want := range map[string]string{"write_per_minute": "60", "write_burst": "20"} {
+		if got := doc.Find(`[data-testid="l-`+field+`"]`).AttrOr("value", ""); got != want {
+			t.Errorf("%s shows %q, want %q", field, got, want)
+		}
+	}
+	if res := f.alice.post(page+"/limits", url.Values{"write_per_minute": {"600"}, "write_burst": {"200"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save: %d", res.StatusCode)
+	}
+	doc = f.alice.doc(f.alice.post(page+"/limits", url.Values{"write_per_minute": {"0"}, "write_burst": {"many"}}), http.StatusUnprocessableEntity)
+	if msg := doc.Find(`#write_per_minute-error`).Text(); !strings.Contains(msg, "use 1 to 6000") {
+		t.Errorf("refusal of 0 a minute: %q", msg)
+	}
+	l, err := f.app.store.ProjectWriteLimits(context.Background(), f.p.WorkspaceID, f.p.ID)
+	if err != nil || l != (store.WriteLimits{PerMinute: 600, Burst: 200}) {
+		t.Fatalf("saved %+v %v", l, err)
 	}
 }

@@ -30,6 +30,9 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 	if v.Questions, err = s.store.ProjectQuestionSettings(ctx, o.WorkspaceID, p.ID); err != nil {
 		return err
 	}
+	if v.Limits, err = s.store.ProjectWriteLimits(ctx, o.WorkspaceID, p.ID); err != nil {
+		return err
+	}
 	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
 		return err
 	}

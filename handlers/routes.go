@@ -80,6 +80,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
 		{http.MethodPost, "/projects/:id/questions", "project-questions", s.projectQuestions, accessOwner},
+		{http.MethodPost, "/projects/:id/limits", "project-limits", s.projectLimits, accessOwner},
 		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
 		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
 		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessOwner},
