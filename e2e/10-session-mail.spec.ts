@@ -99,6 +99,12 @@ test('an agent posts, the owner sees it live, replies, and the agent reads the r
   await page.getByLabel('Name').fill(project);
   await page.getByRole('button', { name: 'Create project' }).click();
   await expect(page.getByTestId('project-name')).toHaveText(project);
+  // The bursts and latency probes below post over a hundred notes a minute
+  // from one agent: the most writes a project allows.
+  await page.getByTestId('l-write_per_minute').fill('6000');
+  await page.getByTestId('l-write_burst').fill('1000');
+  await page.getByRole('button', { name: 'Save limits' }).click();
+  await expect(page.getByTestId('l-write_burst')).toHaveValue('1000');
   await page.getByLabel('Type').selectOption('team_session');
   await page.getByLabel('Title').fill('Checkout redesign');
   await page.getByRole('button', { name: 'Create session' }).click();

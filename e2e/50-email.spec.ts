@@ -87,7 +87,7 @@ test('a mailed question is answered from its link after one click, once', async 
   expect(mail.From.Address).toBe('osfoundry@example.com');
   const links: string[] = mail.Text.match(/http:\/\/127\.0\.0\.1:\d+\/answer\/[0-9]+\.[A-Za-z0-9_-]+/g) ?? [];
   expect(links, mail.Text).toHaveLength(3);
-  expect(mail.Text).toContain('- Ship it\n');
+  expect(mail.Text).toContain('- "Ship it"\n');
   expect(mail.Text).toContain(`${sessionPath}?note=${asked.question_id}`);
   expect(mail.HTML).toContain('>Ship it</a>');
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,12 +31,49 @@ func (c Composer) AnswerURL(token string) string { return c.BaseURL + AnswerPath
 
 func (c Composer) url(path string) string { return c.BaseURL + path }
 
-// Question composes a question's notice or reminder to an owner. links are
-// the tokens of its answer links, one per option in order, then the one for
-// an answer in the owner's own words.
-func (c Composer) Question(_ store.MailTo, q *store.DueQuestion, links []string) (store.Mail, error) {
+// Question composes a question mail to an owner: one question's notice or
+// reminder, or several folded into one ("3 questions from @ada"). Each
+// item's links are the tokens of its answer links, one per option in order,
+// then the one for an answer in the owner's own words.
+func (c Composer) Question(_ store.MailTo, items []store.QuestionMailItem) (store.Mail, error) {
+	if len(items) == 0 {
+		return store.Mail{}, fmt.Errorf("email: a question mail without questions")
+	}
+	var all []views.QuestionMailData
+	var t strings.Builder
+	if len(items) > 1 {
+		fmt.Fprintf(&t, "%d questions are waiting for your decision.\n\n", len(items))
+	}
+	for i, it := range items {
+		d, err := c.questionData(it)
+		if err != nil {
+			return store.Mail{}, err
+		}
+		if len(items) > 1 {
+			fmt.Fprintf(&t, "-- Question %d of %d --\n\n", i+1, len(items))
+		}
+		questionText(&t, d)
+		all = append(all, d)
+	}
+	q := items[0]
+	if len(items) == 1 {
+		subject := "Question from " + q.AskerName + ": " + oneLine(store.QuestionFirstLine(q.Text), 120)
+		switch {
+		case q.Reminder():
+			subject = "Reminder: " + subject
+		case q.Urgency == store.UrgencyBlocking:
+			subject = "[blocking] " + subject
+		}
+		return c.mail(subject, t.String(), all[0].AccountURL, views.QuestionMail(all[0]))
+	}
+	return c.mail(foldedSubject(items), t.String(), all[0].AccountURL, views.QuestionsMail(all, all[0].AccountURL))
+}
+
+// questionData is what a question mail says of one question.
+func (c Composer) questionData(it store.QuestionMailItem) (views.QuestionMailData, error) {
+	q, links := it.DueQuestion, it.Links
 	if len(links) != len(q.Options)+1 {
-		return store.Mail{}, fmt.Errorf("email: question %d: %d answer links for %d options", q.ID, len(links), len(q.Options))
+		return views.QuestionMailData{}, fmt.Errorf("email: question %d: %d answer links for %d options", q.ID, len(links), len(q.Options))
 	}
 	d := views.QuestionMailData{
 		Reminder: q.Reminder(), Blocking: q.Urgency == store.UrgencyBlocking,
@@ -50,34 +88,49 @@ func (c Composer) Question(_ store.MailTo, q *store.DueQuestion, links []string)
 	if !q.ExpiresAt.IsZero() && q.ExpiresAt.Before(d.LinksExpire) {
 		d.LinksExpire = q.ExpiresAt
 	}
-	subject := "Question from " + q.AskerName + ": " + oneLine(q.Text, 120)
-	switch {
-	case q.Reminder():
-		subject = "Reminder: " + subject
-	case q.Urgency == store.UrgencyBlocking:
-		subject = "[blocking] " + subject
-	}
-	var t strings.Builder
-	if q.Reminder() {
+	return d, nil
+}
+
+// questionText writes one question of a question mail's text part. Each
+// option's label is quoted, so that no label reads as a link of its own.
+func questionText(t *strings.Builder, d views.QuestionMailData) {
+	if d.Reminder {
 		t.WriteString("Reminder: still waiting for your decision.\n\n")
 	}
-	fmt.Fprintf(&t, "%s (%s) asks in %s · %s:\n\n", q.AskerName, q.AskerSlug, q.SessionTitle, q.ProjectName)
-	for line := range strings.SplitSeq(q.Text, "\n") {
+	fmt.Fprintf(t, "%s (%s) asks in %s · %s:\n\n", d.Asker, d.AskerSlug, d.Session, d.Project)
+	for line := range strings.SplitSeq(d.Question, "\n") {
 		t.WriteString("> " + line + "\n")
 	}
 	t.WriteString("\n")
 	if len(d.Options) > 0 {
 		t.WriteString("Answer with one click on the page each link opens:\n\n")
 		for _, o := range d.Options {
-			fmt.Fprintf(&t, "- %s\n  %s\n", o.Label, o.URL)
+			fmt.Fprintf(t, "- \"%s\"\n  %s\n", o.Label, o.URL)
 		}
-		fmt.Fprintf(&t, "\nAnswer in your own words:\n  %s\n", d.Free)
+		fmt.Fprintf(t, "\nAnswer in your own words:\n  %s\n", d.Free)
 	} else {
-		fmt.Fprintf(&t, "Write your answer:\n  %s\n", d.Free)
+		fmt.Fprintf(t, "Write your answer:\n  %s\n", d.Free)
 	}
-	fmt.Fprintf(&t, "\nSee it in its session:\n  %s\n\nThese links work once, until %s, and only for you: each asks for one more click before it answers.\n",
+	fmt.Fprintf(t, "\nSee it in its session:\n  %s\n\nThese links work once, until %s, and only for you: each asks for one more click before it answers.\n\n",
 		d.QuestionURL, views.Exact(d.LinksExpire))
-	return c.mail(subject, t.String(), d.AccountURL, views.QuestionMail(d))
+}
+
+// foldedSubject is the subject of several questions in one mail: "3
+// questions from @ada", or from each agent that asked.
+func foldedSubject(items []store.QuestionMailItem) string {
+	var askers []string
+	blocking := false
+	for _, it := range items {
+		if a := "@" + strings.TrimPrefix(it.AskerSlug, "ext-"); !slices.Contains(askers, a) {
+			askers = append(askers, a)
+		}
+		blocking = blocking || (it.Urgency == store.UrgencyBlocking && !it.Reminder())
+	}
+	subject := fmt.Sprintf("%d questions from %s", len(items), strings.Join(askers, ", "))
+	if blocking {
+		subject = "[blocking] " + subject
+	}
+	return oneLine(subject, 160)
 }
 
 // Reply composes the email of a reply to an owner.

@@ -243,9 +243,11 @@ func (s *Sender) message(m *store.OutgoingMail) (*gomail.Msg, error) {
 	if err != nil {
 		return nil, permanent{fmt.Errorf("the owner's address %q: %w", m.To.Email, err)}
 	}
-	to.Name = m.To.Name
+	// Text from agents and owners, encoded whole where it is not plain
+	// (headerText): the encoder would let an ASCII "=?…?=" through raw.
+	to.Name = headerText(m.To.Name)
 	msg.ToMailAddress(to)
-	msg.Subject(m.Subject)
+	msg.Subject(headerText(m.Subject))
 	msg.SetDate()
 	msg.SetMessageIDWithValue("osfoundry-mail-" + strconv.FormatInt(m.ID, 10) + "@" + s.domain)
 	msg.SetGenHeader(gomail.Header("X-Osfoundry-Kind"), m.Kind)

@@ -136,7 +136,7 @@ func TestQuestionMailArrivesWhenTheTimerFires(t *testing.T) {
 		t.Errorf("to %+v from %+v", m.To, m.From)
 	}
 	for _, want := range []string{"Ada Agent (ext-ada) asks in Checkout redesign · Storefront", "> Ship <b>v2</b> & tag it?",
-		"- Yes, ship\n", "- No\n", "Answer in your own words", base + "/sessions/", base + "/account"} {
+		"- \"Yes, ship\"\n", "- \"No\"\n", "Answer in your own words", base + "/sessions/", base + "/account"} {
 		if !strings.Contains(m.Text, want) {
 			t.Errorf("text lacks %q:\n%s", want, m.Text)
 		}
@@ -403,7 +403,7 @@ func TestComposeFreeTextQuestion(t *testing.T) {
 	c := email.Composer{BaseURL: base}
 	q := &store.DueQuestion{Question: store.Question{ID: 7, SessionID: 3, Text: "Which cache?", Urgency: store.UrgencyNormal,
 		ExpiresAt: time.Now().Add(time.Hour)}, Timer: "notice", SessionTitle: "S", ProjectName: "P", AskerName: "Ada", AskerSlug: "ext-ada"}
-	m, err := c.Question(store.MailTo{}, q, []string{"9.tok"})
+	m, err := c.Question(store.MailTo{}, []store.QuestionMailItem{{DueQuestion: q, Links: []string{"9.tok"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestComposeFreeTextQuestion(t *testing.T) {
 	if !strings.Contains(m.Text, "until "+q.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")) {
 		t.Errorf("the links' end is not the question's expiry:\n%s", m.Text)
 	}
-	if _, err := c.Question(store.MailTo{}, q, []string{"9.tok", "10.tok"}); err == nil {
+	if _, err := c.Question(store.MailTo{}, []store.QuestionMailItem{{DueQuestion: q, Links: []string{"9.tok", "10.tok"}}}); err == nil {
 		t.Error("two links for a question without options composed")
 	}
 }

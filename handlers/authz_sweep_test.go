@@ -297,6 +297,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /projects/:id/radar":                                      {query: "?v=x"},
 		"POST /projects/:id/rename":                                    {form: url.Values{"name": {"Hijacked"}}},
 		"POST /projects/:id/questions":                                 {form: url.Values{"blocking_minutes": {"0"}, "normal_minutes": {"0"}, "expiry_hours": {"1"}}},
+		"POST /projects/:id/limits":                                    {form: url.Values{"write_per_minute": {"1"}, "write_burst": {"1"}}},
 		"POST /projects/:id/seats":                                     {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":                        {},
 		"POST /projects/:id/sessions":                                  {form: url.Values{"session_type": {"team_session"}, "title": {"Hijacked"}}},

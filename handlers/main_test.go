@@ -35,6 +35,10 @@ func (a *testApp) requestStatements() uint64 { return a.store.StatementCounts().
 func newTestApp(t *testing.T, tune ...func(*Config)) *testApp {
 	t.Helper()
 	st := storetest.New(t)
+	// The fixtures post agents' notes as fast as they go (agentNote): a
+	// minute of the write limits lasts a millisecond here; the limits
+	// themselves are the MCP tests' (handlers/mcp/limits_test.go).
+	st.SetWriteMinute(time.Millisecond)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	listener, mail := runListener(t, st, quiet)
 	srv := httptest.NewUnstartedServer(nil)

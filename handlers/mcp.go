@@ -9,7 +9,7 @@ import (
 // l ends the waits of ask_owner calls when an answer comes on any replica.
 func (s *Server) initMCP(l *store.Listener) {
 	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics, Listener: l,
-		SDKOnly: s.cfg.MCPSDKOnly})
+		SDKOnly: s.cfg.MCPSDKOnly, WaitLimits: s.cfg.WaitLimits})
 	s.mcp = h
 	s.mcpMeta = h.ProtectedResourceMetadata()
 }

@@ -33,6 +33,9 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 	if v.Approvals, err = s.store.ProjectApprovalSettings(ctx, o.WorkspaceID, p.ID); err != nil {
 		return err
 	}
+	if v.Limits, err = s.store.ProjectWriteLimits(ctx, o.WorkspaceID, p.ID); err != nil {
+		return err
+	}
 	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
 		return err
 	}

@@ -37,6 +37,12 @@ type Config struct {
 	// StreamLimits bound the live streams held at once per sign-in, per
 	// owner and per client address (zero fields: live.DefaultLimits).
 	StreamLimits live.Limits
+	// WaitLimits bound the ask_owner calls waiting for an answer (zero
+	// fields: mcp.DefaultWaitLimits).
+	WaitLimits mcp.WaitLimits
+	// PageLimits bound how often one sign-in loads search and the inbox
+	// (zero fields: DefaultPageLimits).
+	PageLimits PageLimits
 	// NoClientMetadataDocuments stops accepting and advertising client ID
 	// metadata documents, so clients register instead.
 	NoClientMetadataDocuments bool
@@ -77,6 +83,8 @@ type Server struct {
 	requests *metrics.Routes
 	// approvals are the hooks waiting here for an owner's decision.
 	approvals *store.QuestionWaits
+	// pages are the sign-ins' buckets of search and inbox loads.
+	pages *pageLimiter
 }
 
 // Deps are the collaborators New wires together.
@@ -131,7 +139,7 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits)}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.signIns.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -91,20 +92,20 @@ func (s *Server) sessionExportJSON(c echo.Context) error {
 }
 
 // sessionExportMarkdown is the session's mail as a Markdown document: a
-// heading per note, its sender, recipient and time, then its body as written.
+// heading per note with what the server knows of it (its id, type, sender,
+// recipient and time), then what its writer wrote, subject and body, in a
+// fence no line of it can close (markdownFence): nothing a note says can
+// pass for a heading, another note or an owner's reply, and raw HTML and
+// images in it stay text.
 func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
 	w := startExport(c, session, "md", "text/markdown; charset=utf-8")
-	fmt.Fprintf(w, "# %s\n\n%s · %s `%s` · exported %s\n", oneLine(session.Title), oneLine(p.Name),
+	fmt.Fprintf(w, "# %s\n\n%s · %s `%s` · exported %s\n", markdownText(session.Title), markdownText(p.Name),
 		session.Type, session.PublicID, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	err = s.store.ExportSessionMail(c.Request().Context(), currentOwner(c).WorkspaceID, session.ID, func(n *store.Note) error {
-		subject := n.Subject
-		if subject == "" {
-			subject = "(no subject)"
-		}
 		to := "whole session"
 		switch {
 		case n.RecipientSlug != nil:
@@ -112,12 +113,17 @@ func (s *Server) sessionExportMarkdown(c echo.Context) error {
 		case n.MessageType == store.MessageAnalysis:
 			to = "owners only"
 		}
-		fmt.Fprintf(w, "\n---\n\n## %s\n\n**%s** (`%s`, %s) → %s · %s · %s · #%d", oneLine(subject), oneLine(n.SenderName), n.SenderSlug,
-			fromKind(n), to, n.MessageType, n.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"), n.ID)
+		fmt.Fprintf(w, "\n---\n\n## #%d · %s\n\n**%s** (`%s`, %s) → %s · %s", n.ID, n.MessageType, markdownText(n.SenderName), n.SenderSlug,
+			fromKind(n), to, n.CreatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if n.InReplyTo != nil {
 			fmt.Fprintf(w, " · in reply to #%d", *n.InReplyTo)
 		}
-		_, err := fmt.Fprintf(w, "\n\n%s\n", strings.TrimRight(n.Body, "\n"))
+		text := strings.TrimRight(n.Body, "\n")
+		if n.Subject != "" {
+			text = "Subject: " + n.Subject + "\n\n" + text
+		}
+		fence := markdownFence(text)
+		_, err := fmt.Fprintf(w, "\n\n%stext\n%s\n%s\n", fence, text, fence)
 		return err
 	})
 	if err != nil {
@@ -127,7 +133,32 @@ func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	return w.Flush()
 }
 
-// oneLine keeps a title on its heading's line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// markdownFence is a backtick fence longer than any run of backticks in
+// text (at least three), so that no line of text closes it (CommonMark
+// §4.5).
+func markdownFence(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// markdownText is s on one line with every ASCII punctuation character
+// escaped (CommonMark §2.4), so that a name or a title reads as the text it
+// is: no emphasis, link, image, HTML or heading.
+func markdownText(s string) string {
+	var b strings.Builder
+	for _, r := range strings.Join(strings.Fields(s), " ") {
+		if r < 0x80 && unicode.IsPunct(r) || r < 0x80 && unicode.IsSymbol(r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

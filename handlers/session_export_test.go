@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/osfoundry/osfoundry/views"
 )
 
 // TestSessionExport: an owner downloads a session's mail as JSON and as
@@ -56,12 +58,12 @@ func TestSessionExport(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/markdown") {
 		t.Fatalf("markdown: %d %v", res.StatusCode, res.Header)
 	}
-	for _, want := range []string{"# Release week", "## Which API?", "**v1** or v2?", "in reply to #" + fmt.Sprint(asked), "## Why", "owners only"} {
+	for _, want := range []string{"# Release week", "Subject: Which API?", "**v1** or v2?", "in reply to #" + fmt.Sprint(asked), "Subject: Why", "owners only"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("no %q in:\n%s", want, md)
 		}
 	}
-	if strings.Index(string(md), "## Which API?") > strings.Index(string(md), "## Why") {
+	if strings.Index(string(md), "Subject: Which API?") > strings.Index(string(md), "Subject: Why") {
 		t.Error("not oldest first")
 	}
 
@@ -70,5 +72,34 @@ func TestSessionExport(t *testing.T) {
 		if res := bob.get(f.url + "/export" + ext); res.StatusCode != http.StatusNotFound {
 			t.Errorf("bob's export%s: %d", ext, res.StatusCode)
 		}
+	}
+}
+
+// TestExportedBodiesCannotForgeEntries: a body that imitates the export's
+// own layout (a rule, a heading, an owner's metadata line, a fence of its
+// own), raw HTML and an image stay inside its note's fence: rendered, the
+// export holds exactly one heading per note, and none of the body's.
+func TestExportedBodiesCannotForgeEntries(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	forged := "Done.\n\n```\n\n---\n\n## #99 · reply\n\n**Alice A** (`owner-1`, owner) → whole session · 2026-12-01 10:00:00 UTC\n\n" +
+		"Approved, ship it.\n\n`````\n<img src=\"https://evil.example/p.png\"> ![x](https://evil.example/i.png) <script>alert(1)</script>"
+	f.app.agentNote(f.ag, f.session.ID, "**Alice A** `owner-1`", forged)
+	res := f.alice.get(f.url + "/export.md")
+	md, _ := io.ReadAll(res.Body)
+	html := views.RenderMarkdown(string(md))
+	if n := strings.Count(html, "<h2"); n != 1 {
+		t.Fatalf("%d headings in the rendered export, want 1 (one note):\n%s\n%s", n, md, html)
+	}
+	for _, bad := range []string{"<strong>Alice A</strong>", "<img", "<script"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the body's %q escaped its fence:\n%s", bad, html)
+		}
+	}
+	if n := strings.Count(html, "<hr"); n != 1 {
+		t.Errorf("%d rules in the rendered export, want the one before its note", n)
+	}
+	if !strings.Contains(string(md), "\n``````text\n") {
+		t.Errorf("no fence longer than the body's backtick runs:\n%s", md)
 	}
 }

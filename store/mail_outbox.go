@@ -56,10 +56,7 @@ func insertMail(ctx context.Context, tx pgx.Tx, to MailTo, kind string, noteID i
 	if noteID != 0 {
 		note = &noteID
 	}
-	subject := m.Subject
-	if r := []rune(subject); len(r) > 300 {
-		subject = string(r[:299]) + "…"
-	}
+	subject := mailSubject(m.Subject)
 	_, err := tx.Exec(ctx, `
 		INSERT INTO mail_outbox (workspace_id, owner_id, kind, note_id, subject, text_body, html_body)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, to.WorkspaceID, to.OwnerID, kind, note, subject, m.Text, m.HTML)
@@ -78,7 +75,7 @@ type OutgoingMail struct {
 	CreatedAt time.Time
 	Kind      string
 	To        MailTo
-	// Stale: the question the mail asks was answered or expired since it
+	// Stale: the questions the mail asks were answered or expired since it
 	// was queued; the mail is not sent (MailSkipped).
 	Stale bool
 	Mail
@@ -104,7 +101,8 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 		FROM due, owners o
 		WHERE m.id = due.id AND o.id = m.owner_id
 		RETURNING m.id, m.attempts, m.created_at, m.kind, m.owner_id, m.workspace_id, o.email, o.display_name,
-			m.kind IN ('question', 'reminder') AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = m.note_id AND q.state <> 'open'),
+			m.kind IN ('question', 'reminder') AND NOT EXISTS (SELECT 1 FROM questions q
+				WHERE q.note_id = ANY(coalesce(m.question_ids, ARRAY[m.note_id])) AND q.state = 'open'),
 			m.subject, m.text_body, m.html_body`, limit, lease.Milliseconds(), except)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim mails: %w", err)

@@ -7,14 +7,23 @@ import "unicode"
 // could change how the text around it reads: control characters (line
 // breaks, tabs, escape sequences), line and paragraph separators, and the
 // bidirectional embeddings, overrides and isolates. The FieldError names the
-// field.
+// field. A question's options and its first line follow the same rule.
 func CheckDisplayName(field, name string) error {
-	for _, r := range name {
-		if !displayable(r) {
-			return &FieldError{field, "must be one line of text, without control characters (line breaks, tabs, escapes or direction overrides)"}
-		}
+	if !oneLine(name) {
+		return &FieldError{field, "must be one line of text, without control characters (line breaks, tabs, escapes or direction overrides)"}
 	}
 	return nil
+}
+
+// oneLine reports whether s holds only characters a display name may
+// (CheckDisplayName's rule).
+func oneLine(s string) bool {
+	for _, r := range s {
+		if !displayable(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // displayable reports whether a display name may hold r.

@@ -321,20 +321,22 @@ var agentNoteTarget = `
 
 // agentNoteWriteSQL is the one statement that writes an agent's note when
 // agentNoteTarget allows it (the rule: invited, a claimed profile, a known
-// recipient that is not the caller, a readable note answered), $8 to $11
-// its type, subject, body and idempotency key; extra CTEs write what goes
-// with the note (a question's row). No row: refused or a duplicate key;
-// PostAgentNote asks agentNoteTarget which.
+// recipient that is not the caller, a readable note answered) and its
+// connection's write bucket gives it a token (writeBucket), $8 to $11 its
+// type, subject, body and idempotency key, $12 the seconds a minute of the
+// write limits lasts; extra CTEs write what goes with the note (a
+// question's row). No row: refused or a duplicate key; PostAgentNote asks
+// agentNoteTarget which.
 func agentNoteWriteSQL(extra ...string) string {
 	return noteWriteSQL(`target AS (`+agentNoteTarget+`
-	), src AS (
+	), `+writeBucket("$12")+`, src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
 			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
 			NULLIF($5::text, '') AS recipient_slug, $8::text AS message_type, $9::text AS subject, $10::text AS body,
 			$11::text AS idempotency_key, NULLIF($7::bigint, 0) AS in_reply_to
 		FROM target t
 		WHERE t.role IS NOT NULL AND t.display_name IS NOT NULL AND t.sender_slug IS NOT NULL
-			AND t.sender_slug <> $5::text AND t.known AND t.parent_known)`, onKeyConflict, extra...)
+			AND t.sender_slug <> $5::text AND t.known AND t.parent_known AND `+granted+`)`, onKeyConflict, extra...)
 }
 
 // agentNoteSQL writes an agent's note (agentNoteWriteSQL).
@@ -440,13 +442,15 @@ var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to a
 // same key again returns the first note with duplicate true, also when
 // retries race; the same key with a different session, recipient, note
 // answered, subject or body gives ErrKeyReused and writes nothing. Posting starts nothing else.
+// Each post draws on the connection's write bucket (*WriteLimited when it
+// is empty), and a question past MaxOpenQuestions is ErrTooManyQuestions.
 func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, duplicate bool, err error) {
 	if err := in.Validate(); err != nil {
 		return nil, false, err
 	}
 	ownerID, _ := ParseOwnerSlug(in.To)
 	args := []any{in.WorkspaceID, in.ConnectionID, in.SessionType, in.SessionID, in.To, ownerID, in.InReplyTo,
-		in.messageType(), in.Subject, in.Body, in.IdempotencyKey}
+		in.messageType(), in.Subject, in.Body, in.IdempotencyKey, s.writeMinuteSeconds()}
 	sql := agentNoteSQL
 	if in.Question != nil {
 		sql = agentQuestionSQL
@@ -464,11 +468,22 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 			s.notifyAfterCommit(announced...)
 			return note, false, nil
 		}
+		if isTooManyQuestions(err) {
+			return nil, false, ErrTooManyQuestions
+		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, false, wrap("post note", err)
 		}
-		// Nothing written: refused, or the key was used before (possibly by
-		// a retry committed a moment ago; the insert waited for it).
+		// Nothing written: past the write limit, refused, or the key was
+		// used before (possibly by a retry committed a moment ago; the
+		// insert waited for it).
+		if err := s.writeRefused(ctx, in.ConnectionID); err != nil {
+			var wl *WriteLimited
+			if errors.As(err, &wl) {
+				return nil, false, err
+			}
+			return nil, false, wrap("post note", err)
+		}
 		var workspaceID, sessionID int64
 		var role, name, slug *string
 		var known, parentKnown bool

@@ -41,10 +41,24 @@ type DueQuestion struct {
 // Reminder reports whether the timer is the reminder.
 func (d *DueQuestion) Reminder() bool { return d.Timer == "reminder" }
 
-// ComposeQuestionMail composes a question's email to an owner, with the
-// tokens of its answer links (one per option, then one for a free-text
-// answer).
-type ComposeQuestionMail func(to MailTo, q *DueQuestion, links []string) (Mail, error)
+// dueQuestionSelect reads questions q with what their notice says; the
+// WHERE is the caller's. scanDueQuestion scans a row of it.
+var dueQuestionSelect = questionSelect + `, q.timer, s.title, s.session_type, s.public_id, p.id, p.name, n.sender_name, n.sender_slug
+	FROM questions q JOIN notes n ON n.id = q.note_id
+	JOIN sessions s ON s.id = q.session_id
+	JOIN projects p ON p.id = s.project_id`
+
+func scanDueQuestion(r pgx.Row, d *DueQuestion) error {
+	var text string
+	var q nullableQuestion
+	err := r.Scan(append(append([]any{&text}, q.targets()...), &d.Timer, &d.SessionTitle, &d.SessionType, &d.PublicID,
+		&d.ProjectID, &d.ProjectName, &d.AskerName, &d.AskerSlug)...)
+	if err == nil {
+		d.Question = *q.question()
+		d.Text = text
+	}
+	return err
+}
 
 // TimerResult is what one FireQuestionTimers call did.
 type TimerResult struct {
@@ -74,25 +88,14 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 				ORDER BY due_at LIMIT $1
 				FOR UPDATE SKIP LOCKED
 			)
-			`+questionSelect+`, q.timer, s.title, s.session_type, s.public_id, p.id, p.name, n.sender_name, n.sender_slug
-			FROM due JOIN questions q ON q.note_id = due.note_id
-			JOIN notes n ON n.id = q.note_id
-			JOIN sessions s ON s.id = q.session_id
-			JOIN projects p ON p.id = s.project_id
+			`+dueQuestionSelect+` WHERE q.note_id IN (SELECT note_id FROM due)
 			ORDER BY q.due_at`, limit)
 		if err != nil {
 			return err
 		}
 		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DueQuestion, error) {
 			var d DueQuestion
-			var text string
-			var q nullableQuestion
-			err := r.Scan(append(append([]any{&text}, q.targets()...), &d.Timer, &d.SessionTitle, &d.SessionType, &d.PublicID,
-				&d.ProjectID, &d.ProjectName, &d.AskerName, &d.AskerSlug)...)
-			if err == nil {
-				d.Question = *q.question()
-				d.Text = text
-			}
+			err := scanDueQuestion(r, &d)
 			return d, err
 		})
 		if err != nil {
@@ -142,11 +145,12 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 
 // reachOwners queues a question's notice or reminder: its webhook event for
 // each enabled endpoint of its project, and (compose not nil) an email with
-// answer links to each owner of the workspace who wants questions mailed.
+// answer links to each owner of the workspace who wants questions mailed,
+// folded into the owner's question mail not yet sent (queueQuestionMail).
 func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionMail) (deliveries, mails int, err error) {
-	event, kind := "question", MailQuestion
+	event := "question"
 	if d.Reminder() {
-		event, kind = "reminder", MailReminder
+		event = "reminder"
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO webhook_deliveries (endpoint_id, note_id, event)
@@ -167,16 +171,8 @@ func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, comp
 		return 0, 0, err
 	}
 	for _, to := range owners {
-		links, err := s.createAnswerLinks(ctx, tx, &d.Question, to.OwnerID)
-		if err != nil {
-			return 0, 0, err
-		}
-		m, err := compose(to, d, links)
-		if err != nil {
-			return 0, 0, err
-		}
-		if err := insertMail(ctx, tx, to, kind, d.ID, m); err != nil {
-			return 0, 0, err
+		if err := s.queueQuestionMail(ctx, tx, to, d, compose); err != nil {
+			return 0, 0, fmt.Errorf("queue question mail: %w", err)
 		}
 		mails++
 	}

@@ -97,10 +97,15 @@ func (q *QuestionAsk) validate(text string) error {
 	case !slices.Contains(Urgencies, q.Urgency):
 		return &FieldError{"urgency", "use normal or blocking"}
 	}
+	if !oneLine(QuestionFirstLine(text)) {
+		return &FieldError{"question", "its first line (the subject of the owners' mail) must be text without control characters or direction overrides; put details on the lines after it"}
+	}
 	for i, o := range q.Options {
 		switch {
 		case strings.TrimSpace(o) == "":
 			return &FieldError{"options", "an option is blank"}
+		case !oneLine(o):
+			return &FieldError{"options", "an option must be one line of text, without line breaks, tabs, other control characters or direction overrides"}
 		case utf8.RuneCountInString(o) > MaxOptionLen:
 			return &FieldError{"options", fmt.Sprintf("use at most %d characters per option", MaxOptionLen)}
 		case slices.Contains(q.Options[:i], o):
@@ -111,6 +116,13 @@ func (q *QuestionAsk) validate(text string) error {
 		q.Options = []string{}
 	}
 	return nil
+}
+
+// QuestionFirstLine is the first line of a question's text, what the
+// subject of its mail says: up to its first line break.
+func QuestionFirstLine(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	return strings.TrimSuffix(line, "\r")
 }
 
 // ErrQuestionKeyReused means an idempotency key was sent again with another
@@ -175,17 +187,18 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 }
 
 // agentQuestionSQL writes an agent's question as agentNoteSQL writes its
-// notes (agentNoteWriteSQL), with the question's row in the same statement: $12 its options,
-// $13 its urgency, $14 the seconds a minute of its delays lasts
+// notes (agentNoteWriteSQL), with the question's row in the same statement:
+// $12 the seconds a minute of the write limits lasts (writeBucket), $13 its
+// options, $14 its urgency, $15 the seconds a minute of its delays lasts
 // (Store.questionMinute). Its timer starts at the notice, due after the
 // delay of its project for the urgency; it expires after the project's
 // expiry.
 var agentQuestionSQL = agentNoteWriteSQL(`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
-		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $12::text[], $13::text,
-			now() + make_interval(secs => $14::float8 * CASE WHEN $13::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
-			now() + make_interval(secs => $14::float8 * 60 * p.question_expiry_hours)
+		SELECT note.id, note.workspace_id, note.session_id, note.sender_connection_id, $13::text[], $14::text,
+			now() + make_interval(secs => $15::float8 * CASE WHEN $14::text = 'blocking' THEN p.question_blocking_minutes ELSE p.question_normal_minutes END),
+			now() + make_interval(secs => $15::float8 * 60 * p.question_expiry_hours)
 		FROM note JOIN locked ON locked.id = note.session_id JOIN projects p ON p.id = locked.project_id
 	)`)
 

@@ -168,8 +168,9 @@ const (
 // searchWordsSQL finds a page of notes by $2's words, newest first, $9 the
 // page size, then highlights the page's hits. No single plan is right for
 // every word: walking the notes newest first costs the notes read before a
-// page of hits, reading the GIN index (notes_search_idx) costs the notes
-// that hold the words, and PostgreSQL's estimate of how many that is is
+// page of hits, reading the GIN index of the workspace and the words
+// (notes_search_workspace_idx, which gives only the workspace's entries)
+// costs the notes that hold the words, and PostgreSQL's estimate of how many that is is
 // rough (it misjudges rare words most, and words that go together). So the
 // statement measures instead: recent walks the workspace's newest
 // searchWindow notes, which fills a page for a word in one note of 500. When
@@ -210,7 +211,7 @@ var (
 			FROM (SELECT e.low FROM edge e WHERE e.hits < ` + strconv.Itoa(searchFewHits) + `) gate
 			CROSS JOIN LATERAL (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
-				FROM notes n WHERE n.id < gate.low AND n.search @@ websearch_to_tsquery('simple', $2)
+				FROM notes n WHERE n.workspace_id BETWEEN $1 AND $1 AND n.id < gate.low AND n.search @@ websearch_to_tsquery('simple', $2)
 			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
 			WHERE ` + searchFilters + `
 		)

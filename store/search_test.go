@@ -3,10 +3,12 @@ package store_test
 import (
 	"context"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
@@ -255,4 +257,83 @@ func TestSearchWalksItsWindow(t *testing.T) {
 	if n := rowsRead(plan); n > 10500 {
 		t.Fatalf("read %d rows of notes for a page of 21 hits, one note in 100, of 30,000:\n%s", n, plan)
 	}
+}
+
+// TestSearchIndexReadsOnlyItsWorkspace: a search whose words are rare in
+// the owner's newest notes reads the words' index for the older ones, and
+// there only the owner's workspace: another workspace's 20,000 notes that
+// hold the same word are never read (workspace_id and the words are one
+// index, notes_search_workspace_idx), also in a generic plan. Its time is
+// logged beside the same search with the other workspace's notes gone.
+func TestSearchIndexReadsOnlyItsWorkspace(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	other, otherOwner := db.InsertWorkspace("other")
+	p, err := w.st.CreateProject(ctx, other, "P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: other, ProjectID: p.ID, Type: "team_session", Title: "Busy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other workspace's needles are older than everything of the owner's.
+	db.Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'needle' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+	fill := func(n int, body string) {
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', $5 FROM generate_series(1, $6::int)`, w.ws, w.s1.ID, w.ada, w.slugA, body, n)
+	}
+	fill(2, "needle in old hay")
+	fill(store.SearchWindow+100, "hay")
+	db.Exec(`VACUUM ANALYZE notes`)
+	tx := db.Begin()
+	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
+	tx.Rollback(ctx)
+	// The window's ids, read index-only, and the owner's two needles: of
+	// the words' index, only the entries of the owner's notes.
+	if n := rowsRead(plan); n > store.SearchWindow+500 {
+		t.Fatalf("read %d rows of notes, the other workspace's among them:\n%s", n, plan)
+	}
+	if n := indexEntriesRead(plan, "notes_search"); n > 100 {
+		t.Fatalf("read %d entries of the words' index for the owner's 2 needles, the other workspace's 20,000 among them:\n%s", n, plan)
+	}
+	median := func() time.Duration {
+		var took []time.Duration
+		for range 15 {
+			start := time.Now()
+			if got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("needle"), 0, 20); err != nil || len(got) != 2 {
+				t.Fatalf("found %d needles, want the owner's 2 (%v)", len(got), err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		return took[len(took)/2]
+	}
+	beside := median()
+	db.Exec(`DELETE FROM notes WHERE workspace_id = $1`, other)
+	db.Exec(`VACUUM ANALYZE notes`)
+	t.Logf("median search beside 20,000 of another workspace's notes holding the word: %v; without them: %v", beside, median())
+}
+
+// indexNode is a node of EXPLAIN ANALYZE's text that reads an index
+// whose name starts with a prefix, and how many entries it gave.
+var indexNode = regexp.MustCompile(`Index Scan on (\w+) \(actual rows=(\d+) loops=(\d+)\)`)
+
+// indexEntriesRead sums the entries the plan's scans of the indexes named
+// prefix… gave.
+func indexEntriesRead(plan, prefix string) int {
+	total := 0
+	for _, m := range indexNode.FindAllStringSubmatch(plan, -1) {
+		if strings.HasPrefix(m[1], prefix) {
+			rows, _ := strconv.Atoi(m[2])
+			loops, _ := strconv.Atoi(m[3])
+			total += rows * loops
+		}
+	}
+	return total
 }

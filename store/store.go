@@ -60,6 +60,9 @@ type shared struct {
 	// questionMinute is how long a minute of the question delays lasts
 	// (an hour of the expiry is 60 of them): time.Minute, shorter in tests.
 	questionMinute time.Duration
+	// writeMinute, when not 0, is how long a minute of the write limits
+	// lasts (SetWriteMinute).
+	writeMinute time.Duration
 }
 
 // SetQuestionMinute makes the minutes of the question delays (and the

@@ -48,6 +48,11 @@ func newWorld(t *testing.T) *world {
 	if w.project, err = w.st.CreateProject(ctx, w.owner.WorkspaceID, "Storefront"); err != nil {
 		t.Fatal(err)
 	}
+	// The senders' tests post hundreds of notes as fast as they go: the most
+	// writes a project allows.
+	if err := w.st.SetProjectWriteLimits(ctx, w.owner.WorkspaceID, w.project.ID, store.WriteLimits{PerMinute: store.MaxWritesPerMinute, Burst: store.MaxWriteBurst}); err != nil {
+		t.Fatal(err)
+	}
 	if w.session, err = w.st.CreateSession(ctx, store.NewSession{WorkspaceID: w.owner.WorkspaceID, ProjectID: w.project.ID, Type: "team_session", Title: "Checkout redesign"}); err != nil {
 		t.Fatal(err)
 	}

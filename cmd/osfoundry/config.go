@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/osfoundry/osfoundry/email"
+	"github.com/osfoundry/osfoundry/handlers"
+	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/live"
 )
 
@@ -39,6 +41,12 @@ type config struct {
 	// streamLimitsText is --stream-limits as given; streamLimits, parsed.
 	streamLimitsText string
 	streamLimits     live.Limits
+	// waitLimitsText is --wait-limits as given; waitLimits, parsed.
+	waitLimitsText string
+	waitLimits     mcp.WaitLimits
+	// pageLimitsText is --page-limits as given; pageLimits, parsed.
+	pageLimitsText string
+	pageLimits     handlers.PageLimits
 	// metadataDocuments: client ID metadata documents are accepted and advertised.
 	metadataDocuments onOff
 	// envErr is a variable that could not be read, reported by finish.
@@ -93,6 +101,10 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.allowPrivate, "allow-private-targets", envOr("OSFOUNDRY_ALLOW_PRIVATE_TARGETS", "") == "true", "let outgoing requests (client ID metadata documents, webhooks) reach loopback, private-network, link-local and other non-public addresses, refused otherwise (OSFOUNDRY_ALLOW_PRIVATE_TARGETS=true)")
 	fs.StringVar(&c.streamLimitsText, "stream-limits", envOr("OSFOUNDRY_STREAM_LIMITS", fmt.Sprintf("%d,%d,%d", live.DefaultLimits.PerSignIn, live.DefaultLimits.PerOwner, live.DefaultLimits.PerAddress)),
 		"live streams held at once per sign-in, per owner and per client address: past the first two the oldest closes, past the third new ones are refused (OSFOUNDRY_STREAM_LIMITS)")
+	fs.StringVar(&c.waitLimitsText, "wait-limits", envOr("OSFOUNDRY_WAIT_LIMITS", fmt.Sprintf("%d,%d", mcp.DefaultWaitLimits.PerConnection, mcp.DefaultWaitLimits.PerReplica)),
+		"ask_owner calls waiting for an answer held at once per connection and per replica: past either, a call answers at once, open, saying its wait was not held (OSFOUNDRY_WAIT_LIMITS)")
+	fs.StringVar(&c.pageLimitsText, "page-limits", envOr("OSFOUNDRY_PAGE_LIMITS", fmt.Sprintf("%d,%d", handlers.DefaultPageLimits.PerMinute, handlers.DefaultPageLimits.Burst)),
+		"loads of search and the inbox per sign-in: a minute, in bursts of at most; past them a load gets 429 with Retry-After (OSFOUNDRY_PAGE_LIMITS)")
 	c.metadataDocuments = true
 	if v := os.Getenv("OSFOUNDRY_CLIENT_METADATA_DOCUMENTS"); v != "" {
 		if err := c.metadataDocuments.Set(v); err != nil {
@@ -189,6 +201,12 @@ func (c *config) finish() error {
 		return err
 	}
 	c.streamLimits = limits
+	if c.waitLimits, err = parseWaitLimits(c.waitLimitsText); err != nil {
+		return err
+	}
+	if c.pageLimits, err = parsePageLimits(c.pageLimitsText); err != nil {
+		return err
+	}
 	return c.finishSMTP()
 }
 
@@ -231,6 +249,29 @@ func parseStreamLimits(s string) (live.Limits, error) {
 	return live.Limits{PerSignIn: n[0], PerOwner: n[1], PerAddress: n[2]}, nil
 }
 
+// parseWaitLimits reads "per connection,per replica", each a positive
+// number.
+func parseWaitLimits(s string) (mcp.WaitLimits, error) {
+	a, b, ok := strings.Cut(s, ",")
+	per, err1 := strconv.Atoi(strings.TrimSpace(a))
+	all, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || per < 1 || all < per {
+		return mcp.WaitLimits{}, fmt.Errorf("--wait-limits %q: give two numbers, per connection,per replica, the second at least the first (like 8,2000)", s)
+	}
+	return mcp.WaitLimits{PerConnection: per, PerReplica: all}, nil
+}
+
+// parsePageLimits reads "a minute,burst", each a positive number.
+func parsePageLimits(s string) (handlers.PageLimits, error) {
+	a, b, ok := strings.Cut(s, ",")
+	rate, err1 := strconv.Atoi(strings.TrimSpace(a))
+	burst, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || rate < 1 || burst < 1 {
+		return handlers.PageLimits{}, fmt.Errorf("--page-limits %q: give two numbers of at least 1, a minute,burst (like 60,20)", s)
+	}
+	return handlers.PageLimits{PerMinute: rate, Burst: burst}, nil
+}
+
 // listenBaseURL is serve's base URL when --base-url is not given:
 // http://<addr>, with localhost for a wildcard host.
 func (c *config) listenBaseURL() (string, error) {
@@ -261,7 +302,7 @@ func (c *config) log(l *slog.Logger) {
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
 		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
-		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "smtp", smtp, "smtp_from", from)
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "wait_limits", c.waitLimitsText, "page_limits", c.pageLimitsText, "smtp", smtp, "smtp_from", from)
 	if c.smtp == nil {
 		l.Info("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set; no mail is sent")
 	}

@@ -109,7 +109,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Metrics:  m,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
 			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
-			Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly},
+			WaitLimits: cfg.waitLimits, PageLimits: cfg.pageLimits, Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -51,6 +51,11 @@ func newWorld(t *testing.T, dsn, baseURL string, agents int) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The load of these tests is far above an agent's: the most writes a
+	// project allows.
+	if err := st.SetProjectWriteLimits(ctx, w.owner.WorkspaceID, p.ID, store.WriteLimits{PerMinute: store.MaxWritesPerMinute, Burst: store.MaxWriteBurst}); err != nil {
+		t.Fatal(err)
+	}
 	w.session, err = st.CreateSession(ctx, store.NewSession{WorkspaceID: w.owner.WorkspaceID, ProjectID: p.ID, Type: "team_session", Title: "S"})
 	if err != nil {
 		t.Fatal(err)

@@ -54,10 +54,16 @@ type askOut struct {
 	AnsweredBy string     `json:"answered_by,omitempty"`
 	AnsweredAt *time.Time `json:"answered_at,omitempty"`
 	Duplicate  bool       `json:"duplicate"`
+	// WaitNotHeld says why a call that asked to wait answered at once: a
+	// limit of WaitLimits was reached.
+	WaitNotHeld string `json:"wait_not_held,omitempty"`
 }
 
 // lines say what an unanswered question means: nothing is decided.
 func (o askOut) lines() []string {
+	if o.WaitNotHeld != "" {
+		return []string{o.WaitNotHeld}
+	}
 	switch o.Status {
 	case store.QuestionOpen:
 		return []string{"No answer yet, so nothing is decided. The answer will come as unread mail (read_session_mail)."}
@@ -84,12 +90,19 @@ func (h *Handler) askOwner(ctx context.Context, c *caller, in askArgs) (any, err
 	if err != nil {
 		return nil, err
 	}
+	notHeld := ""
 	if in.WaitSeconds > 0 && q.Open() {
-		if q, err = h.awaitAnswer(ctx, c, q, time.Duration(in.WaitSeconds)*time.Second); err != nil {
-			return nil, err
+		if refused := h.waitSlots.take(c.ConnectionID); refused != "" {
+			notHeld = waitNotHeld(refused)
+		} else {
+			q, err = h.awaitAnswer(ctx, c, q, time.Duration(in.WaitSeconds)*time.Second)
+			h.waitSlots.release(c.ConnectionID)
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
-	out := askOut{QuestionID: q.ID, Status: q.State, Duplicate: dup}
+	out := askOut{QuestionID: q.ID, Status: q.State, Duplicate: dup, WaitNotHeld: notHeld}
 	if q.State == store.QuestionAnswered {
 		out.Answer, out.AnsweredBy, out.AnsweredAt = q.Answer, q.AnsweredBy, q.ClosedAt
 	}

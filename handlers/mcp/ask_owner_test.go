@@ -46,6 +46,8 @@ type askOut struct {
 	AnsweredBy string     `json:"answered_by"`
 	AnsweredAt *time.Time `json:"answered_at"`
 	Duplicate  bool       `json:"duplicate"`
+	// WaitNotHeld says why a call that asked to wait did not.
+	WaitNotHeld string `json:"wait_not_held"`
 }
 
 // post posts one tools/call to url as the agent and returns the raw answer.

@@ -29,3 +29,6 @@ func CountSDK(h *Handler) *atomic.Int64 {
 // PlainTool reports whether the front answers a plain call of the tool
 // itself (plainTools).
 func PlainTool(name string) bool { return plainTools[name] }
+
+// SetWaitLimits gives h's waiting calls the limits l from now on.
+func SetWaitLimits(h *Handler, l WaitLimits) { h.waitSlots = newWaitSlots(l) }

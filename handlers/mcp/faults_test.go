@@ -70,6 +70,10 @@ func TestIdempotencyUnderFaults(t *testing.T) {
 			e := newEnv(t)
 			tm := e.team("team_session", store.RoleContributor, "alice")
 			a, s := tm.agents[0], tm.s
+			// 200 notes as fast as they go: the most writes a project allows.
+			if err := e.st.SetProjectWriteLimits(e.ctx, s.WorkspaceID, s.ProjectID, store.WriteLimits{PerMinute: store.MaxWritesPerMinute, Burst: store.MaxWriteBurst}); err != nil {
+				t.Fatal(err)
+			}
 
 			proxy := &lossyProxy{next: http.DefaultTransport, rnd: rand.New(rand.NewPCG(2026, 11))}
 			cs := a.connect(proxy)

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"net/http"
 	"time"
 )
@@ -17,7 +16,7 @@ import (
 //  4. limitBody bounds the body at inbound.MaxBodyBytes, as the app does;
 //  5. parse reads the body once and decodes its JSON-RPC messages, a batch
 //     too, into one value in the request's context (rpcRequest) that every
-//     later link reads;
+//     later link reads, and limitBatch refuses a batch of more than MaxBatch;
 //  6. count counts each tool call of the request once it is answered;
 //  7. verifyToken verifies the bearer token a request presents, and that of
 //     the calls that need one;
@@ -49,7 +48,7 @@ func chain(last http.Handler, links ...middleware) http.Handler {
 func (h *Handler) newFront() http.Handler {
 	return chain(http.HandlerFunc(h.answer),
 		h.checkOrigin, h.cors, refuseTokenInURL, limitBody,
-		h.parse, h.count, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
+		h.parse, limitBatch, h.count, h.verifyToken, h.challengeScope, answerUnimplemented, h.checkArguments)
 }
 
 // answer ends the front: a plain tools/list, ping or initialize is answered
@@ -97,23 +96,5 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 // write its answer.
 const waitMargin = 30 * time.Second
 
-// waitOf returns how long a request may wait: a lone tools/call of
-// ask_owner with wait_seconds (bounded by MaxWaitSeconds), 0 for any other;
-// and whether it asked for progress notifications (a progress token).
-func waitOf(r *http.Request) (time.Duration, bool) {
-	req := requestFrom(r.Context())
-	if req == nil || req.batch || len(req.messages) != 1 {
-		return 0, false
-	}
-	m := &req.messages[0]
-	if m.Method != "tools/call" || m.Params.Name != "ask_owner" {
-		return 0, false
-	}
-	var args struct {
-		WaitSeconds int `json:"wait_seconds"`
-	}
-	if json.Unmarshal(m.Params.Arguments, &args) != nil || args.WaitSeconds <= 0 {
-		return 0, false
-	}
-	return time.Duration(min(args.WaitSeconds, MaxWaitSeconds)) * time.Second, m.Params.Meta["progressToken"] != nil
-}
+// waitOf returns how long a request may wait (requestWait).
+func waitOf(r *http.Request) (time.Duration, bool) { return requestWait(requestFrom(r.Context())) }

@@ -1,6 +1,8 @@
 package mcp_test
 
 import (
+	"time"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -21,6 +23,9 @@ type fuzzEnv struct {
 
 func newFuzzEnv(t testing.TB) *fuzzEnv {
 	e := newEnv(t)
+	// Fuzzing and benchmarks post as fast as they can: a minute of the
+	// write limits lasts a millisecond.
+	e.st.SetWriteMinute(time.Millisecond)
 	ws, owner := e.workspace("Fuzz")
 	p := e.project(ws, "P")
 	s := e.session(ws, p, "agent_session")

@@ -39,6 +39,9 @@ type Options struct {
 	// SDKOnly has the SDK answer every request, also those the front
 	// answers itself (make bench measures both).
 	SDKOnly bool
+	// WaitLimits bound the ask_owner calls waiting for an answer (zero
+	// fields: DefaultWaitLimits).
+	WaitLimits WaitLimits
 }
 
 // Handler serves /mcp and the protected-resource metadata.
@@ -58,6 +61,7 @@ type Handler struct {
 	// waits are the ask_owner calls waiting for an answer; progressEvery how
 	// often each looks by itself and reports progress.
 	waits         *store.QuestionWaits
+	waitSlots     *waitSlots
 	progressEvery time.Duration
 	// registry holds every tool by name, as both ways of answering a
 	// tools/call run it (the SDK's handler and answerPlainCall).
@@ -92,6 +96,7 @@ func New(opt Options) *Handler {
 		registry:      map[string]*tool{},
 		progressEvery: defaultProgressEvery,
 		sdkOnly:       opt.SDKOnly,
+		waitSlots:     newWaitSlots(opt.WaitLimits),
 	}
 	h.server = mcpsdk.NewServer(&mcpsdk.Implementation{Name: "osfoundry", Title: "osFoundry", Version: "1"}, &mcpsdk.ServerOptions{
 		Instructions: "Report to the people who own your work: claim_connected_profile once, keep set_status current, " +
@@ -194,7 +199,8 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 			if errors.As(err, &we) {
 				return nil, we
 			}
-			return withUnread(errorResult(err), nil, c.Unread)
+			res, structured := errorResultOf(err)
+			return withUnread(res, structured, c.Unread)
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -335,9 +341,12 @@ const (
 func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	var r refusal
 	var fe *store.FieldError
+	var wl *store.WriteLimited
 	switch {
 	case errors.As(err, &r):
 		return r
+	case errors.As(err, &wl):
+		return wl
 	case errors.As(err, &fe):
 		return refusalf("%s: %s", fe.Field, fe.Message)
 	case errors.Is(err, store.ErrNoProfile):
