@@ -42,6 +42,9 @@ const (
 	// MailChannel wakes the mail senders when messages are queued; the
 	// payload is empty.
 	MailChannel = "osfoundry_mail"
+	// PushChannel wakes the push senders when pushes are queued (the
+	// push_question and push_reply triggers send it); the payload is empty.
+	PushChannel = "osfoundry_push"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -103,6 +106,8 @@ var (
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
 	// MailTopic: empty; sent after messages were queued.
 	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
+	// PushTopic: empty; sent by the statements that queue pushes.
+	PushTopic = Topic[struct{}]{PushChannel, encodeEmpty, decodeEmpty}
 )
 
 func encodeEmpty(struct{}) string { return "" }
