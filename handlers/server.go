@@ -43,6 +43,9 @@ type Config struct {
 	// Email says mail is sent (--smtp-url is set); the account page says
 	// when it is not.
 	Email bool
+	// VAPIDPublicKey is the Web Push application server key (base64url)
+	// browsers subscribe with.
+	VAPIDPublicKey string
 }
 
 // Secure reports whether cookies must carry the Secure flag.
