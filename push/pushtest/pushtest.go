@@ -109,6 +109,14 @@ func (s *Service) Answer(d *Device, statuses ...int) {
 	d.answers = append(d.answers, statuses...)
 }
 
+// Accept drops the statuses Answer queued for the device: the next push is
+// accepted.
+func (s *Service) Accept(d *Device) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d.answers = nil
+}
+
 // Unsubscribe makes the service answer 410 Gone for the device from now on.
 func (s *Service) Unsubscribe(d *Device) {
 	s.mu.Lock()
