@@ -230,6 +230,9 @@ func TestNormalQuestionWaitsAndSkipsWhatWasRead(t *testing.T) {
 	if due != 3 {
 		t.Fatalf("%d of 3 pushes wait for the project's 15 minutes", due)
 	}
+	if d, err := w.st.PushOutboxDepth(ctx); err != nil || d.Pending != 3 || d.Due != 0 || d.Failed != 0 {
+		t.Fatalf("depth %+v %v, want 3 pending, none due", d, err)
+	}
 	if _, err := w.st.MarkMailRead(ctx, w.owner.ID, w.session.ID, read.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -328,5 +331,25 @@ func TestDevicesArePerOwner(t *testing.T) {
 	}
 	if err := w.st.RemovePushSubscription(ctx, w.owner.ID, mine.ID); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A push service that refuses for good (400: a malformed push) fails the
+// push at once, and the outbox's metrics count it.
+func TestRefusedPushFails(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d, _ := w.subscribe(t, w.owner.ID)
+	w.svc.Answer(d, http.StatusBadRequest)
+	q := w.ask(t, "q1", store.UrgencyBlocking, "Deploy?")
+	w.waitState(t, q.ID, store.PushFailed)
+	depth, err := w.st.PushOutboxDepth(context.Background())
+	if err != nil || depth.Failed != 1 || depth.Pending != 0 {
+		t.Fatalf("depth %+v %v", depth, err)
+	}
+	var lastError string
+	w.sql.QueryRow(`SELECT last_error FROM push_outbox WHERE note_id = $1`, q.ID).Scan(&lastError)
+	if !strings.Contains(lastError, "400") {
+		t.Errorf("last error %q", lastError)
 	}
 }

@@ -15,6 +15,15 @@ var CACHE = "osfoundry-shell-" + VERSION;
 var OFFLINE = "/offline";
 
 self.addEventListener("install", function (event) {
+  // Where the browser has static routes, every request but a navigation and
+  // the shell's goes to the network without waking the worker: the live
+  // stream, polls and forms cost nothing extra.
+  if (event.addRoutes) {
+    try {
+      event.addRoutes({ condition: { not: { or: [{ urlPattern: "/static/*" }, { requestMode: "navigate" }] } }, source: "network" })
+        .catch(function () {});
+    } catch (e) { /* an older browser: the fetch handler below passes them on */ }
+  }
   event.waitUntil(caches.open(CACHE).then(function (c) { return c.addAll(SHELL); }).then(function () { return self.skipWaiting(); }));
 });
 
