@@ -241,6 +241,14 @@ test('a question is pushed, shown by the worker, opens its note, and its action 
   expect(answered).toMatchObject({ status: 'answered', answer: 'Yes', answered_by: 'Olivia Owner' });
   await expect.poll(async () => (await shown())[0]?.title).toBe('Answered: Yes');
 
+  // The server then replaces the notification on each device it reached:
+  // the same tag, who answered, no options.
+  await expect.poll(() => pushed.length, { timeout: 20_000 }).toBe(2);
+  expect(pushed[1].payload).toMatchObject({ tag: payload.tag, title: 'Olivia Owner answered: Yes', silent: true });
+  expect(pushed[1].payload.actions).toBeUndefined();
+  await cdp.send('ServiceWorker.deliverPushMessage', { origin: baseURL, registrationId, data: JSON.stringify(pushed[1].payload) });
+  await expect.poll(async () => (await shown())[0]).toMatchObject({ title: 'Olivia Owner answered: Yes', actions: [] });
+
   // A second answer is refused, naming who answered.
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: baseURL, registrationId, data: JSON.stringify(payload) });
   await expect.poll(async () => (await shown())[0]?.title).toBe(payload.title);

@@ -22,6 +22,9 @@ type Payload struct {
 	// where one answers (the question's answer form on its session page).
 	Actions   []Action `json:"actions,omitempty"`
 	AnswerURL string   `json:"answer_url,omitempty"`
+	// Silent: an update of what the device shows (a question decided), not
+	// news to ring for.
+	Silent bool `json:"silent,omitempty"`
 }
 
 // Action is a notification button; Action is the option's index.
@@ -56,6 +59,12 @@ func Compose(p *store.OutgoingPush) Payload {
 		if len(out.Actions) > 0 {
 			out.AnswerURL = fmt.Sprintf("/sessions/%d/questions/%d/answer", p.SessionID, p.NoteID)
 		}
+	case store.PushClosed:
+		out.Title, out.Silent = clip("No decision: the question expired", MaxTitle), true
+		if p.QuestionState == store.QuestionAnswered {
+			out.Title = clip(p.AnsweredBy+" answered: "+p.Answer, MaxTitle)
+		}
+		out.Body = OneLine(p.Body)
 	default:
 		out.Title = clip(p.SenderName+" replied in "+p.SessionTitle, MaxTitle)
 		line := p.Subject

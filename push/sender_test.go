@@ -353,3 +353,32 @@ func TestRefusedPushFails(t *testing.T) {
 		t.Errorf("last error %q", lastError)
 	}
 }
+
+// A question decided replaces its notification on each device its push
+// reached, with the same tag: who answered what, no options, silently.
+// A device its push never reached gets nothing.
+func TestDecidedQuestionReplacesItsNotification(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	reached, _ := w.subscribe(t, w.owner.ID)
+	q := w.ask(t, "q1", store.UrgencyBlocking, "Merge the branch?", "Yes", "No")
+	w.svc.WaitMessages(t, reached, 1, 20*time.Second)
+	w.waitState(t, q.ID, store.PushSent)
+	late, _ := w.subscribe(t, w.owner.ID)
+	zero := 0
+	if _, err := w.st.AnswerQuestion(ctx, store.Answer{WorkspaceID: w.owner.WorkspaceID, OwnerID: w.owner.ID, QuestionID: q.ID,
+		SessionID: w.session.ID, Option: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	got := w.svc.WaitMessages(t, reached, 2, 20*time.Second)
+	first, update := got[0].Payload, got[1].Payload
+	if update.Tag != first.Tag || update.Title != "Olive Owner answered: Yes" || update.Body != "Merge the branch?" ||
+		len(update.Actions) != 0 || update.AnswerURL != "" || !update.Silent || got[1].Topic != first.Tag {
+		t.Errorf("update %+v (topic %q), first %+v", update, got[1].Topic, first)
+	}
+	w.waitState(t, q.ID, store.PushSent)
+	if n := len(w.svc.Messages(late)); n != 0 {
+		t.Errorf("a device the question never reached got %d pushes", n)
+	}
+}

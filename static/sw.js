@@ -65,7 +65,8 @@ function show(p) {
   return self.registration.showNotification(p.title || "osFoundry", {
     body: p.body || "",
     tag: p.tag || undefined,
-    renotify: !!p.tag,
+    renotify: !!p.tag && !p.silent,
+    silent: !!p.silent,
     icon: SHELL.find(function (u) { return /icon-192\.png$/.test(u); }),
     badge: SHELL.find(function (u) { return /badge-96\.png$/.test(u); }),
     actions: p.answer_url ? actions : [],

@@ -24,6 +24,9 @@ import (
 const (
 	PushQuestion = "question"
 	PushReply    = "reply"
+	// PushClosed replaces a question's notification once it is answered or
+	// expired (migrations/076_push_closed.sql).
+	PushClosed = "closed"
 )
 
 // Push states, those of the mail outbox.
@@ -255,10 +258,13 @@ type OutgoingPush struct {
 	SenderName            string
 	Subject, Body         string
 	SessionTitle, Project string
-	// Options are a question's (none for a free-text one or another kind).
-	Options []string
+	// Options are a question's (none for a free-text one or another kind);
+	// QuestionState, Answer and AnsweredBy say where it stands.
+	Options                           []string
+	QuestionState, Answer, AnsweredBy string
 	// Stale: the owner read the note, or its question was answered or
-	// expired, since it was queued; it is not sent (PushSkipped).
+	// expired, since it was queued; it is not sent (PushSkipped). A
+	// PushClosed push is never stale: it replaces what the device shows.
 	Stale bool
 }
 
@@ -281,8 +287,12 @@ func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration)
 		RETURNING p.id, p.attempts, p.kind, p.urgency, p.owner_id, s.id, s.endpoint, s.p256dh, s.auth,
 			n.id, n.session_id, n.sender_name, n.subject, n.body, ss.title, pr.name,
 			coalesce((SELECT q.options FROM questions q WHERE q.note_id = n.id), '{}'),
-			EXISTS (SELECT 1 FROM note_reads r WHERE r.owner_id = p.owner_id AND r.session_id = n.session_id AND r.last_read_note_id >= n.id)
-				OR (p.kind = 'question' AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = n.id AND q.state <> 'open'))`,
+			coalesce((SELECT q.state FROM questions q WHERE q.note_id = n.id), ''),
+			coalesce((SELECT q.answer FROM questions q WHERE q.note_id = n.id), ''),
+			coalesce((SELECT q.answered_by_name FROM questions q WHERE q.note_id = n.id), ''),
+			p.kind <> 'closed' AND (
+				EXISTS (SELECT 1 FROM note_reads r WHERE r.owner_id = p.owner_id AND r.session_id = n.session_id AND r.last_read_note_id >= n.id)
+				OR (p.kind = 'question' AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = n.id AND q.state <> 'open')))`,
 		limit, lease.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pushes: %w", err)
@@ -290,7 +300,8 @@ func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingPush, error) {
 		var p OutgoingPush
 		err := r.Scan(&p.ID, &p.Attempt, &p.Kind, &p.Urgency, &p.OwnerID, &p.SubscriptionID, &p.Endpoint, &p.P256dh, &p.Auth,
-			&p.NoteID, &p.SessionID, &p.SenderName, &p.Subject, &p.Body, &p.SessionTitle, &p.Project, &p.Options, &p.Stale)
+			&p.NoteID, &p.SessionID, &p.SenderName, &p.Subject, &p.Body, &p.SessionTitle, &p.Project, &p.Options,
+			&p.QuestionState, &p.Answer, &p.AnsweredBy, &p.Stale)
 		return p, err
 	})
 	if err != nil {
