@@ -271,7 +271,7 @@ func (s *Service) checkVAPID(h string) error {
 	case claims.Exp > now+24*3600:
 		return fmt.Errorf("exp %d is more than 24 hours away", claims.Exp)
 	case !strings.HasPrefix(claims.Sub, "mailto:") && !strings.HasPrefix(claims.Sub, "https://"):
-		return fmt.Errorf("sub %q is neither mailto: nor https:", claims.Sub)
+		return fmt.Errorf("sub %q is neither a mailto: nor an https: contact", claims.Sub)
 	}
 	return nil
 }
