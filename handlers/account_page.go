@@ -11,10 +11,14 @@ import (
 // accountNotices are what the account page says after an action redirected
 // to it (?done=).
 var accountNotices = map[string]string{
-	"password":   "Your password is changed. Your other sign-ins were signed out.",
-	"signed-out": "That sign-in was signed out.",
-	"others":     "Every other sign-in was signed out.",
-	"mail":       "Your mail settings are saved.",
+	"password":       "Your password is changed. Your other sign-ins were signed out.",
+	"signed-out":     "That sign-in was signed out.",
+	"others":         "Every other sign-in was signed out.",
+	"mail":           "Your mail settings are saved.",
+	"push":           "Your notification settings are saved.",
+	"device":         "This device is notified from now on.",
+	"device-renamed": "The device is renamed.",
+	"device-removed": "The device is removed: nothing more is pushed to it.",
 }
 
 // accountPage is GET /account: the owner, the password change form, what
@@ -34,9 +38,17 @@ func (s *Server) renderAccount(c echo.Context, status int, password views.Form, 
 	if err != nil {
 		return err
 	}
+	pushSettings, err := s.store.PushSettingsOf(c.Request().Context(), o.ID)
+	if err != nil {
+		return err
+	}
+	devices, err := s.store.PushSubscriptions(c.Request().Context(), o.ID)
+	if err != nil {
+		return err
+	}
 	s.page(c).Nav = "account"
 	return s.render(c, status, "Account", views.AccountPage(views.AccountData{
 		Owner: o, SignIns: signIns, Current: currentSignIn(c).ID, Password: password, Notice: notice,
-		Mail: mail, EmailOn: s.cfg.Email,
+		Mail: mail, EmailOn: s.cfg.Email, Push: pushSettings, Devices: devices, VAPIDKey: s.cfg.VAPIDPublicKey,
 	}))
 }

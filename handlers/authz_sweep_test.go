@@ -34,6 +34,7 @@ type sweepWorld struct {
 	bobSession *store.Session
 	bobAg      agent                  // B's agent
 	signIn     int64                  // alice's sign-in
+	device     int64                  // alice's device notified
 	stranger   agent                  // A's connection, neither seated nor invited
 	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
 	readOnly   string
@@ -79,6 +80,12 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 		t.Fatal(err)
 	}
 	w.hook = hook
+	dev, err := app.store.SubscribePush(ctx, w.alice.owner.WorkspaceID, w.alice.owner.ID, store.PushSubscribe{
+		Endpoint: "https://push.example.com/" + secretHook, P256dh: append([]byte{4}, make([]byte, 64)...), Auth: make([]byte, 16), Name: secretName}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.device = dev.ID
 	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
 	// Alice has the session open: the mail cache follows it, so polls of it
 	// take the fast path that asks no database.
@@ -139,6 +146,8 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 		path = strings.Replace(path, ":id", fmt.Sprint(conn), 1)
 	case strings.HasPrefix(path, "/account/sign-ins/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(w.signIn), 1)
+	case strings.HasPrefix(path, "/account/devices/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(w.device), 1)
 	}
 	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
 	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
@@ -231,9 +240,12 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		mcpEntry = "the MCP endpoint checks bearer tokens itself: initialize and tools/list answer anyone (docs/mcp.md), every tools/call is swept below"
 	)
 	return map[string]sweepRoute{
-		"GET /healthz":  {public: probe},
-		"GET /readyz":   {public: probe},
-		"GET /static/*": {public: "embedded CSS, scripts and icons, the same for everyone"},
+		"GET /healthz":              {public: probe},
+		"GET /readyz":               {public: probe},
+		"GET /static/*":             {public: "embedded CSS, scripts and icons, the same for everyone"},
+		"GET /manifest.webmanifest": {public: "the installable app's manifest, the same for everyone"},
+		"GET /sw.js":                {public: "the service worker's script, the same for everyone"},
+		"GET /offline":              {public: "the page the service worker shows offline, the same for everyone"},
 
 		"POST /mcp":             {public: mcpEntry},
 		"GET /mcp":              {public: "stateless MCP has no stream to open: refused without data"},
@@ -274,6 +286,12 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/sign-ins/end-others": {other: http.StatusSeeOther},
 		"POST /account/sign-ins/:id/end":    {},
 		"POST /account/mail":                {form: url.Values{"replies": {"on"}}, other: http.StatusSeeOther},
+		"POST /account/push":                {form: url.Values{"replies": {"on"}}, other: http.StatusSeeOther},
+		// A form is not a subscription; another owner's device is not found.
+		"POST /account/devices":            {other: http.StatusUnprocessableEntity},
+		"POST /account/devices/:id/rename": {form: url.Values{"name": {"Hijacked"}}},
+		"POST /account/devices/:id/remove": {},
+		"GET /push/csrf":                   {other: http.StatusOK},
 		// An answer link's token is its credential, whoever is signed in;
 		// the sweep's (":token") is none, so not found for everyone
 		// (answer_link_test.go sweeps real links).

@@ -17,7 +17,8 @@ import (
 // (store.AnswerQuestion); a later one is refused with who answered what
 // (409). htmx gets the question's box as it now stands; a page without
 // script goes back to the note (or, with back=inbox, to the inbox), or sees
-// the refusal on a page of its own.
+// the refusal on a page of its own; the service worker (Accept:
+// application/json) gets the question's state, answer and refusal as JSON.
 func (s *Server) questionAnswer(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
@@ -52,6 +53,10 @@ func (s *Server) questionAnswer(c echo.Context) error {
 		status = http.StatusUnprocessableEntity
 	case err != nil:
 		return err
+	}
+	if c.Request().Header.Get("Accept") == "application/json" {
+		// The service worker, answering from a notification's action.
+		return c.JSON(status, map[string]string{"state": q.State, "answer": q.Answer, "answered_by": q.AnsweredBy, "notice": notice})
 	}
 	if !isHTMX(c) && status == http.StatusOK {
 		if c.QueryParam("back") == "inbox" {

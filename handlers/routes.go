@@ -28,6 +28,11 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/readyz", "readyz", s.readyz, accessPublic},
 		{http.MethodGet, "/static/*", "static", echo.WrapHandler(static.Handler()), accessPublic},
 
+		// The installable app: manifest, service worker, offline page.
+		{http.MethodGet, "/manifest.webmanifest", "manifest", s.manifest, accessPublic},
+		{http.MethodGet, "/sw.js", "service-worker", s.serviceWorkerScript, accessPublic},
+		{http.MethodGet, "/offline", "offline", s.offlinePage, accessPublic},
+
 		// MCP endpoint and its protected-resource metadata (RFC 9728).
 		{http.MethodPost, "/mcp", "mcp", echo.WrapHandler(s.mcp), accessPublic},
 		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), accessPublic},
@@ -73,6 +78,12 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/account/sign-ins/end-others", "sign-ins-end-others", s.signInEndOthers, accessOwner},
 		{http.MethodPost, "/account/sign-ins/:id/end", "sign-in-end", s.signInEnd, accessOwner},
 		{http.MethodPost, "/account/mail", "account-mail", s.accountMail, accessOwner},
+		{http.MethodPost, "/account/push", "account-push", s.accountPush, accessOwner},
+		{http.MethodPost, "/account/devices", "device-subscribe", s.deviceSubscribe, accessOwner},
+		{http.MethodPost, "/account/devices/:id/rename", "device-rename", s.deviceRename, accessOwner},
+		{http.MethodPost, "/account/devices/:id/remove", "device-remove", s.deviceRemove, accessOwner},
+		// The service worker's CSRF token, to answer from a notification.
+		{http.MethodGet, "/push/csrf", "push-csrf", s.pushCSRF, accessOwner},
 
 		// The answer links of questions' emails: they answer as the owner
 		// they were mailed to, signed in or not, and only on the POST.

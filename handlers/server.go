@@ -51,6 +51,9 @@ type Config struct {
 	Email bool
 	// MCPSDKOnly has the MCP SDK answer every /mcp request (mcp.Options).
 	MCPSDKOnly bool
+	// VAPIDPublicKey is the Web Push application server key (base64url)
+	// browsers subscribe with.
+	VAPIDPublicKey string
 }
 
 // Secure reports whether cookies must carry the Secure flag.

@@ -759,3 +759,72 @@
     if (target) target.focus({ preventScroll: true });
   }
 })();
+
+// The installable app (docs/push.md): register the service worker, which
+// caches the shell and shows pushes; on Account, "Notify this device" asks
+// the browser's permission (only on that click), subscribes it with the
+// server's VAPID key and sends the subscription; the device list marks this
+// browser's.
+(function () {
+  "use strict";
+  if (!("serviceWorker" in navigator)) return;
+  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(function () {});
+
+  var box = document.querySelector("[data-push-subscribe]");
+  if (!box) return;
+  var button = box.querySelector("button");
+  var status = box.querySelector("[data-push-status]");
+  function say(text) { status.textContent = text; }
+  if (!("PushManager" in window) || !("Notification" in window)) {
+    button.disabled = true;
+    say("This browser cannot receive notifications. On iPhone and iPad, add osFoundry to the home screen first (Share, then Add to Home Screen), and open it from there.");
+    return;
+  }
+  function key(b64) {
+    var s = atob(b64.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((b64.length + 3) % 4));
+    var out = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out;
+  }
+  function csrf() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRF-Token"]; } catch (e) { return ""; }
+  }
+  navigator.serviceWorker.ready.then(function (reg) {
+    return reg.pushManager.getSubscription();
+  }).then(function (sub) {
+    if (!sub) return;
+    document.querySelectorAll("[data-endpoint]").forEach(function (row) {
+      if (row.getAttribute("data-endpoint") === sub.endpoint) {
+        var badge = row.querySelector("[data-this-device]");
+        if (badge) badge.hidden = false;
+      }
+    });
+  }).catch(function () {});
+
+  button.addEventListener("click", function () {
+    button.disabled = true;
+    say("Asking this browser…");
+    Notification.requestPermission().then(function (permission) {
+      if (permission !== "granted") throw new Error("Notifications are blocked for this site; allow them in the browser's site settings, then try again.");
+      return navigator.serviceWorker.ready;
+    }).then(function (reg) {
+      return reg.pushManager.getSubscription().then(function (sub) {
+        return sub || reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key(box.getAttribute("data-push-subscribe")) });
+      });
+    }).then(function (sub) {
+      return fetch("/account/devices", {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf(), Accept: "application/json" },
+        body: JSON.stringify(sub.toJSON ? sub.toJSON() : sub)
+      });
+    }).then(function (res) {
+      return res.json().catch(function () { return {}; }).then(function (out) {
+        if (!res.ok) throw new Error(out.error || "The server did not take this device (" + res.status + ").");
+        location.assign("/account?done=device#devices");
+      });
+    }).catch(function (err) {
+      button.disabled = false;
+      say(err && err.message ? err.message : "This device could not be subscribed.");
+    });
+  });
+})();

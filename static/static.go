@@ -16,7 +16,7 @@ import (
 	"strings"
 )
 
-//go:embed *.js *.css *.svg
+//go:embed *.js *.css *.svg *.png
 var files embed.FS
 
 var hashes = func() map[string]string {
@@ -64,3 +64,6 @@ func Handler() http.Handler {
 		w.Write(b) //nolint:errcheck
 	})
 }
+
+// Read returns an embedded asset's bytes.
+func Read(name string) ([]byte, error) { return fs.ReadFile(files, name) }

@@ -46,6 +46,9 @@ const (
 	// denied, expired, answered at the terminal): "<approval id>", which
 	// waiting hooks hear on any replica.
 	ApprovalsChannel = "osfoundry_approvals"
+	// PushChannel wakes the push senders when pushes are queued (the
+	// push_question and push_reply triggers send it); the payload is empty.
+	PushChannel = "osfoundry_push"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -109,6 +112,8 @@ var (
 	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
 	// ApprovalTopic: the approval id, sent after the statement that changed it.
 	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
+	// PushTopic: empty; sent by the statements that queue pushes.
+	PushTopic = Topic[struct{}]{PushChannel, encodeEmpty, decodeEmpty}
 )
 
 func encodeEmpty(struct{}) string { return "" }

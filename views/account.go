@@ -21,6 +21,11 @@ type AccountData struct {
 	// sends mail at all (SMTP configured).
 	Mail    store.MailSettings
 	EmailOn bool
+	// Push is what is pushed to the owner's devices, Devices those devices,
+	// VAPIDKey the key a browser subscribes with.
+	Push     store.PushSettings
+	Devices  []store.PushSubscription
+	VAPIDKey string
 }
 
 // others reports whether the owner has sign-ins besides this browser's.

@@ -55,6 +55,9 @@ type config struct {
 	// the server they name, nil when email is off (no --smtp-url).
 	smtpURL, smtpFrom string
 	smtp              *email.SMTP
+	// vapidPrivateKey is --vapid-private-key: the Web Push key pair's
+	// private half, generated into the data folder when empty.
+	vapidPrivateKey string
 
 	// test holds settings for tests only, which no flag or variable sets.
 	test testConfig
@@ -71,6 +74,9 @@ type testConfig struct {
 	// fastMail shortens the mail sender's retries, leases and sweeps
 	// (email.FastOptions). For tests only.
 	fastMail bool
+	// fastPush shortens the push sender's retries, leases and polls
+	// (push.FastOptions). For tests only.
+	fastPush bool
 	// questionMinute, when not 0, is how long a minute of the question
 	// delays lasts (store.SetQuestionMinute), so that tests see a notice
 	// after its delay without waiting minutes. For tests only.
@@ -115,6 +121,7 @@ func (c *config) register(fs *flag.FlagSet) {
 		"off for a server that cannot reach the clients' hosts, so that they register instead (OSFOUNDRY_CLIENT_METADATA_DOCUMENTS=off)")
 	fs.StringVar(&c.smtpURL, "smtp-url", envOr("OSFOUNDRY_SMTP_URL", ""), "SMTP server that mails owners, smtp://user:password@host:587 (STARTTLS; ?tls=none for a local relay) or smtps://user:password@host:465; email is off when empty. A secret: set the variable (OSFOUNDRY_SMTP_URL)")
 	fs.StringVar(&c.smtpFrom, "smtp-from", envOr("OSFOUNDRY_SMTP_FROM", ""), "sender address of the mail, like \"osFoundry <osfoundry@example.com>\"; needed with --smtp-url (OSFOUNDRY_SMTP_FROM)")
+	fs.StringVar(&c.vapidPrivateKey, "vapid-private-key", envOr("OSFOUNDRY_VAPID_PRIVATE_KEY", ""), "the Web Push (VAPID) private key, a P-256 scalar in base64url, the same on every replica; generated into the data folder (vapid.key) when empty. A secret: set the variable (OSFOUNDRY_VAPID_PRIVATE_KEY)")
 	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
 	// The operations listener was first the profiles listener: its old flag
 	// and variable still work, with a warning.
@@ -132,7 +139,8 @@ func (c *config) register(fs *flag.FlagSet) {
 // secretFlags are the flags whose values are secrets, with the variable to
 // set instead: on the command line anyone on the machine can read them
 // (ps, /proc/<pid>/cmdline).
-var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL", "smtp-url": "OSFOUNDRY_SMTP_URL"}
+var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL", "smtp-url": "OSFOUNDRY_SMTP_URL",
+	"vapid-private-key": "OSFOUNDRY_VAPID_PRIVATE_KEY"}
 
 // urlFlags are the secret flags that are secrets only when they hold a password.
 var urlFlags = map[string]bool{"database-url": true, "smtp-url": true}
@@ -299,10 +307,14 @@ func (c *config) log(l *slog.Logger) {
 	if c.sessionKey != "" {
 		key = "configured (masked)"
 	}
+	vapid := "generated (data folder)"
+	if c.vapidPrivateKey != "" {
+		vapid = "configured (masked)"
+	}
 	l.Info("configuration", "addr", c.addr, "base_url", c.baseURL, "data_dir", c.dataDir, "database", db,
 		"session_key", key, "log_level", c.logLevel, "allow_private_targets", c.allowPrivate,
 		"client_metadata_documents", c.metadataDocuments.String(), "ops_addr", c.opsAddr,
-		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "wait_limits", c.waitLimitsText, "page_limits", c.pageLimitsText, "smtp", smtp, "smtp_from", from)
+		"trust_proxy_headers", c.trustProxy, "stream_limits", c.streamLimitsText, "wait_limits", c.waitLimitsText, "page_limits", c.pageLimitsText, "smtp", smtp, "smtp_from", from, "vapid_key", vapid)
 	if c.smtp == nil {
 		l.Info("email off: --smtp-url (OSFOUNDRY_SMTP_URL) is not set; no mail is sent")
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/osfoundry/osfoundry/push"
 )
 
 // sessionKeys returns the cookie signing and encryption keys: configured, or
@@ -46,4 +48,42 @@ func sessionKeys(cfg config) ([]byte, []byte, error) {
 		block = k[64:96]
 	}
 	return hash, block, nil
+}
+
+// vapidKeys returns the Web Push key pair: configured, or generated once
+// into the data folder (vapid.key). Replicas with data folders of their own
+// need it configured, the same on each: browsers subscribed with its public
+// half.
+func vapidKeys(cfg config) (*push.Keys, error) {
+	if cfg.vapidPrivateKey != "" {
+		k, err := push.ParsePrivateKey(cfg.vapidPrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("--vapid-private-key: %w", err)
+		}
+		return k, nil
+	}
+	path := filepath.Join(cfg.dataDir, "vapid.key")
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		k, err := push.ParsePrivateKey(strings.TrimSpace(string(b)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return k, nil
+	case errors.Is(err, os.ErrNotExist):
+		k, err := push.GenerateKeys()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(cfg.dataDir, 0o711); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, []byte(k.PrivateKey()+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("write the Web Push key: %w", err)
+		}
+		return k, nil
+	default:
+		return nil, fmt.Errorf("read the Web Push key: %w", err)
+	}
 }

@@ -90,6 +90,8 @@ func TestMetricsOfARealServer(t *testing.T) {
 		{"osfoundry_webhook_outbox_pending", nil, 0},
 		{"osfoundry_mail_outbox_pending", nil, 0},
 		{"osfoundry_mail_outbox_failed", nil, 0},
+		{"osfoundry_push_outbox_pending", nil, 0},
+		{"osfoundry_push_outbox_failed", nil, 0},
 		{"osfoundry_live_streams", nil, 0},
 		{"osfoundry_password_hashes_total", []string{"outcome", "run"}, 1}, // the owner's sign-in
 		{"osfoundry_password_hashes_total", []string{"outcome", "refused"}, 0},
@@ -112,7 +114,7 @@ func TestMetricsOfARealServer(t *testing.T) {
 	}
 	for _, name := range []string{"osfoundry_db_pool_acquired_connections", "osfoundry_db_pool_idle_connections", "osfoundry_db_pool_empty_acquires_total",
 		"osfoundry_db_pool_canceled_acquires_total", "osfoundry_webhook_outbox_due", "osfoundry_webhook_outbox_oldest_due_seconds",
-		"osfoundry_mail_outbox_due", "osfoundry_mail_outbox_oldest_due_seconds",
+		"osfoundry_mail_outbox_due", "osfoundry_mail_outbox_oldest_due_seconds", "osfoundry_push_outbox_due", "osfoundry_push_outbox_oldest_due_seconds",
 		"go_goroutines", "process_resident_memory_bytes"} {
 		if s.Value(name) < 0 {
 			t.Errorf("%s missing", name)

@@ -58,6 +58,10 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	if err != nil {
 		return err
 	}
+	vapid, err := vapidKeys(cfg)
+	if err != nil {
+		return err
+	}
 	setupCode, setupWatch, err := offerSetupCode(ctx, st, cfg.dataDir, log)
 	if err != nil {
 		return err
@@ -69,6 +73,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	m := metrics.New()
 	m.WatchStore(st)
 	m.WatchMailOutbox(st)
+	m.WatchPushOutbox(st)
 	// The listener (one LISTEN connection) keeps the mail cache, every
 	// replica's "newest note per session", current; it stops before the pool closes.
 	listener := st.NewListener(log)
@@ -86,6 +91,9 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	sender.WakeOn(listener)
 	stopEmail := startEmail(ctx, cfg, st, listener, log)
 	defer stopEmail()
+	// The push sender delivers the push outbox to owners' devices.
+	stopPush := startPush(ctx, cfg, vapid, st, listener, log)
+	defer stopPush()
 	listenerRun := startBackground(ctx, listener.Run)
 	defer listenerRun.stop()
 	senderRun := startBackground(ctx, sender.Run)
@@ -109,7 +117,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Metrics:  m,
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
 			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
-			WaitLimits: cfg.waitLimits, PageLimits: cfg.pageLimits, Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly},
+			WaitLimits: cfg.waitLimits, PageLimits: cfg.pageLimits, Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly, VAPIDPublicKey: vapid.PublicKey()},
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -1,0 +1,30 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+)
+
+// deviceRename is POST /account/devices/:id/rename: names one of the
+// owner's devices (name=); another owner's is not found.
+func (s *Server) deviceRename(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = s.store.RenamePushSubscription(c.Request().Context(), currentOwner(c).ID, id, c.FormValue("name"))
+	if fe := store.FieldErrorsOf(err); fe != nil {
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The device's name: "+fe[0].Message+".")
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "No such device")
+	}
+	if err != nil {
+		return err
+	}
+	return redirect(c, "/account?done=device-renamed#devices")
+}

@@ -1,0 +1,97 @@
+package push
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// Payload is what a push says, as the service worker (static/sw.js) reads
+// it: a title, one line, the note's tag (a later push about the same note
+// replaces its notification) and URL, and for a question its options as
+// actions with where they answer. Never more of the note than its one line.
+type Payload struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	Tag   string `json:"tag"`
+	URL   string `json:"url"`
+	// Actions are a question's options, at most MaxActions; AnswerURL is
+	// where one answers (the question's answer form on its session page).
+	Actions   []Action `json:"actions,omitempty"`
+	AnswerURL string   `json:"answer_url,omitempty"`
+	// Silent: an update of what the device shows (a question decided), not
+	// news to ring for.
+	Silent bool `json:"silent,omitempty"`
+}
+
+// Action is a notification button; Action is the option's index.
+type Action struct {
+	Action string `json:"action"`
+	Title  string `json:"title"`
+}
+
+// Limits of a payload, in characters.
+const (
+	MaxTitle = 80
+	MaxLine  = 120
+	// MaxActions is the most buttons a platform shows (Chrome on Android
+	// shows 2, desktop Chrome 2, some 3); the worker trims to the device's
+	// Notification.maxActions.
+	MaxActions = 3
+)
+
+// Compose is the payload of a claimed push.
+func Compose(p *store.OutgoingPush) Payload {
+	out := Payload{Tag: "note-" + strconv.FormatInt(p.NoteID, 10), URL: views.NoteURL(p.SessionID, p.NoteID)}
+	switch p.Kind {
+	case store.PushQuestion:
+		out.Title = clip(p.SenderName+" asks in "+p.SessionTitle, MaxTitle)
+		out.Body = OneLine(p.Body)
+		for i, o := range p.Options {
+			if i == MaxActions {
+				break
+			}
+			out.Actions = append(out.Actions, Action{Action: strconv.Itoa(i), Title: clip(o, 40)})
+		}
+		if len(out.Actions) > 0 {
+			out.AnswerURL = fmt.Sprintf("/sessions/%d/questions/%d/answer", p.SessionID, p.NoteID)
+		}
+	case store.PushClosed:
+		out.Title, out.Silent = clip("No decision: the question expired", MaxTitle), true
+		if p.QuestionState == store.QuestionAnswered {
+			out.Title = clip(p.AnsweredBy+" answered: "+p.Answer, MaxTitle)
+		}
+		out.Body = OneLine(p.Body)
+	default:
+		out.Title = clip(p.SenderName+" replied in "+p.SessionTitle, MaxTitle)
+		line := p.Subject
+		if strings.TrimSpace(line) == "" {
+			line = p.Body
+		}
+		out.Body = OneLine(line)
+	}
+	return out
+}
+
+// OneLine is the first line of text that is not blank, without Markdown's
+// leading heading, quote or list marks, at most MaxLine characters.
+func OneLine(s string) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimLeft(strings.TrimSpace(line), "#>*-+ \t")
+		if line != "" {
+			return clip(line, MaxLine)
+		}
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
