@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -71,6 +72,8 @@ type Server struct {
 	// metrics receives the tool calls and, through requests, the HTTP requests.
 	metrics  *metrics.Metrics
 	requests *metrics.Routes
+	// sendInvite mails invitations (nil: email is off).
+	sendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 }
 
 // Deps are the collaborators New wires together.
@@ -88,6 +91,9 @@ type Deps struct {
 	// Metrics receives what the handlers observe (tool calls, HTTP
 	// requests); nil gives a set of series of their own that no one scrapes.
 	Metrics *metrics.Metrics
+	// SendInvite mails an invitation's link at once; nil when email is
+	// off (the People page then only shows the link to copy).
+	SendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 
 	// Test holds settings for tests only.
 	Test TestDeps
@@ -125,9 +131,10 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, sendInvite: d.SendInvite}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.signIns.hear(d.Listener)
+	s.owners.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)

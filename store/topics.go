@@ -42,6 +42,9 @@ const (
 	// MailChannel wakes the mail senders when messages are queued; the
 	// payload is empty.
 	MailChannel = "osfoundry_mail"
+	// PeopleChannel says a person's role changed or they were removed:
+	// "<owner id>", so that every replica forgets what it cached of them.
+	PeopleChannel = "osfoundry_people"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -103,6 +106,8 @@ var (
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
 	// MailTopic: empty; sent after messages were queued.
 	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
+	// PersonTopic: the owner id; sent after a role change or a removal.
+	PersonTopic = Topic[int64]{PeopleChannel, encodeID, decodeID}
 )
 
 func encodeEmpty(struct{}) string { return "" }

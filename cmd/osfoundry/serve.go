@@ -110,6 +110,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
 			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
 			Email: cfg.smtp != nil},
+		SendInvite: inviteMail(cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
