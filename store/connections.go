@@ -302,7 +302,7 @@ type StaticToken struct {
 // projects of the owner's workspace) and mints a long-lived access token.
 func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*StaticToken, error) {
 	var ownerID, wsID int64
-	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
+	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1 AND removed_at IS NULL`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
 	if err != nil {
 		return nil, wrap("create static token: owner "+r.OwnerEmail, err)
 	}

@@ -245,11 +245,11 @@ func (s *Store) setMailSettingsIn(ctx context.Context, q querier, workspaceID, o
 }
 
 // questionMailTo are the owners of a workspace who get its questions by
-// mail, $1 the workspace.
+// mail, $1 the workspace: those who may answer (not viewers, not removed).
 const questionMailTo = `
 	SELECT o.id, o.workspace_id, o.email, o.display_name FROM owners o
 	LEFT JOIN owner_mail_settings ms ON ms.owner_id = o.id
-	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true)
+	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true) AND o.removed_at IS NULL AND o.role <> 'viewer'
 	ORDER BY o.id`
 
 // ReplyToMail is a reply to an owner the reply sweep mails, with where it is.

@@ -119,10 +119,13 @@ func (s *Store) CreatePersonInvite(ctx context.Context, a Actor, email string, r
 	return inv, strconv.FormatInt(inv.ID, 10) + "." + signInvite(key, inv.ID, inv.WorkspaceID, email, role), nil
 }
 
-const personInviteSelect = `
-	SELECT i.id, i.workspace_id, w.name, i.email, i.role, coalesce(o.display_name, ''), i.created_at, i.expires_at
+const personInviteColumns = `i.id, i.workspace_id, w.name, i.email, i.role, coalesce(o.display_name, ''), i.created_at, i.expires_at`
+
+const personInviteFrom = `
 	FROM person_invites i JOIN workspaces w ON w.id = i.workspace_id
 	LEFT JOIN owners o ON o.id = i.invited_by AND o.workspace_id = i.workspace_id`
+
+const personInviteSelect = `SELECT ` + personInviteColumns + personInviteFrom
 
 func scanPersonInvite(row pgx.Row, extra ...any) (*PersonInvite, error) {
 	i := &PersonInvite{}
@@ -193,8 +196,8 @@ func (s *Store) personInviteOf(ctx context.Context, q interface {
 		return nil, false, err
 	}
 	var accepted, revoked, expired bool
-	inv, err := scanPersonInvite(q.QueryRow(ctx, personInviteSelect+`
-		, LATERAL (SELECT i.accepted_at IS NOT NULL, i.revoked_at IS NOT NULL, i.expires_at <= now()) st (accepted, revoked, expired)
+	inv, err := scanPersonInvite(q.QueryRow(ctx, `
+		SELECT `+personInviteColumns+`, i.accepted_at IS NOT NULL, i.revoked_at IS NOT NULL, i.expires_at <= now()`+personInviteFrom+`
 		WHERE i.id = $1`, id), &accepted, &revoked, &expired)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, ErrInviteInvalid
