@@ -192,7 +192,10 @@ func TestAuditedActions(t *testing.T) {
 		// refusedBy is someone the action is refused to (nil: no one).
 		refusedBy *store.Owner
 	}{
-		{store.AuditSignIn, func(o *store.Owner) error { _, _, err := st.CreateSignIn(ctx, o, "192.0.2.9", "TestBrowser/1.0"); return err }, nil},
+		{store.AuditSignIn, func(o *store.Owner) error {
+			_, _, err := st.CreateSignIn(ctx, o, "192.0.2.9", "TestBrowser/1.0")
+			return err
+		}, nil},
 		{store.AuditSignOut, func(o *store.Owner) error {
 			_, si, err := st.CreateSignIn(ctx, o, "192.0.2.9", "TestBrowser/1.0")
 			if err != nil {
@@ -211,14 +214,21 @@ func TestAuditedActions(t *testing.T) {
 			_, _, _, err := st.CreateTokenConnectionAs(ctx, as(o), store.NewConnection{ClientName: "CLI", Scopes: []string{store.ScopeRead}}, "http://x/mcp", 0)
 			return err
 		}, tm.member},
-		{store.AuditWebhookDisabled, func(o *store.Owner) error { return st.SetWebhookEndpointEnabledAs(ctx, as(o), tm.project.ID, hook.ID, false) }, tm.member},
-		{store.AuditWebhookEnabled, func(o *store.Owner) error { return st.SetWebhookEndpointEnabledAs(ctx, as(o), tm.project.ID, hook.ID, true) }, tm.viewer},
+		{store.AuditWebhookDisabled, func(o *store.Owner) error {
+			return st.SetWebhookEndpointEnabledAs(ctx, as(o), tm.project.ID, hook.ID, false)
+		}, tm.member},
+		{store.AuditWebhookEnabled, func(o *store.Owner) error {
+			return st.SetWebhookEndpointEnabledAs(ctx, as(o), tm.project.ID, hook.ID, true)
+		}, tm.viewer},
 		{store.AuditWebhookCreated, func(o *store.Owner) error {
 			_, _, err := st.CreateWebhookEndpointAs(ctx, as(o), store.NewWebhookEndpoint{ProjectID: tm.project.ID, URL: "https://hooks.example.com/b", Kind: store.WebhookJSON})
 			return err
 		}, tm.member},
 		{store.AuditProjectCreated, func(o *store.Owner) error { _, err := st.CreateProjectAs(ctx, as(o), "Second"); return err }, tm.member},
-		{store.AuditProjectRenamed, func(o *store.Owner) error { _, err := st.RenameProjectAs(ctx, as(o), tm.project.ID, "Site 2"); return err }, tm.member},
+		{store.AuditProjectRenamed, func(o *store.Owner) error {
+			_, err := st.RenameProjectAs(ctx, as(o), tm.project.ID, "Site 2")
+			return err
+		}, tm.member},
 		{store.AuditProjectSettings, func(o *store.Owner) error {
 			return st.SetProjectQuestionSettingsAs(ctx, as(o), tm.project.ID, store.QuestionSettings{BlockingMinutes: 0, NormalMinutes: 5, ExpiryHours: 24})
 		}, tm.member},
