@@ -23,23 +23,23 @@ import (
 // seated nor invited, a read-only connection) and workspace B (bob and his
 // agent). Every name in A is distinctive, so it can be looked for in answers.
 type sweepWorld struct {
-	app        *testApp
-	alice      *ownerClient
-	bob        *ownerClient
-	p          *store.Project
-	session    *store.Session
-	ag         agent // A's agent, seated in p and invited to the session
-	note       int64 // ag's note in the session
+	app     *testApp
+	alice   *ownerClient
+	bob     *ownerClient
+	p       *store.Project
+	session *store.Session
+	ag      agent // A's agent, seated in p and invited to the session
+	note    int64 // ag's note in the session
 	// personInvite is an open invitation of a person to A.
 	personInvite int64
-	bobP       *store.Project
-	bobSession *store.Session
-	bobAg      agent                  // B's agent
-	signIn     int64                  // alice's sign-in
-	stranger   agent                  // A's connection, neither seated nor invited
-	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
-	readOnly   string
-	clientID   string // a registered OAuth client
+	bobP         *store.Project
+	bobSession   *store.Session
+	bobAg        agent                  // B's agent
+	signIn       int64                  // alice's sign-in
+	stranger     agent                  // A's connection, neither seated nor invited
+	hook         *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
+	readOnly     string
+	clientID     string // a registered OAuth client
 }
 
 // A's distinctive strings: none may reach another workspace.
@@ -293,8 +293,8 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		// People and the audit log are the caller's own workspace's; a
 		// person or invitation of A is not found. The sweep's invitation
 		// token (":token") is none: gone for everyone.
-		"GET /people":                        {other: http.StatusOK},
-		"POST /people/invitations":           {form: url.Values{"email": {"someone@example.com"}, "role": {"viewer"}}, other: http.StatusOK},
+		"GET /people":                         {other: http.StatusOK},
+		"POST /people/invitations":            {form: url.Values{"email": {"someone@example.com"}, "role": {"viewer"}}, other: http.StatusOK},
 		"POST /people/invitations/:id/revoke": {},
 		"POST /people/:id/role":               {form: url.Values{"role": {"viewer"}}},
 		"POST /people/:id/remove":             {},
