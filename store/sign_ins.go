@@ -90,7 +90,7 @@ func (s *Store) CreateSignIn(ctx context.Context, o *Owner, addr, userAgent stri
 			return err
 		}
 		return insertAudit(ctx, tx, Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: addr, UserAgent: userAgent}, o.DisplayName,
-			AuditEntry{Kind: AuditSignIn, Subject: shorten(userAgent, 120), Detail: map[string]any{"sign_in_id": si.ID}})
+			AuditEntry{Kind: AuditSignIn, Subject: fmt.Sprintf("sign-in %d", si.ID), Detail: map[string]any{"sign_in_id": si.ID}})
 	})
 	if err != nil {
 		return "", nil, wrap("create sign-in", err)
