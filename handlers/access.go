@@ -64,23 +64,30 @@ func (s *Server) guard(a access) []echo.MiddlewareFunc {
 	case accessOwner:
 		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
 	case accessMember:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, requireRole(store.RoleMember)}
+		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireMember}
 	case accessAdmin:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, requireRole(store.RoleAdmin)}
+		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireAdmin}
 	}
 	panic(fmt.Sprintf("handlers: route access %v is not public, web, owner, member or admin", a))
 }
 
-// requireRole refuses, with 403 and a sentence, a signed-in person whose
-// role does not allow the route.
-func requireRole(need store.Role) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if o := currentOwner(c); !o.Role.May(need) {
-				return &store.RoleError{Need: need, Have: o.Role}
-			}
-			return next(c)
+// requireMember refuses, with 403 and a sentence, a viewer.
+func (s *Server) requireMember(next echo.HandlerFunc) echo.HandlerFunc {
+	return requireRole(store.RoleMember, next)
+}
+
+// requireAdmin refuses, with 403 and a sentence, anyone but an admin.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return requireRole(store.RoleAdmin, next)
+}
+
+// requireRole lets through a signed-in person whose role allows need.
+func requireRole(need store.Role, next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if o := currentOwner(c); !o.Role.May(need) {
+			return &store.RoleError{Need: need, Have: o.Role}
 		}
+		return next(c)
 	}
 }
 

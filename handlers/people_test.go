@@ -89,6 +89,21 @@ func TestViewerSeesNoComposer(t *testing.T) {
 	if doc.Find(`[data-testid="question-viewer"]`).Length() != 1 {
 		t.Error("the question does not say who answers")
 	}
+	pages := map[string][]string{
+		fmt.Sprintf("/projects/%d", f.p.ID): {`[data-testid="session-create-form"]`, `[data-testid="seat-form"]`, `[data-testid="unseat"]`,
+			`[data-testid="project-rename-form"]`, `[data-testid="project-webhooks"]`, `[data-testid="project-questions-form"]`},
+		"/connections":          {`[data-testid="static-token-form"]`, `[data-testid="connection-revoke"]`},
+		"/":                     {`[data-testid="project-create-form"]`, `[data-testid="nav-people"]`, `[data-testid="nav-audit"]`},
+		f.url + "/participants": {`[data-testid="invite-form"]`, `[data-testid="participant-remove"]`},
+	}
+	for path, sels := range pages {
+		pdoc := vic.doc(vic.get(path), http.StatusOK)
+		for _, sel := range sels {
+			if n := pdoc.Find(sel).Length(); n != 0 {
+				t.Errorf("a viewer's %s has %d of %s", path, n, sel)
+			}
+		}
+	}
 	// The admin's page has them all.
 	adoc := f.alice.doc(f.alice.get(f.url), http.StatusOK)
 	for _, sel := range []string{`#session-compose`, `[data-testid="reply-button"]`, `[data-testid="question-options"]`} {

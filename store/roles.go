@@ -139,37 +139,28 @@ func (s *Store) act(ctx context.Context, a Actor, need Role, fn func(ac *action)
 }
 
 // checkRole is the one role check of a write, inside its transaction: the
-// owner must be in the workspace, not removed, with a role that may do
-// what needs need (*RoleError otherwise). Their row is locked FOR SHARE
-// until the write commits. It returns their name and role.
+// owner must be of the workspace (ErrNotFound otherwise, as for any row of
+// another workspace), not removed, with a role that may do what needs need
+// (*RoleError otherwise). Their row is locked FOR SHARE until the write
+// commits. It returns their name and role.
 func checkRole(ctx context.Context, tx pgx.Tx, workspaceID, ownerID int64, need Role) (string, Role, error) {
 	var name string
 	var role Role
+	var removed bool
 	err := tx.QueryRow(ctx, `
-		SELECT display_name, role FROM owners
-		WHERE id = $1 AND workspace_id = $2 AND removed_at IS NULL FOR SHARE`, ownerID, workspaceID).Scan(&name, &role)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", "", &RoleError{Need: need}
-	}
-	if err != nil {
+		SELECT display_name, role, removed_at IS NOT NULL FROM owners
+		WHERE id = $1 AND workspace_id = $2 FOR SHARE`, ownerID, workspaceID).Scan(&name, &role, &removed)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", "", ErrNotFound
+	case err != nil:
 		return "", "", err
-	}
-	if !role.May(need) {
+	case removed:
+		return "", "", &RoleError{Need: need}
+	case !role.May(need):
 		return "", "", &RoleError{Need: need, Have: role}
 	}
 	return name, role, nil
-}
-
-// RoleOf returns a person's role in their workspace (ErrNotFound once
-// removed); pages use it to show only what the role can do.
-func (s *Store) RoleOf(ctx context.Context, workspaceID, ownerID int64) (Role, error) {
-	var r Role
-	err := s.pool.QueryRow(ctx, `SELECT role FROM owners WHERE id = $1 AND workspace_id = $2 AND removed_at IS NULL`,
-		ownerID, workspaceID).Scan(&r)
-	if err != nil {
-		return "", wrap("role of", err)
-	}
-	return r, nil
 }
 
 // querier runs statements: the pool, or a transaction.
