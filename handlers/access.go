@@ -6,6 +6,8 @@ import (
 	"net/url"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // access says who may call a route, and so which middleware guards it. The
@@ -20,8 +22,15 @@ const (
 	// accessWeb routes have the cookie session and CSRF check; signed-out
 	// visitors are allowed (sign-in, first-run setup, the consent page).
 	accessWeb
-	// accessOwner routes are accessWeb plus a signed-in owner.
+	// accessOwner routes are accessWeb plus a signed-in person of any role
+	// (viewers included): reading, exporting, one's own account.
 	accessOwner
+	// accessMember routes are accessOwner for members and admins: writing
+	// notes, answering, inviting agents to sessions.
+	accessMember
+	// accessAdmin routes are accessOwner for admins: people, connections,
+	// webhooks, project settings, the audit log.
+	accessAdmin
 )
 
 // String names the access level, as the routing table means it.
@@ -33,13 +42,19 @@ func (a access) String() string {
 		return "web"
 	case accessOwner:
 		return "owner"
+	case accessMember:
+		return "member"
+	case accessAdmin:
+		return "admin"
 	}
 	return fmt.Sprintf("access(%d)", uint8(a))
 }
 
 // guard returns the middleware of an access level, outermost first. It
-// panics on a value that is not one of the three levels, so that Echo stops
-// at start rather than serving a route unguarded.
+// panics on a value that is not one of the levels, so that Echo stops at
+// start rather than serving a route unguarded. The role levels are checked
+// here for a clear 403 early; the store checks the role again in the
+// transaction of each write (store.Actor).
 func (s *Server) guard(a access) []echo.MiddlewareFunc {
 	switch a {
 	case accessPublic:
@@ -48,8 +63,39 @@ func (s *Server) guard(a access) []echo.MiddlewareFunc {
 		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
 	case accessOwner:
 		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
+	case accessMember:
+		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireMember}
+	case accessAdmin:
+		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireAdmin}
 	}
-	panic(fmt.Sprintf("handlers: route access %v is not public, web or owner", a))
+	panic(fmt.Sprintf("handlers: route access %v is not public, web, owner, member or admin", a))
+}
+
+// requireMember refuses, with 403 and a sentence, a viewer.
+func (s *Server) requireMember(next echo.HandlerFunc) echo.HandlerFunc {
+	return requireRole(store.RoleMember, next)
+}
+
+// requireAdmin refuses, with 403 and a sentence, anyone but an admin.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return requireRole(store.RoleAdmin, next)
+}
+
+// requireRole lets through a signed-in person whose role allows need.
+func requireRole(need store.Role, next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if o := currentOwner(c); !o.Role.May(need) {
+			return &store.RoleError{Need: need, Have: o.Role}
+		}
+		return next(c)
+	}
+}
+
+// actor is the signed-in person of the request as the store's actions
+// take them: who, in which workspace, from which address and browser.
+func actor(c echo.Context) store.Actor {
+	o := currentOwner(c)
+	return store.Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
 }
 
 // requireOwner sends signed-out visitors to sign in (or to first-run setup

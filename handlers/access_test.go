@@ -19,17 +19,17 @@ func middlewareName(f any) string {
 }
 
 // TestRouteAccessIsValid checks that every route of the table has one of
-// the three access levels, and that any other value stops the server at start.
+// the access levels, and that any other value stops the server at start.
 func TestRouteAccessIsValid(t *testing.T) {
 	t.Parallel()
 	s := &Server{}
-	valid := []access{accessPublic, accessWeb, accessOwner}
+	valid := []access{accessPublic, accessWeb, accessOwner, accessMember, accessAdmin}
 	for _, r := range s.routes() {
 		if !slices.Contains(valid, r.access) {
-			t.Errorf("route %s %s (%s) has access %v, not public, web or owner", r.method, r.path, r.name, r.access)
+			t.Errorf("route %s %s (%s) has access %v, not public, web, owner, member or admin", r.method, r.path, r.name, r.access)
 		}
 	}
-	for _, a := range []access{0, accessOwner + 1, 255} {
+	for _, a := range []access{0, accessAdmin + 1, 255} {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -46,10 +46,13 @@ func TestGuardChains(t *testing.T) {
 	t.Parallel()
 	s := &Server{}
 	web := []string{"checkFormText", "(*Server).loadSession", "(*Server).checkCSRF"}
+	owner := append(slices.Clone(web), "(*Server).requireOwner")
 	for a, want := range map[access][]string{
 		accessPublic: nil,
 		accessWeb:    web,
-		accessOwner:  append(slices.Clone(web), "(*Server).requireOwner"),
+		accessOwner:  owner,
+		accessMember: append(slices.Clone(owner), "(*Server).requireMember"),
+		accessAdmin:  append(slices.Clone(owner), "(*Server).requireAdmin"),
 	} {
 		var got []string
 		for _, mw := range s.guard(a) {
@@ -99,7 +102,7 @@ func TestAccessLevelsThroughTheRouter(t *testing.T) {
 				t.Errorf("%s: a public route opened a cookie session or asked to sign in (status %d)", what, res.StatusCode)
 			}
 			continue
-		case accessWeb, accessOwner:
+		case accessWeb, accessOwner, accessMember, accessAdmin:
 			if !opensSession(res) {
 				t.Errorf("%s: no cookie session opened (status %d)", what, res.StatusCode)
 			}
@@ -107,7 +110,7 @@ func TestAccessLevelsThroughTheRouter(t *testing.T) {
 		if r.method == http.MethodPost && res.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: POST without a CSRF token: %d, want 403", what, res.StatusCode)
 		}
-		if r.access != accessOwner {
+		if r.access < accessOwner {
 			continue
 		}
 		anon := app.client()

@@ -10,10 +10,9 @@ import (
 // checkbox (questions, replies to them, the daily digest of unread agents'
 // notes); an unticked box turns its mail off.
 func (s *Server) accountMail(c echo.Context) error {
-	o := currentOwner(c)
 	on := func(name string) bool { return c.FormValue(name) == "on" }
 	m := store.MailSettings{Questions: on("questions"), Replies: on("replies"), Digest: on("digest")}
-	if err := s.store.SetMailSettings(c.Request().Context(), o.WorkspaceID, o.ID, m); err != nil {
+	if err := s.store.SetMailSettingsAs(c.Request().Context(), actor(c), m); err != nil {
 		return err
 	}
 	return redirect(c, "/account?done=mail")

@@ -23,7 +23,7 @@ func (s *Server) approvalDecide(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	ctx := c.Request().Context()
-	in := store.Decision{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ApprovalID: id, Reason: c.FormValue("reason"), From: c.RealIP()}
+	in := store.Decision{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ApprovalID: id, Reason: c.FormValue("reason"), From: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	switch c.FormValue("verdict") {
 	case "allow":
 		in.Allow = true

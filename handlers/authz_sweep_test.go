@@ -23,22 +23,24 @@ import (
 // seated nor invited, a read-only connection) and workspace B (bob and his
 // agent). Every name in A is distinctive, so it can be looked for in answers.
 type sweepWorld struct {
-	app        *testApp
-	alice      *ownerClient
-	bob        *ownerClient
-	p          *store.Project
-	session    *store.Session
-	ag         agent // A's agent, seated in p and invited to the session
-	note       int64 // ag's note in the session
-	bobP       *store.Project
-	bobSession *store.Session
-	bobAg      agent                  // B's agent
-	signIn     int64                  // alice's sign-in
-	device     int64                  // alice's device notified
-	stranger   agent                  // A's connection, neither seated nor invited
-	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
-	readOnly   string
-	clientID   string // a registered OAuth client
+	app     *testApp
+	alice   *ownerClient
+	bob     *ownerClient
+	p       *store.Project
+	session *store.Session
+	ag      agent // A's agent, seated in p and invited to the session
+	note    int64 // ag's note in the session
+	// personInvite is an open invitation of a person to A.
+	personInvite int64
+	bobP         *store.Project
+	bobSession   *store.Session
+	bobAg        agent                  // B's agent
+	signIn       int64                  // alice's sign-in
+	device       int64                  // alice's device notified
+	stranger     agent                  // A's connection, neither seated nor invited
+	hook         *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
+	readOnly     string
+	clientID     string // a registered OAuth client
 }
 
 // A's distinctive strings: none may reach another workspace.
@@ -87,6 +89,12 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 	}
 	w.device = dev.ID
 	w.note = app.agentNote(w.ag, w.session.ID, secretSubject, secretBody)
+	inv, _, err := app.store.CreatePersonInvite(ctx, store.Actor{OwnerID: w.alice.owner.ID, WorkspaceID: w.alice.owner.WorkspaceID},
+		"invited@example.com", store.RoleMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.personInvite = inv.ID
 	// Alice has the session open: the mail cache follows it, so polls of it
 	// take the fast path that asks no database.
 	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.session.ID)), http.StatusOK)
@@ -148,6 +156,10 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 		path = strings.Replace(path, ":id", fmt.Sprint(w.signIn), 1)
 	case strings.HasPrefix(path, "/account/devices/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(w.device), 1)
+	case strings.HasPrefix(path, "/people/invitations/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(w.personInvite), 1)
+	case strings.HasPrefix(path, "/people/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(w.alice.owner.ID), 1)
 	}
 	path = strings.Replace(path, ":conn", fmt.Sprint(w.ag.connID), 1)
 	path = strings.Replace(path, ":hook", fmt.Sprint(w.hook.ID), 1)
@@ -297,6 +309,19 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		// (answer_link_test.go sweeps real links).
 		"GET /answer/:token":  {other: http.StatusNotFound, signedOut: http.StatusNotFound},
 		"POST /answer/:token": {form: url.Values{"answer": {"Hijacked"}}, other: http.StatusNotFound, signedOut: http.StatusNotFound},
+
+		// People and the audit log are the caller's own workspace's; a
+		// person or invitation of A is not found. The sweep's invitation
+		// token (":token") is none: gone for everyone.
+		"GET /people":                         {other: http.StatusOK},
+		"POST /people/invitations":            {form: url.Values{"email": {"someone@example.com"}, "role": {"viewer"}}, other: http.StatusOK},
+		"POST /people/invitations/:id/revoke": {},
+		"POST /people/:id/role":               {form: url.Values{"role": {"viewer"}}},
+		"POST /people/:id/remove":             {},
+		"GET /join/:token":                    {other: http.StatusGone, signedOut: http.StatusGone},
+		"POST /join/:token":                   {form: url.Values{"display_name": {"M"}, "password": {testPassword}}, other: http.StatusGone, signedOut: http.StatusGone},
+		"GET /audit":                          {other: http.StatusOK},
+		"GET /audit.jsonl":                    {other: http.StatusOK},
 
 		// Routes without ids act on the caller's own workspace.
 		"GET /":                {other: http.StatusOK},

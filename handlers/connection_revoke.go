@@ -43,7 +43,7 @@ func (s *Server) connectionRevoke(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokeConnection(c.Request().Context(), conn.WorkspaceID, conn.ID); err != nil {
+	if err := s.store.RevokeConnectionAs(c.Request().Context(), actor(c), conn.ID); err != nil {
 		return err
 	}
 	s.log.Info("connection revoked", "connection_id", conn.ID, "owner_id", currentOwner(c).ID)

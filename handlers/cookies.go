@@ -149,7 +149,7 @@ func (s *Server) endSignIn(ctx context.Context, o *store.Owner, si *store.SignIn
 	if o == nil || si == nil {
 		return nil
 	}
-	err := s.store.EndSignIn(ctx, o.ID, si.ID)
+	err := s.store.EndSignIn(ctx, store.Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID}, si.ID)
 	s.signIns.forget(si.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

@@ -19,6 +19,7 @@ import (
 // safe to show.
 func statusOf(err error) (int, string) {
 	var he *echo.HTTPError
+	var re *store.RoleError
 	switch {
 	case errors.As(err, &he):
 		msg := http.StatusText(he.Code)
@@ -26,6 +27,8 @@ func statusOf(err error) (int, string) {
 			msg = m
 		}
 		return he.Code, msg
+	case errors.As(err, &re):
+		return http.StatusForbidden, re.Error()
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "Page not found"
 	case errors.Is(err, store.ErrForbidden):

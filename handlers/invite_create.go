@@ -17,7 +17,7 @@ func (s *Server) inviteCreate(c echo.Context) error {
 		return err
 	}
 	f := formOf(c, "connection_id", "role")
-	err = s.store.Invite(c.Request().Context(), session.WorkspaceID, session.ID, int64Param(f.Value("connection_id")), f.Value("role"))
+	err = s.store.InviteAs(c.Request().Context(), actor(c), session.ID, int64Param(f.Value("connection_id")), f.Value("role"))
 	if errors.Is(err, store.ErrNotFound) {
 		err = &store.FieldError{Field: "connection_id", Message: "choose a live connection of this workspace"}
 	}

@@ -11,7 +11,7 @@ func (s *Server) inviteRemove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveInvitation(c.Request().Context(), session.WorkspaceID, session.ID, conn); err != nil {
+	if err := s.store.RemoveInvitationAs(c.Request().Context(), actor(c), session.ID, conn); err != nil {
 		return err
 	}
 	return redirect(c, participantsURL(session.ID))

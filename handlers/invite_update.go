@@ -21,7 +21,7 @@ func (s *Server) inviteUpdate(c echo.Context) error {
 	if _, err := s.store.InvitationRole(ctx, session.WorkspaceID, session.ID, conn); err != nil {
 		return err
 	}
-	if err := s.store.Invite(ctx, session.WorkspaceID, session.ID, conn, c.FormValue("role")); err != nil {
+	if err := s.store.InviteAs(ctx, actor(c), session.ID, conn, c.FormValue("role")); err != nil {
 		if errors.Is(err, store.ErrNotFound) { // invited, but no longer a live connection
 			return echo.NewHTTPError(http.StatusConflict, "This agent's connection was revoked: its role stays as it is until it signs in again.")
 		}

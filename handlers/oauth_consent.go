@@ -72,7 +72,8 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	if !ok {
 		return echo.NewHTTPError(http.StatusBadRequest, "That session choice is not valid.")
 	}
-	ap := oauth.Approval{Owner: o, Scopes: form["grant"], ProjectIDs: projectIDs, InviteSessionIDs: sessionIDs}
+	ap := oauth.Approval{Owner: o, Scopes: form["grant"], ProjectIDs: projectIDs, InviteSessionIDs: sessionIDs,
+		RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	switch choice.agent {
 	case views.AgentNew:
 	case "":

@@ -14,8 +14,9 @@ const ownerCacheTTL = 30 * time.Second
 
 // ownerCache remembers owners loaded for signed-in requests, briefly.
 type ownerCache struct {
-	mu sync.Mutex
-	m  map[int64]cachedOwner
+	mu   sync.Mutex
+	m    map[int64]cachedOwner
+	down bool
 }
 
 type cachedOwner struct {
@@ -39,7 +40,31 @@ func (oc *ownerCache) get(ctx context.Context, st *store.Store, id int64) (*stor
 	if oc.m == nil || len(oc.m) > 10000 {
 		oc.m = map[int64]cachedOwner{}
 	}
-	oc.m[id] = cachedOwner{owner: o, at: time.Now()}
+	if !oc.down {
+		oc.m[id] = cachedOwner{owner: o, at: time.Now()}
+	}
 	oc.mu.Unlock()
 	return o, nil
+}
+
+// hear makes the cache forget a person whose role changed or who was
+// removed, on every replica (store.PersonTopic); while the listener is
+// down it keeps nothing.
+func (oc *ownerCache) hear(l *store.Listener) {
+	store.Listen(l, store.PersonTopic, oc.forget)
+	l.Watch(func(up bool) {
+		oc.mu.Lock()
+		defer oc.mu.Unlock()
+		oc.down = !up
+		if !up {
+			clear(oc.m)
+		}
+	})
+}
+
+// forget drops a cached person.
+func (oc *ownerCache) forget(id int64) {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	delete(oc.m, id)
 }

@@ -9,9 +9,8 @@ import (
 
 // projectCreate is POST /projects: a project of the workspace, then its page.
 func (s *Server) projectCreate(c echo.Context) error {
-	o := currentOwner(c)
 	f := formOf(c, "name")
-	p, err := s.store.CreateProject(c.Request().Context(), o.WorkspaceID, f.Value("name"))
+	p, err := s.store.CreateProjectAs(c.Request().Context(), actor(c), f.Value("name"))
 	if err != nil {
 		if f.Errors, err = fieldErrors(err); err != nil {
 			return err

@@ -41,7 +41,7 @@ func (s *Server) projectQuestions(c echo.Context) error {
 		}
 	}
 	if len(f.Errors) == 0 {
-		err = s.store.SetProjectQuestionSettings(c.Request().Context(), currentOwner(c).WorkspaceID, id, q)
+		err = s.store.SetProjectQuestionSettingsAs(c.Request().Context(), actor(c), id, q)
 		if err == nil {
 			return redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#questions-h")
 		}

@@ -16,7 +16,7 @@ func (s *Server) projectSeat(c echo.Context) error {
 		return err
 	}
 	f := formOf(c, "handle")
-	err = s.store.SeatAgentByHandle(c.Request().Context(), currentOwner(c).WorkspaceID, id, f.Value("handle"))
+	err = s.store.SeatAgentByHandleAs(c.Request().Context(), actor(c), id, f.Value("handle"))
 	if err != nil {
 		if f.Errors, err = fieldErrors(err); err != nil {
 			return err

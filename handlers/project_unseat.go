@@ -16,7 +16,7 @@ func (s *Server) projectUnseat(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.UnseatConnection(c.Request().Context(), currentOwner(c).WorkspaceID, id, conn); err != nil {
+	if err := s.store.UnseatConnectionAs(c.Request().Context(), actor(c), id, conn); err != nil {
 		return err
 	}
 	return redirect(c, "/projects/"+strconv.FormatInt(id, 10))

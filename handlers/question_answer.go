@@ -29,7 +29,8 @@ func (s *Server) questionAnswer(c echo.Context) error {
 		return err
 	}
 	o := currentOwner(c)
-	in := store.Answer{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, QuestionID: id, SessionID: session.ID, Text: c.FormValue("answer")}
+	in := store.Answer{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, QuestionID: id, SessionID: session.ID, Text: c.FormValue("answer"),
+		RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	if v := c.FormValue("option"); v != "" {
 		i, err := strconv.Atoi(v)
 		if err != nil {

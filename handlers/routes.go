@@ -16,7 +16,8 @@ type route struct {
 	path    string
 	name    string
 	handler echo.HandlerFunc
-	// access is accessPublic, accessWeb or accessOwner (see access.go).
+	// access is accessPublic, accessWeb, accessOwner, accessMember or
+	// accessAdmin (see access.go).
 	access access
 }
 
@@ -85,6 +86,18 @@ func (s *Server) routes() []route {
 		// The service worker's CSRF token, to answer from a notification.
 		{http.MethodGet, "/push/csrf", "push-csrf", s.pushCSRF, accessOwner},
 
+		// People of the workspace, their invitations (the link is opened
+		// signed out), and the audit log.
+		{http.MethodGet, "/people", "people", s.peoplePage, accessAdmin},
+		{http.MethodPost, "/people/invitations", "person-invite", s.personInvite, accessAdmin},
+		{http.MethodPost, "/people/invitations/:id/revoke", "person-invite-revoke", s.personInviteRevoke, accessAdmin},
+		{http.MethodPost, "/people/:id/role", "person-role", s.personRole, accessAdmin},
+		{http.MethodPost, "/people/:id/remove", "person-remove", s.personRemove, accessAdmin},
+		{http.MethodGet, "/join/:token", "join", s.joinForm, accessWeb},
+		{http.MethodPost, "/join/:token", "join-submit", s.joinSubmit, accessWeb},
+		{http.MethodGet, "/audit", "audit", s.auditPage, accessAdmin},
+		{http.MethodGet, "/audit.jsonl", "audit-export", s.auditExport, accessAdmin},
+
 		// The answer links of questions' emails: they answer as the owner
 		// they were mailed to, signed in or not, and only on the POST.
 		{http.MethodGet, "/answer/:token", "answer-link", s.answerLinkPage, accessWeb},
@@ -94,31 +107,31 @@ func (s *Server) routes() []route {
 
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
-		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessOwner},
+		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessAdmin},
 		{http.MethodGet, "/inbox", "inbox", s.limitPage(s.inbox), accessOwner},
 		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
 		{http.MethodGet, "/inbox/questions", "inbox-questions", s.inboxQuestions, accessOwner},
 		{http.MethodGet, "/approvals", "approvals", s.approvalList, accessOwner},
-		{http.MethodPost, "/approvals/:id/decide", "approval-decide", s.approvalDecide, accessOwner},
+		{http.MethodPost, "/approvals/:id/decide", "approval-decide", s.approvalDecide, accessMember},
 		{http.MethodGet, "/search", "search", s.limitPage(s.search), accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
-		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessOwner},
-		{http.MethodPost, "/projects/:id/questions", "project-questions", s.projectQuestions, accessOwner},
-		{http.MethodPost, "/projects/:id/approvals", "project-approvals", s.projectApprovals, accessOwner},
-		{http.MethodPost, "/projects/:id/limits", "project-limits", s.projectLimits, accessOwner},
-		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessOwner},
-		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessOwner},
-		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessOwner},
-		{http.MethodGet, "/projects/:id/webhooks", "webhooks", s.webhookList, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks", "webhook-create", s.webhookCreate, accessOwner},
-		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookDetail, accessOwner},
-		{http.MethodGet, "/projects/:id/webhooks/:hook/log", "webhook-log", s.webhookLog, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks/:hook/test", "webhook-test", s.webhookSendTest, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks/:hook/deliveries/:delivery/retry", "webhook-retry", s.webhookRetry, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks/:hook/enable", "webhook-enable", s.webhookEnable, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks/:hook/disable", "webhook-disable", s.webhookDisable, accessOwner},
-		{http.MethodPost, "/projects/:id/webhooks/:hook/delete", "webhook-delete", s.webhookDelete, accessOwner},
+		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessAdmin},
+		{http.MethodPost, "/projects/:id/questions", "project-questions", s.projectQuestions, accessAdmin},
+		{http.MethodPost, "/projects/:id/approvals", "project-approvals", s.projectApprovals, accessAdmin},
+		{http.MethodPost, "/projects/:id/limits", "project-limits", s.projectLimits, accessAdmin},
+		{http.MethodPost, "/projects/:id/seats", "project-seat", s.projectSeat, accessAdmin},
+		{http.MethodPost, "/projects/:id/seats/:conn/remove", "project-unseat", s.projectUnseat, accessAdmin},
+		{http.MethodPost, "/projects/:id/sessions", "session-create", s.sessionCreate, accessMember},
+		{http.MethodGet, "/projects/:id/webhooks", "webhooks", s.webhookList, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks", "webhook-create", s.webhookCreate, accessAdmin},
+		{http.MethodGet, "/projects/:id/webhooks/:hook", "webhook", s.webhookDetail, accessAdmin},
+		{http.MethodGet, "/projects/:id/webhooks/:hook/log", "webhook-log", s.webhookLog, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/test", "webhook-test", s.webhookSendTest, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/deliveries/:delivery/retry", "webhook-retry", s.webhookRetry, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/enable", "webhook-enable", s.webhookEnable, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/disable", "webhook-disable", s.webhookDisable, accessAdmin},
+		{http.MethodPost, "/projects/:id/webhooks/:hook/delete", "webhook-delete", s.webhookDelete, accessAdmin},
 		{http.MethodGet, "/sessions/:id", "session", s.sessionPage, accessOwner},
 		{http.MethodGet, "/unread/stream", "unread-stream", s.unreadStream, accessOwner},
 		{http.MethodGet, "/sessions/:id/stream", "session-stream", s.sessionStream, accessOwner},
@@ -126,22 +139,22 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/sessions/:id/mail/read", "session-mail-read", s.mailRead, accessOwner},
 		{http.MethodGet, "/sessions/:id/mail/older", "session-mail-older", s.mailOlder, accessOwner},
 		{http.MethodGet, "/sessions/:id/presence", "session-presence", s.presencePoll, accessOwner},
-		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.noteCompose, accessOwner},
-		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessOwner},
+		{http.MethodGet, "/sessions/:id/compose", "session-compose", s.noteCompose, accessMember},
+		{http.MethodPost, "/sessions/:id/mail", "session-note-post", s.notePost, accessMember},
 		{http.MethodGet, "/sessions/:id/notes/:note", "session-thread", s.noteThread, accessOwner},
-		{http.MethodPost, "/sessions/:id/questions/:note/answer", "session-question-answer", s.questionAnswer, accessOwner},
+		{http.MethodPost, "/sessions/:id/questions/:note/answer", "session-question-answer", s.questionAnswer, accessMember},
 		{http.MethodGet, "/sessions/:id/export.md", "session-export-md", s.sessionExportMarkdown, accessOwner},
 		{http.MethodGet, "/sessions/:id/export.json", "session-export-json", s.sessionExportJSON, accessOwner},
 		{http.MethodGet, "/sessions/:id/participants", "session-participants", s.participantList, accessOwner},
-		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.inviteCreate, accessOwner},
-		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessOwner},
-		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, accessOwner},
+		{http.MethodPost, "/sessions/:id/invitations", "session-invite", s.inviteCreate, accessMember},
+		{http.MethodPost, "/sessions/:id/invitations/:conn", "session-invite-update", s.inviteUpdate, accessMember},
+		{http.MethodPost, "/sessions/:id/invitations/:conn/remove", "session-invite-remove", s.inviteRemove, accessMember},
 
 		// Connections.
 		{http.MethodGet, "/connections", "connections", s.connectionList, accessOwner},
-		{http.MethodPost, "/connections/tokens", "connections-token", s.staticTokenCreate, accessOwner},
-		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.connectionRevokeConfirm, accessOwner},
-		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.connectionRevoke, accessOwner},
+		{http.MethodPost, "/connections/tokens", "connections-token", s.staticTokenCreate, accessAdmin},
+		{http.MethodGet, "/connections/:id/revoke", "connection-revoke-confirm", s.connectionRevokeConfirm, accessAdmin},
+		{http.MethodPost, "/connections/:id/revoke", "connection-revoke", s.connectionRevoke, accessAdmin},
 	}
 }
 

@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -88,6 +89,8 @@ type Server struct {
 	approvals *store.QuestionWaits
 	// pages are the sign-ins' buckets of search and inbox loads.
 	pages *pageLimiter
+	// sendInvite mails invitations (nil: email is off).
+	sendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 }
 
 // Deps are the collaborators New wires together.
@@ -105,6 +108,9 @@ type Deps struct {
 	// Metrics receives what the handlers observe (tool calls, HTTP
 	// requests); nil gives a set of series of their own that no one scrapes.
 	Metrics *metrics.Metrics
+	// SendInvite mails an invitation's link at once; nil when email is
+	// off (the People page then only shows the link to copy).
+	SendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 
 	// Test holds settings for tests only.
 	Test TestDeps
@@ -142,9 +148,10 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits)}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits), sendInvite: d.SendInvite}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.signIns.hear(d.Listener)
+	s.owners.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)

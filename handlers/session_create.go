@@ -19,7 +19,7 @@ func (s *Server) sessionCreate(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	f := formOf(c, "session_type", "title")
-	session, err := s.store.CreateSession(c.Request().Context(), store.NewSession{
+	session, err := s.store.CreateSessionAs(c.Request().Context(), actor(c), store.NewSession{
 		WorkspaceID: o.WorkspaceID, ProjectID: id, Type: f.Value("session_type"), Title: f.Value("title"), CreatedBy: o.ID,
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ func (s *Server) signInEnd(c echo.Context) error {
 		return s.logout(c)
 	}
 	o := currentOwner(c)
-	if err := s.store.EndSignIn(c.Request().Context(), o.ID, id); err != nil {
+	if err := s.store.EndSignIn(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
 	s.signIns.forget(id)

@@ -8,7 +8,7 @@ import (
 // others" ends every sign-in of the owner but this browser's.
 func (s *Server) signInEndOthers(c echo.Context) error {
 	o, si := currentOwner(c), currentSignIn(c)
-	n, err := s.store.EndOtherSignIns(c.Request().Context(), o.ID, si.ID)
+	n, err := s.store.EndOtherSignIns(c.Request().Context(), actor(c), si.ID)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func (s *Server) staticTokenCreate(c echo.Context) error {
 	if len(form.Errors) > 0 {
 		return s.renderConnectionList(c, http.StatusUnprocessableEntity, form, nil)
 	}
-	conn, token, expires, err := s.store.CreateTokenConnection(ctx, store.NewConnection{
+	conn, token, expires, err := s.store.CreateTokenConnectionAs(ctx, actor(c), store.NewConnection{
 		WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ClientName: form.ClientName, Scopes: params["scope"], ProjectIDs: projectIDs,
 	}, s.oauth.Resource(), store.StaticTokenTTL)
 	var fe *store.FieldError

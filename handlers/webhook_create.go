@@ -18,7 +18,7 @@ func (s *Server) webhookCreate(c echo.Context) error {
 	}
 	o := currentOwner(c)
 	f := formOf(c, "url", "kind", "fires")
-	e, secret, err := s.store.CreateWebhookEndpoint(c.Request().Context(), store.NewWebhookEndpoint{
+	e, secret, err := s.store.CreateWebhookEndpointAs(c.Request().Context(), actor(c), store.NewWebhookEndpoint{
 		WorkspaceID: o.WorkspaceID, ProjectID: id, URL: f.Value("url"), Kind: f.Value("kind"), Fires: f.Value("fires"),
 	})
 	if err != nil {

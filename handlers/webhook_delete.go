@@ -14,7 +14,7 @@ func (s *Server) webhookDelete(c echo.Context) error {
 		return err
 	}
 	o := currentOwner(c)
-	if err := s.store.DeleteWebhookEndpoint(c.Request().Context(), o.WorkspaceID, projectID, hook); err != nil {
+	if err := s.store.DeleteWebhookEndpointAs(c.Request().Context(), actor(c), projectID, hook); err != nil {
 		return err
 	}
 	s.log.Info("webhook endpoint deleted", "endpoint_id", hook, "owner_id", o.ID)

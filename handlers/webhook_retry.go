@@ -16,7 +16,7 @@ func (s *Server) webhookRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RetryWebhookDelivery(c.Request().Context(), currentOwner(c).WorkspaceID, projectID, hook, delivery); err != nil {
+	if err := s.store.RetryWebhookDeliveryAs(c.Request().Context(), actor(c), projectID, hook, delivery); err != nil {
 		return err
 	}
 	return redirect(c, webhookPath(projectID, hook)+"#delivery-log")

@@ -18,7 +18,7 @@ func (s *Server) webhookSendTest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.QueueWebhookTest(c.Request().Context(), currentOwner(c).WorkspaceID, projectID, hook)
+	err = s.store.QueueWebhookTestAs(c.Request().Context(), actor(c), projectID, hook)
 	if errors.Is(err, store.ErrWebhookDisabled) {
 		return s.renderWebhookDetail(c, http.StatusUnprocessableEntity, projectID, hook, "", views.FormErrors{"endpoint": store.ErrWebhookDisabled.Message})
 	}

@@ -343,6 +343,8 @@ type Decision struct {
 	Reason string
 	// From is the address the decision came from, for the audit log.
 	From string
+	// UserAgent is the browser the decision came from (empty from a mail link).
+	UserAgent string
 }
 
 // ErrApprovalClosed refuses a decision on an approval that is no longer
@@ -388,8 +390,13 @@ func (s *Store) decide(ctx context.Context, in Decision, link int64) (*Approval,
 	}
 	var a *Approval
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// Only those who may answer decide (admins and members).
+		name, _, err := checkRole(ctx, tx, in.WorkspaceID, in.OwnerID, RoleMember)
+		if err != nil {
+			return err
+		}
 		var id int64
-		err := tx.QueryRow(ctx, `
+		err = tx.QueryRow(ctx, `
 			UPDATE approvals a SET state = $4, reason = NULLIF($5, ''), decided_by = o.id, decided_by_name = o.display_name,
 				decided_from = left(NULLIF($6, ''), 100), decided_at = now(), notice_due_at = NULL
 			FROM owners o
@@ -415,11 +422,16 @@ func (s *Store) decide(ctx context.Context, in Decision, link int64) (*Approval,
 		if a, err = scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`WHERE a.id = $1`, id)); err != nil {
 			return err
 		}
+		by := Actor{OwnerID: in.OwnerID, WorkspaceID: in.WorkspaceID, RemoteAddr: in.From, UserAgent: in.UserAgent}
+		if err := insertAudit(ctx, tx, by, name, AuditEntry{Kind: AuditApprovalDecided, ProjectID: a.ProjectID,
+			Subject: a.Tool + ": " + a.Summary, Detail: map[string]any{"approval_id": a.ID, "decision": string(state), "reason": reason, "agent": a.AgentSlug}}); err != nil {
+			return err
+		}
 		return approvalDecidedEvent(ctx, tx, a)
 	})
 	if err != nil {
 		var closed *ErrApprovalClosed
-		if errors.As(err, &closed) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLinkSpent) {
+		if errors.As(err, &closed) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLinkSpent) || errors.Is(err, ErrForbidden) {
 			return nil, err
 		}
 		return nil, wrap("decide approval", err)

@@ -57,6 +57,9 @@ type NewConnection struct {
 	// InviteSessionIDs are sessions an OAuth grant invites the connection
 	// to, as a contributor; only those of ProjectIDs' projects are taken.
 	InviteSessionIDs []int64
+	// RemoteAddr and UserAgent are the browser's that granted it, for the
+	// audit log (GrantConnection).
+	RemoteAddr, UserAgent string
 }
 
 // ValidateScopes checks that scopes is a non-empty subset of AllScopes and
@@ -139,34 +142,57 @@ func (s *Store) GetConnection(ctx context.Context, workspaceID, id int64) (*Conn
 // hear of it on PresenceTopic, notified in the transaction: a rare write
 // (notify.go).
 func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-			UPDATE connections SET revoked_at = coalesce(revoked_at, now())
-			WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return ErrNotFound
-		}
-		for _, q := range []string{
-			`DELETE FROM access_tokens WHERE connection_id = $1`,
-			`DELETE FROM refresh_tokens WHERE connection_id = $1`,
-			`DELETE FROM oauth_codes WHERE connection_id = $1`,
-			`DELETE FROM statuses WHERE connection_id = $1`,
-		} {
-			if _, err := tx.Exec(ctx, q, id); err != nil {
-				return err
-			}
-		}
-		// Sidebars show it offline, its status gone.
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, workspaceID)
-		return err
-	})
+	err := s.inTx(ctx, func(tx pgx.Tx) error { return revokeConnection(ctx, tx, workspaceID, id) })
 	if err != nil {
 		return fmt.Errorf("store: revoke connection: %w", err)
 	}
 	return nil
+}
+
+// RevokeConnectionAs is RevokeConnection by a person of the workspace:
+// admins only, with its audit row.
+func (s *Store) RevokeConnectionAs(ctx context.Context, a Actor, id int64) error {
+	err := s.act(ctx, a, RoleAdmin, func(ac *action) error {
+		var name string
+		if err := ac.tx.QueryRow(ctx, `SELECT client_name FROM connections WHERE workspace_id = $1 AND id = $2`, a.WorkspaceID, id).Scan(&name); err != nil {
+			return err
+		}
+		if err := revokeConnection(ctx, ac.tx, a.WorkspaceID, id); err != nil {
+			return err
+		}
+		ac.audit(AuditConnRevoked, 0, name, map[string]any{"connection_id": id})
+		return nil
+	})
+	if err != nil {
+		return wrapAct("revoke connection", err)
+	}
+	return nil
+}
+
+// revokeConnection is RevokeConnection inside tx.
+func revokeConnection(ctx context.Context, tx pgx.Tx, workspaceID, id int64) error {
+	tag, err := tx.Exec(ctx, `
+		UPDATE connections SET revoked_at = coalesce(revoked_at, now())
+		WHERE workspace_id = $1 AND id = $2`, workspaceID, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	for _, q := range []string{
+		`DELETE FROM access_tokens WHERE connection_id = $1`,
+		`DELETE FROM refresh_tokens WHERE connection_id = $1`,
+		`DELETE FROM oauth_codes WHERE connection_id = $1`,
+		`DELETE FROM statuses WHERE connection_id = $1`,
+	} {
+		if _, err := tx.Exec(ctx, q, id); err != nil {
+			return err
+		}
+	}
+	// Sidebars show it offline, its status gone.
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, workspaceID)
+	return err
 }
 
 // NewToken returns a random opaque token with the given prefix and its SHA-256 hash.
@@ -276,7 +302,7 @@ type StaticToken struct {
 // projects of the owner's workspace) and mints a long-lived access token.
 func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*StaticToken, error) {
 	var ownerID, wsID int64
-	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
+	err := s.pool.QueryRow(ctx, `SELECT id, workspace_id FROM owners WHERE email = $1 AND removed_at IS NULL`, NormalizeEmail(r.OwnerEmail)).Scan(&ownerID, &wsID)
 	if err != nil {
 		return nil, wrap("create static token: owner "+r.OwnerEmail, err)
 	}

@@ -10,7 +10,12 @@ import (
 // them as it goes; it stops at each's first error. A session of another
 // workspace has no notes here.
 func (s *Store) ExportSessionMail(ctx context.Context, workspaceID, sessionID int64, each func(*Note) error) error {
-	rows, err := s.pool.Query(ctx, `
+	return s.exportSessionMailIn(ctx, s.pool, workspaceID, sessionID, each)
+}
+
+// exportSessionMailIn is ExportSessionMail on q (the pool, or an action's transaction).
+func (s *Store) exportSessionMailIn(ctx context.Context, q querier, workspaceID, sessionID int64, each func(*Note) error) error {
+	rows, err := q.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n
 		WHERE n.workspace_id = $1 AND `+inSession("$2")+`
 		ORDER BY n.session_id, n.id`, workspaceID, sessionID)

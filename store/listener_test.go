@@ -138,7 +138,7 @@ func TestListenerHearsLiveTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.st.EndSignIn(ctx, f.owner.ID, si.ID); err != nil {
+	if err := f.st.EndSignIn(ctx, store.Actor{OwnerID: f.owner.ID, WorkspaceID: f.owner.WorkspaceID}, si.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor(t, fmt.Sprintf("%s %d", store.SignOutChannel, si.ID))

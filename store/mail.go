@@ -423,7 +423,8 @@ var duplicateOwnerNoteSQL = `
 	ORDER BY n.id DESC LIMIT 1`
 
 // PostOwnerNote adds an owner's note to a session of the workspace, with its
-// resource event and change notification, in one transaction. A reply
+// resource event and change notification, in one transaction; the owner's
+// role must write (member or admin, *RoleError otherwise). A reply
 // records the note it answers and goes where ReplyAddress says. The session row is locked
 // first, which serialises the session's writers: an identical note from the
 // same owner within a few seconds (a double submit, possibly on another
@@ -434,6 +435,9 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 	}
 	var announced []notification
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, _, err := checkRole(ctx, tx, in.WorkspaceID, in.OwnerID, RoleMember); err != nil {
+			return err
+		}
 		var ownerName string
 		if err := tx.QueryRow(ctx, `
 			SELECT o.display_name FROM sessions s JOIN owners o ON o.workspace_id = s.workspace_id AND o.id = $3
@@ -471,7 +475,7 @@ func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, du
 		return nil, false, fe
 	}
 	if err != nil {
-		return nil, false, wrap("post owner note", err)
+		return nil, false, wrapAct("post owner note", err)
 	}
 	return note, duplicate, nil
 }

@@ -218,7 +218,12 @@ const DigestInterval = 24 * time.Hour
 // not mailed); turning the digest on makes the first one due a day later,
 // and the next a day after each.
 func (s *Store) SetMailSettings(ctx context.Context, workspaceID, ownerID int64, m MailSettings) error {
-	tag, err := s.pool.Exec(ctx, `
+	return s.setMailSettingsIn(ctx, s.pool, workspaceID, ownerID, m)
+}
+
+// setMailSettingsIn is SetMailSettings on q (the pool, or an action's transaction).
+func (s *Store) setMailSettingsIn(ctx context.Context, q querier, workspaceID, ownerID int64, m MailSettings) error {
+	tag, err := q.Exec(ctx, `
 		INSERT INTO owner_mail_settings AS ms (owner_id, workspace_id, questions, replies, digest, replies_through, digest_due_at)
 		SELECT o.id, o.workspace_id, $3, $4, $5,
 			coalesce((SELECT max(n.id) FROM notes n), 0),
@@ -238,11 +243,11 @@ func (s *Store) SetMailSettings(ctx context.Context, workspaceID, ownerID int64,
 }
 
 // questionMailTo are the owners of a workspace who get its questions by
-// mail, $1 the workspace.
+// mail, $1 the workspace: those who may answer (not viewers, not removed).
 const questionMailTo = `
 	SELECT o.id, o.workspace_id, o.email, o.display_name FROM owners o
 	LEFT JOIN owner_mail_settings ms ON ms.owner_id = o.id
-	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true)
+	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true) AND o.removed_at IS NULL AND o.role <> 'viewer'
 	ORDER BY o.id`
 
 // ReplyToMail is a reply to an owner the reply sweep mails, with where it is.

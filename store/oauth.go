@@ -223,6 +223,10 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 	}
 	c := &Connection{}
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		name, _, err := checkRole(ctx, tx, n.WorkspaceID, n.OwnerID, RoleAdmin)
+		if err != nil {
+			return err
+		}
 		if n.Continue == 0 {
 			if c, err = insertConnection(ctx, tx, n, scopes); err != nil {
 				return err
@@ -252,11 +256,19 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 		}
 		// Sidebars show the agent (back) in its projects: a rare write,
 		// notified in the transaction (notify.go).
-		_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, n.WorkspaceID)
-		return err
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2::bigint::text)`, PresenceChannel, n.WorkspaceID); err != nil {
+			return err
+		}
+		by := Actor{OwnerID: n.OwnerID, WorkspaceID: n.WorkspaceID, RemoteAddr: n.RemoteAddr, UserAgent: n.UserAgent}
+		return insertAudit(ctx, tx, by, name, AuditEntry{Kind: AuditConnGranted, Subject: c.ClientName,
+			Detail: map[string]any{"connection_id": c.ID, "scopes": c.Scopes, "continued": n.Continue != 0}})
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: grant connection: %w", ErrNotContinuable)
+	}
+	var re *RoleError
+	if errors.As(err, &re) {
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: grant connection: %w", err)

@@ -19,7 +19,9 @@ type Owner struct {
 	WorkspaceName string
 	Email         string
 	DisplayName   string
-	CreatedAt     time.Time
+	// Role is what the person may do in the workspace.
+	Role      Role
+	CreatedAt time.Time
 }
 
 // NewOwner is the input for creating an owner.
@@ -29,6 +31,9 @@ type NewOwner struct {
 	Password    string
 	// WorkspaceName names the workspace to join or create (CreateOwner only).
 	WorkspaceName string
+	// Role is the new person's role; empty is admin (the first owner, and
+	// the operator's owner create unless told otherwise).
+	Role Role
 }
 
 // FieldError is a validation failure of one named input field.
@@ -227,23 +232,26 @@ func (s *Store) CreateOwner(ctx context.Context, n NewOwner) (*Owner, error) {
 }
 
 func insertOwner(ctx context.Context, tx pgx.Tx, wsID int64, n NewOwner, hash string) (*Owner, error) {
-	o := &Owner{WorkspaceID: wsID, Email: n.Email, DisplayName: n.DisplayName}
+	if n.Role == "" {
+		n.Role = RoleAdmin
+	}
+	o := &Owner{WorkspaceID: wsID, Email: n.Email, DisplayName: n.DisplayName, Role: n.Role}
 	err := tx.QueryRow(ctx, `
-		INSERT INTO owners (workspace_id, email, display_name, password_hash)
-		VALUES ($1, $2, $3, $4)
+		INSERT INTO owners (workspace_id, email, display_name, password_hash, role)
+		VALUES ($1, $2, $3, $4, $5)
 		RETURNING id, created_at, (SELECT name FROM workspaces WHERE id = $1)`,
-		wsID, n.Email, n.DisplayName, hash).Scan(&o.ID, &o.CreatedAt, &o.WorkspaceName)
+		wsID, n.Email, n.DisplayName, hash, string(n.Role)).Scan(&o.ID, &o.CreatedAt, &o.WorkspaceName)
 	if isUniqueViolation(err, "owners_email_key") {
 		return nil, &FieldError{"email", "an owner with this email already exists"}
 	}
 	return o, err
 }
 
-const ownerColumns = `o.id, o.workspace_id, w.name, o.email, o.display_name, o.created_at`
+const ownerColumns = `o.id, o.workspace_id, w.name, o.email, o.display_name, o.role, o.created_at`
 
-func scanOwner(row pgx.Row) (*Owner, error) {
+func scanOwner(row pgx.Row, extra ...any) (*Owner, error) {
 	o := &Owner{}
-	err := row.Scan(&o.ID, &o.WorkspaceID, &o.WorkspaceName, &o.Email, &o.DisplayName, &o.CreatedAt)
+	err := row.Scan(append([]any{&o.ID, &o.WorkspaceID, &o.WorkspaceName, &o.Email, &o.DisplayName, &o.Role, &o.CreatedAt}, extra...)...)
 	return o, err
 }
 
@@ -252,12 +260,10 @@ func scanOwner(row pgx.Row) (*Owner, error) {
 // case-insensitively; an unknown email costs a hash as well.
 func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owner, error) {
 	var hash string
-	o := &Owner{}
-	err := s.pool.QueryRow(ctx, `
+	o, err := scanOwner(s.pool.QueryRow(ctx, `
 		SELECT `+ownerColumns+`, o.password_hash
 		FROM owners o JOIN workspaces w ON w.id = o.workspace_id
-		WHERE o.email = $1`, NormalizeEmail(email)).
-		Scan(&o.ID, &o.WorkspaceID, &o.WorkspaceName, &o.Email, &o.DisplayName, &o.CreatedAt, &hash)
+		WHERE o.email = $1 AND o.removed_at IS NULL`, NormalizeEmail(email)), &hash)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("store: authenticate: %w", err)
 	}
@@ -277,7 +283,7 @@ func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owne
 // together (FieldErrorsOf); ErrBusy when the hash gate is full.
 func (s *Store) ChangePassword(ctx context.Context, ownerID int64, current, next string, keep int64) error {
 	var hash string
-	if err := s.pool.QueryRow(ctx, `SELECT password_hash FROM owners WHERE id = $1`, ownerID).Scan(&hash); err != nil {
+	if err := s.pool.QueryRow(ctx, `SELECT password_hash FROM owners WHERE id = $1 AND removed_at IS NULL`, ownerID).Scan(&hash); err != nil {
 		return wrap("change password", err)
 	}
 	var errs []error
@@ -319,7 +325,7 @@ func (s *Store) setPassword(ctx context.Context, where string, arg any, password
 	var ended []int64
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		var id int64
-		if err := tx.QueryRow(ctx, `UPDATE owners SET password_hash = $2 WHERE `+where+` RETURNING id`, arg, hash).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, `UPDATE owners SET password_hash = $2 WHERE `+where+` AND removed_at IS NULL RETURNING id`, arg, hash).Scan(&id); err != nil {
 			return err
 		}
 		ended, err = endSignIns(ctx, tx, `owner_id = $1 AND id <> $2`, id, keep)
@@ -332,12 +338,13 @@ func (s *Store) setPassword(ctx context.Context, where string, arg any, password
 	return len(ended), nil
 }
 
-// OwnerByID returns an owner by id (the owner of a sign-in).
+// OwnerByID returns an owner by id (the owner of a sign-in); ErrNotFound
+// once removed.
 func (s *Store) OwnerByID(ctx context.Context, id int64) (*Owner, error) {
 	o, err := scanOwner(s.pool.QueryRow(ctx, `
 		SELECT `+ownerColumns+`
 		FROM owners o JOIN workspaces w ON w.id = o.workspace_id
-		WHERE o.id = $1`, id))
+		WHERE o.id = $1 AND o.removed_at IS NULL`, id))
 	if err != nil {
 		return nil, wrap("owner by id", err)
 	}

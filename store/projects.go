@@ -33,12 +33,17 @@ func ValidateProjectName(name string) (string, error) {
 
 // CreateProject adds a project to the workspace.
 func (s *Store) CreateProject(ctx context.Context, workspaceID int64, name string) (*Project, error) {
+	return s.createProjectIn(ctx, s.pool, workspaceID, name)
+}
+
+// createProjectIn is CreateProject on q (the pool, or an action's transaction).
+func (s *Store) createProjectIn(ctx context.Context, q querier, workspaceID int64, name string) (*Project, error) {
 	name, err := ValidateProjectName(name)
 	if err != nil {
 		return nil, err
 	}
 	p := &Project{WorkspaceID: workspaceID, Name: name}
-	err = s.pool.QueryRow(ctx, `
+	err = q.QueryRow(ctx, `
 		INSERT INTO projects (workspace_id, name) VALUES ($1, $2) RETURNING id, created_at`,
 		workspaceID, name).Scan(&p.ID, &p.CreatedAt)
 	if isUniqueViolation(err, "") {
@@ -84,12 +89,17 @@ func (s *Store) GetProject(ctx context.Context, workspaceID, id int64) (*Project
 
 // RenameProject changes a project's name.
 func (s *Store) RenameProject(ctx context.Context, workspaceID, id int64, name string) (*Project, error) {
+	return s.renameProjectIn(ctx, s.pool, workspaceID, id, name)
+}
+
+// renameProjectIn is RenameProject on q (the pool, or an action's transaction).
+func (s *Store) renameProjectIn(ctx context.Context, q querier, workspaceID, id int64, name string) (*Project, error) {
 	name, err := ValidateProjectName(name)
 	if err != nil {
 		return nil, err
 	}
 	p := &Project{}
-	err = s.pool.QueryRow(ctx, `
+	err = q.QueryRow(ctx, `
 		UPDATE projects SET name = $3 WHERE workspace_id = $1 AND id = $2
 		RETURNING id, workspace_id, name, created_at`, workspaceID, id, name).Scan(&p.ID, &p.WorkspaceID, &p.Name, &p.CreatedAt)
 	if isUniqueViolation(err, "") {
@@ -206,7 +216,12 @@ func (s *Store) ListSeatedAgents(ctx context.Context, workspaceID, projectID int
 
 // UnseatConnection removes a connection from a project.
 func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, connectionID int64) error {
-	tag, err := s.pool.Exec(ctx, `
+	return s.unseatConnectionIn(ctx, s.pool, workspaceID, projectID, connectionID)
+}
+
+// unseatConnectionIn is UnseatConnection on q (the pool, or an action's transaction).
+func (s *Store) unseatConnectionIn(ctx context.Context, q querier, workspaceID, projectID, connectionID int64) error {
+	tag, err := q.Exec(ctx, `
 		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
 		workspaceID, projectID, connectionID)
 	if err != nil {
@@ -221,6 +236,11 @@ func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, co
 // SeatAgentByHandle seats the agent that claimed handle in a project of the
 // workspace. An unknown handle is a FieldError; seating twice is harmless.
 func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID int64, handle string) error {
+	return s.seatAgentByHandleIn(ctx, s.pool, workspaceID, projectID, handle)
+}
+
+// seatAgentByHandleIn is SeatAgentByHandle on q (the pool, or an action's transaction).
+func (s *Store) seatAgentByHandleIn(ctx context.Context, q querier, workspaceID, projectID int64, handle string) error {
 	handle = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(handle), "@")))
 	if handle == "" {
 		return &FieldError{"handle", "enter the handle the agent claimed"}
@@ -228,7 +248,7 @@ func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID in
 	// An unclaimed handle leaves connectionID 0, which seatConnection reports
 	// after checking the project, so a missing project still reads not found.
 	var connectionID int64
-	err := s.pool.QueryRow(ctx, `SELECT connection_id FROM agent_profiles WHERE workspace_id = $1 AND handle = $2`,
+	err := q.QueryRow(ctx, `SELECT connection_id FROM agent_profiles WHERE workspace_id = $1 AND handle = $2`,
 		workspaceID, handle).Scan(&connectionID)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store: seat agent: %w", err)

@@ -309,6 +309,9 @@ type Answer struct {
 	// Option is the index of the option chosen; nil for a free-text answer.
 	Option *int
 	Text   string
+	// RemoteAddr and UserAgent are where the answer came from, for the
+	// audit log.
+	RemoteAddr, UserAgent string
 }
 
 // ErrClosed is the refusal of an answer to a question that is no longer
@@ -350,6 +353,9 @@ func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, e
 	var q *Question
 	var announced []notification
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, _, err := checkRole(ctx, tx, in.WorkspaceID, in.OwnerID, RoleMember); err != nil {
+			return err
+		}
 		// The one statement that decides: it answers only an open question,
 		// and names the option by its index in the question's own list.
 		var ownerName string
@@ -390,14 +396,24 @@ func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, e
 			return err
 		}
 		announced = ann
-		return closeQuestion(ctx, tx, q, reply.ID, "question_answered", map[string]any{
+		if err := closeQuestion(ctx, tx, q, reply.ID, "question_answered", map[string]any{
 			"question_id": q.ID, "answer_note_id": reply.ID, "answer": q.Answer, "answered_by": q.AnsweredBy,
-		})
+		}); err != nil {
+			return err
+		}
+		var projectID int64
+		if err := tx.QueryRow(ctx, `SELECT project_id FROM sessions WHERE id = $1`, q.SessionID).Scan(&projectID); err != nil {
+			return err
+		}
+		by := Actor{OwnerID: in.OwnerID, WorkspaceID: in.WorkspaceID, RemoteAddr: in.RemoteAddr, UserAgent: in.UserAgent}
+		return insertAudit(ctx, tx, by, ownerName, AuditEntry{Kind: AuditQuestionAnswer, ProjectID: &projectID,
+			Subject: shorten(q.Answer, 300), Detail: map[string]any{"question_id": q.ID, "session_id": q.SessionID, "by_link": link != 0}})
 	})
 	if err != nil {
 		var closed *ErrClosed
 		var fe *FieldError
-		if errors.As(err, &closed) || errors.As(err, &fe) || errors.Is(err, ErrNotFound) {
+		var re *RoleError
+		if errors.As(err, &closed) || errors.As(err, &fe) || errors.Is(err, ErrNotFound) || errors.As(err, &re) {
 			return nil, err
 		}
 		return nil, wrap("answer question", err)
@@ -514,10 +530,15 @@ func (s *Store) ProjectQuestionSettings(ctx context.Context, workspaceID, projec
 // SetProjectQuestionSettings changes a project's question settings; they
 // apply to the questions asked from then on.
 func (s *Store) SetProjectQuestionSettings(ctx context.Context, workspaceID, projectID int64, q QuestionSettings) error {
+	return s.setProjectQuestionSettingsIn(ctx, s.pool, workspaceID, projectID, q)
+}
+
+// setProjectQuestionSettingsIn is SetProjectQuestionSettings on q (the pool, or an action's transaction).
+func (s *Store) setProjectQuestionSettingsIn(ctx context.Context, db querier, workspaceID, projectID int64, q QuestionSettings) error {
 	if err := q.Validate(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, `
+	tag, err := db.Exec(ctx, `
 		UPDATE projects SET question_blocking_minutes = $3, question_normal_minutes = $4, question_expiry_hours = $5
 		WHERE workspace_id = $1 AND id = $2`, workspaceID, projectID, q.BlockingMinutes, q.NormalMinutes, q.ExpiryHours)
 	if err != nil {

@@ -91,6 +91,11 @@ func scanSession(row pgx.Row) (*Session, error) {
 
 // CreateSession adds a session to a project of the workspace.
 func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, error) {
+	return s.createSessionIn(ctx, s.pool, n)
+}
+
+// createSessionIn is CreateSession on q (the pool, or an action's transaction).
+func (s *Store) createSessionIn(ctx context.Context, q querier, n NewSession) (*Session, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +106,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	if n.CreatedBy != 0 {
 		createdBy = &n.CreatedBy
 	}
-	session, err := scanSession(s.pool.QueryRow(ctx, `
+	session, err := scanSession(q.QueryRow(ctx, `
 		INSERT INTO sessions AS s (workspace_id, project_id, session_type, public_id, title, created_by)
 		SELECT p.workspace_id, p.id, $3, $4, $5, $6 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
 		RETURNING `+sessionColumns, n.WorkspaceID, n.ProjectID, n.Type, n.PublicID, n.Title, createdBy))
@@ -190,22 +195,25 @@ func invite(ctx context.Context, tx pgx.Tx, workspaceID, sessionID, connectionID
 
 // RemoveInvitation removes a connection from a session.
 func (s *Store) RemoveInvitation(ctx context.Context, workspaceID, sessionID, connectionID int64) error {
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = $1 AND session_id = $2 AND connection_id = $3`,
-			workspaceID, sessionID, connectionID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return pgx.ErrNoRows
-		}
-		_, err = appendEvent(ctx, tx, sessionID, "participant_removed", nil, map[string]any{"connection_id": connectionID})
-		return err
-	})
+	err := s.inTx(ctx, func(tx pgx.Tx) error { return removeInvitation(ctx, tx, workspaceID, sessionID, connectionID) })
 	if err != nil {
 		return wrap("remove invitation", err)
 	}
 	return nil
+}
+
+// removeInvitation is RemoveInvitation inside tx.
+func removeInvitation(ctx context.Context, tx pgx.Tx, workspaceID, sessionID, connectionID int64) error {
+	tag, err := tx.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = $1 AND session_id = $2 AND connection_id = $3`,
+		workspaceID, sessionID, connectionID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return pgx.ErrNoRows
+	}
+	_, err = appendEvent(ctx, tx, sessionID, "participant_removed", nil, map[string]any{"connection_id": connectionID})
+	return err
 }
 
 // InvitationRole returns the connection's role in the session, or ErrNotFound

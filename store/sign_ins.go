@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,20 +68,30 @@ func SignInTokenHash(token string) []byte {
 
 // CreateSignIn records a new sign-in of the owner from a browser (its
 // address and user agent, shortened to what the account page shows) and
-// returns the token its cookie carries. The owner's sign-ins that have
-// ended are deleted on the way.
+// returns the token its cookie carries, with its audit row. The owner's
+// sign-ins that have ended are deleted on the way; a removed owner gets
+// none (ErrNotFound).
 func (s *Store) CreateSignIn(ctx context.Context, o *Owner, addr, userAgent string) (string, *SignIn, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", nil, fmt.Errorf("store: create sign-in: %w", err)
 	}
 	token := base64.RawURLEncoding.EncodeToString(b)
-	si, err := scanSignIn(s.pool.QueryRow(ctx, `
-		WITH ended AS (DELETE FROM sign_ins WHERE owner_id = $2 AND NOT (`+signInLive+`))
-		INSERT INTO sign_ins (token_hash, owner_id, workspace_id, remote_addr, user_agent)
-		VALUES ($1, $2, $3, $4, $5)
-		RETURNING `+signInColumns,
-		SignInTokenHash(token), o.ID, o.WorkspaceID, shorten(addr, maxSignInAddr), shorten(userAgent, maxSignInUserAgent)))
+	var si *SignIn
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		si, err = scanSignIn(tx.QueryRow(ctx, `
+			WITH ended AS (DELETE FROM sign_ins WHERE owner_id = $2 AND NOT (`+signInLive+`))
+			INSERT INTO sign_ins (token_hash, owner_id, workspace_id, remote_addr, user_agent)
+			SELECT $1, $2, $3, $4, $5 FROM owners WHERE id = $2 AND workspace_id = $3 AND removed_at IS NULL
+			RETURNING `+signInColumns,
+			SignInTokenHash(token), o.ID, o.WorkspaceID, shorten(addr, maxSignInAddr), shorten(userAgent, maxSignInUserAgent)))
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: addr, UserAgent: userAgent}, o.DisplayName,
+			AuditEntry{Kind: AuditSignIn, Subject: fmt.Sprintf("sign-in %d", si.ID), Detail: map[string]any{"sign_in_id": si.ID}})
+	})
 	if err != nil {
 		return "", nil, wrap("create sign-in", err)
 	}
@@ -140,27 +151,52 @@ func (s *Store) ListSignIns(ctx context.Context, ownerID int64) ([]SignIn, error
 	return out, nil
 }
 
-// EndSignIn ends one sign-in of the owner (signing out, or "Sign out" on
-// the account page), on every replica; ErrNotFound when the owner has no
-// such sign-in.
-func (s *Store) EndSignIn(ctx context.Context, ownerID, id int64) error {
-	ended, err := endSignIns(ctx, s.pool, `owner_id = $1 AND id = $2`, ownerID, id)
-	if err != nil {
-		return fmt.Errorf("store: end sign-in: %w", err)
+// EndSignIn ends one sign-in of the actor (signing out, or "Sign out" on
+// the account page), on every replica, with its audit row; ErrNotFound
+// when the actor has no such sign-in.
+func (s *Store) EndSignIn(ctx context.Context, a Actor, id int64) error {
+	_, err := s.endSignInsAs(ctx, a, `owner_id = $1 AND id = $2`, id)
+	if err == nil {
+		return nil
 	}
-	if len(ended) == 0 {
-		return fmt.Errorf("store: end sign-in: %w", ErrNotFound)
-	}
-	s.notifySignOuts(ended)
-	return nil
+	return fmt.Errorf("store: end sign-in: %w", err)
 }
 
-// EndOtherSignIns ends every sign-in of the owner but keep, and returns
+// EndOtherSignIns ends every sign-in of the actor but keep, and returns
 // how many ended.
-func (s *Store) EndOtherSignIns(ctx context.Context, ownerID, keep int64) (int, error) {
-	ended, err := endSignIns(ctx, s.pool, `owner_id = $1 AND id <> $2`, ownerID, keep)
+func (s *Store) EndOtherSignIns(ctx context.Context, a Actor, keep int64) (int, error) {
+	n, err := s.endSignInsAs(ctx, a, `owner_id = $1 AND id <> $2`, keep)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("store: end other sign-ins: %w", err)
+	}
+	return n, nil
+}
+
+// endSignInsAs ends the actor's sign-ins where says ($1 the actor, $2 arg)
+// and writes the audit row, in one transaction; ErrNotFound when none
+// ended. It is no action of a role: a removed person's sign-ins are gone.
+func (s *Store) endSignInsAs(ctx context.Context, a Actor, where string, arg int64) (int, error) {
+	var ended []int64
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		if ended, err = endSignIns(ctx, tx, where, a.OwnerID, arg); err != nil {
+			return err
+		}
+		if len(ended) == 0 {
+			return ErrNotFound
+		}
+		var name string
+		if err := tx.QueryRow(ctx, `SELECT display_name FROM owners WHERE id = $1 AND workspace_id = $2`, a.OwnerID, a.WorkspaceID).Scan(&name); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, a, name, AuditEntry{Kind: AuditSignOut, Subject: fmt.Sprintf("%d sign-in(s) ended", len(ended)),
+			Detail: map[string]any{"sign_in_ids": ended}})
+	})
+	if err != nil {
+		return 0, err
 	}
 	s.notifySignOuts(ended)
 	return len(ended), nil

@@ -85,13 +85,13 @@ func TestSignInsLiveAndEnd(t *testing.T) {
 		t.Fatalf("a's sign-ins: %d %v", len(list), err)
 	}
 	// Another owner's sign-in cannot be ended by id.
-	if err := st.EndSignIn(ctx, a.ID, bsi.ID); !errors.Is(err, store.ErrNotFound) {
+	if err := st.EndSignIn(ctx, store.Actor{OwnerID: a.ID, WorkspaceID: a.WorkspaceID}, bsi.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("ending another owner's sign-in: %v", err)
 	}
-	if err := st.EndSignIn(ctx, a.ID, si2.ID); err != nil {
+	if err := st.EndSignIn(ctx, store.Actor{OwnerID: a.ID, WorkspaceID: a.WorkspaceID}, si2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := st.EndOtherSignIns(ctx, a.ID, si4.ID); err != nil || n != 1 {
+	if n, err := st.EndOtherSignIns(ctx, store.Actor{OwnerID: a.ID, WorkspaceID: a.WorkspaceID}, si4.ID); err != nil || n != 1 {
 		t.Fatalf("end others: %d %v (si3 %d left)", n, err, si3.ID)
 	}
 	if list, _ := st.ListSignIns(ctx, a.ID); len(list) != 1 || list[0].ID != si4.ID {

@@ -57,6 +57,8 @@ type shared struct {
 	hashes *HashGate
 	// links caches the key that signs answer links.
 	links linkKey
+	// inviteKey caches the key that signs invitation links of people.
+	inviteKey linkKey
 	// questionMinute is how long a minute of the question delays lasts
 	// (an hour of the expiry is 60 of them): time.Minute, shorter in tests.
 	questionMinute time.Duration

@@ -49,6 +49,9 @@ const (
 	// PushChannel wakes the push senders when pushes are queued (the
 	// push_question and push_reply triggers send it); the payload is empty.
 	PushChannel = "osfoundry_push"
+	// PeopleChannel says a person's role changed or they were removed:
+	// "<owner id>", so that every replica forgets what it cached of them.
+	PeopleChannel = "osfoundry_people"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a
@@ -114,6 +117,8 @@ var (
 	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
 	// PushTopic: empty; sent by the statements that queue pushes.
 	PushTopic = Topic[struct{}]{PushChannel, encodeEmpty, decodeEmpty}
+	// PersonTopic: the owner id; sent after a role change or a removal.
+	PersonTopic = Topic[int64]{PeopleChannel, encodeID, decodeID}
 )
 
 func encodeEmpty(struct{}) string { return "" }

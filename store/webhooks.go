@@ -135,6 +135,11 @@ func scanEndpoint(row pgx.Row, extra ...any) (*WebhookEndpoint, error) {
 // workspace (ErrNotFound when there is no such project) and returns it with
 // its signing secret, "whsec_<base64>", which is shown to the owner once.
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, in NewWebhookEndpoint) (*WebhookEndpoint, string, error) {
+	return s.createWebhookEndpointIn(ctx, s.pool, in)
+}
+
+// createWebhookEndpointIn is CreateWebhookEndpoint on q (the pool, or an action's transaction).
+func (s *Store) createWebhookEndpointIn(ctx context.Context, q querier, in NewWebhookEndpoint) (*WebhookEndpoint, string, error) {
 	if err := in.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -142,7 +147,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, in NewWebhookEndpoint
 	if _, err := rand.Read(key); err != nil {
 		return nil, "", fmt.Errorf("store: create webhook: %w", err)
 	}
-	e, err := scanEndpoint(s.pool.QueryRow(ctx, `
+	e, err := scanEndpoint(q.QueryRow(ctx, `
 		INSERT INTO webhook_endpoints AS e (workspace_id, project_id, url, kind, fires, secret)
 		SELECT p.workspace_id, p.id, $3, $4, $5, $6 FROM projects p WHERE p.workspace_id = $1 AND p.id = $2
 		RETURNING `+endpointColumns, in.WorkspaceID, in.ProjectID, in.URL, in.Kind, in.Fires, key))
@@ -208,8 +213,13 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, workspaceID, projectID, 
 // wakes the senders, which resume them in order (WebhookTopic, notified by
 // the statement: rare, and only when it enabled something; notify.go).
 func (s *Store) SetWebhookEndpointEnabled(ctx context.Context, workspaceID, projectID, id int64, enabled bool) error {
+	return s.setWebhookEndpointEnabledIn(ctx, s.pool, workspaceID, projectID, id, enabled)
+}
+
+// setWebhookEndpointEnabledIn is SetWebhookEndpointEnabled on q (the pool, or an action's transaction).
+func (s *Store) setWebhookEndpointEnabledIn(ctx context.Context, q querier, workspaceID, projectID, id int64, enabled bool) error {
 	var n, woken int
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		WITH u AS (
 			UPDATE webhook_endpoints SET enabled = $4 WHERE workspace_id = $1 AND project_id = $2 AND id = $3 RETURNING id
 		)
@@ -227,7 +237,12 @@ func (s *Store) SetWebhookEndpointEnabled(ctx context.Context, workspaceID, proj
 // DeleteWebhookEndpoint removes an endpoint with its delivery log and its
 // pending deliveries.
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, workspaceID, projectID, id int64) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND project_id = $2 AND id = $3`,
+	return s.deleteWebhookEndpointIn(ctx, s.pool, workspaceID, projectID, id)
+}
+
+// deleteWebhookEndpointIn is DeleteWebhookEndpoint on q (the pool, or an action's transaction).
+func (s *Store) deleteWebhookEndpointIn(ctx context.Context, q querier, workspaceID, projectID, id int64) error {
+	tag, err := q.Exec(ctx, `DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND project_id = $2 AND id = $3`,
 		workspaceID, projectID, id)
 	if err != nil {
 		return fmt.Errorf("store: delete webhook: %w", err)
@@ -245,9 +260,14 @@ var ErrWebhookDisabled = &FieldError{"endpoint", "enable the endpoint to send it
 // behind the deliveries already waiting there, and wakes the senders
 // (WebhookTopic, notified by the statement that queues it; notify.go).
 func (s *Store) QueueWebhookTest(ctx context.Context, workspaceID, projectID, id int64) error {
+	return s.queueWebhookTestIn(ctx, s.pool, workspaceID, projectID, id)
+}
+
+// queueWebhookTestIn is QueueWebhookTest on q (the pool, or an action's transaction).
+func (s *Store) queueWebhookTestIn(ctx context.Context, q querier, workspaceID, projectID, id int64) error {
 	var enabled bool
 	var woken int
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		WITH e AS (
 			SELECT id, enabled FROM webhook_endpoints WHERE workspace_id = $1 AND project_id = $2 AND id = $3
 		), ins AS (
@@ -272,8 +292,13 @@ func (s *Store) QueueWebhookTest(ctx context.Context, workspaceID, projectID, id
 // not failed (already retried) is left as it is; an unknown one gives
 // ErrNotFound.
 func (s *Store) RetryWebhookDelivery(ctx context.Context, workspaceID, projectID, endpointID, deliveryID int64) error {
+	return s.retryWebhookDeliveryIn(ctx, s.pool, workspaceID, projectID, endpointID, deliveryID)
+}
+
+// retryWebhookDeliveryIn is RetryWebhookDelivery on q (the pool, or an action's transaction).
+func (s *Store) retryWebhookDeliveryIn(ctx context.Context, q querier, workspaceID, projectID, endpointID, deliveryID int64) error {
 	var retried int
-	err := s.pool.QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		WITH target AS (
 			SELECT d.id, d.state FROM webhook_endpoints e JOIN webhook_deliveries d ON d.endpoint_id = e.id
 			WHERE e.workspace_id = $1 AND e.project_id = $2 AND e.id = $3 AND d.id = $4

@@ -40,6 +40,22 @@ func (p *Page) OwnerID() int64 {
 	return p.Owner.ID
 }
 
+// Role is the signed-in person's role, "" when signed out.
+func (p *Page) Role() string {
+	if p.Owner == nil {
+		return ""
+	}
+	return string(p.Owner.Role)
+}
+
+// CanWrite reports whether the page may offer writing and answering: to
+// members and admins, and in fragments rendered for everyone (a live note
+// row, no Owner), where the body's data-role hides them from viewers.
+func (p *Page) CanWrite() bool { return p.Owner == nil || p.Owner.Role.May(store.RoleMember) }
+
+// IsAdmin reports whether the signed-in person is an admin.
+func (p *Page) IsAdmin() bool { return p.Owner != nil && p.Owner.Role.May(store.RoleAdmin) }
+
 type pageKey struct{}
 
 // WithPage returns ctx carrying p.

@@ -26,6 +26,14 @@ func approvalMail(cfg config) store.ComposeApprovalMail {
 	return email.Composer{BaseURL: cfg.baseURL}.Approval
 }
 
+// inviteMail mails invitations of people at once; nil when email is off.
+func inviteMail(cfg config) func(context.Context, *store.PersonInvite, string) error {
+	if cfg.smtp == nil {
+		return nil
+	}
+	return email.InviteSender(*cfg.smtp, email.Composer{BaseURL: cfg.baseURL})
+}
+
 // startEmail starts, when SMTP is configured, the mail sender (woken by l
 // when messages are queued; call it before l runs) and the sweeps that queue
 // replies and digests. The returned function stops them.

@@ -19,18 +19,23 @@ import (
 // ownerCreateCommand is `osfoundry owner create`: an owner account, its
 // password read from standard input or a prompt.
 type ownerCreateCommand struct {
-	email, name, workspace string
+	email, name, workspace, role string
 }
 
 func (c *ownerCreateCommand) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.email, "email", "", "owner's email (required)")
 	fs.StringVar(&c.name, "name", "", "owner's display name (required)")
 	fs.StringVar(&c.workspace, "workspace", "", "workspace to join, created when missing (default: the only workspace)")
+	fs.StringVar(&c.role, "role", "admin", "the owner's role in the workspace: admin, member or viewer")
 }
 
 func (c *ownerCreateCommand) run(ctx context.Context, cfg config, log *slog.Logger) error {
 	if c.email == "" || c.name == "" {
 		return errors.New("owner create: --email and --name are required")
+	}
+	role, err := store.ParseRole("role", c.role)
+	if err != nil {
+		return fmt.Errorf("owner create: --role: choose admin, member or viewer")
 	}
 	pw, err := readPassword("Password for " + c.email + ": ")
 	if err != nil {
@@ -42,11 +47,11 @@ func (c *ownerCreateCommand) run(ctx context.Context, cfg config, log *slog.Logg
 	}
 	defer stopPG()
 	defer st.Close()
-	o, err := st.CreateOwner(ctx, store.NewOwner{Email: c.email, DisplayName: c.name, Password: pw, WorkspaceName: c.workspace})
+	o, err := st.CreateOwner(ctx, store.NewOwner{Email: c.email, DisplayName: c.name, Password: pw, WorkspaceName: c.workspace, Role: role})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Created owner %s (%s) in workspace %q.\n", o.Email, o.DisplayName, o.WorkspaceName)
+	fmt.Printf("Created owner %s (%s), %s of workspace %q.\n", o.Email, o.DisplayName, o.Role, o.WorkspaceName)
 	return nil
 }
 

@@ -118,6 +118,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
 			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
 			WaitLimits: cfg.waitLimits, PageLimits: cfg.pageLimits, Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly, VAPIDPublicKey: vapid.PublicKey()},
+		SendInvite: inviteMail(cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -201,6 +201,9 @@ type Approval struct {
 	// InviteSessionIDs are sessions of the chosen projects to invite the
 	// agent to, as a contributor.
 	InviteSessionIDs []int64
+	// RemoteAddr and UserAgent are the approving browser's, for the audit
+	// log.
+	RemoteAddr, UserAgent string
 }
 
 // Approve records the grant (a new connection, or the one of the owner's
@@ -238,6 +241,8 @@ func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (str
 		ProjectIDs:       ap.ProjectIDs,
 		Continue:         ap.Continue,
 		InviteSessionIDs: ap.InviteSessionIDs,
+		RemoteAddr:       ap.RemoteAddr,
+		UserAgent:        ap.UserAgent,
 	})
 	if err != nil {
 		return "", err

@@ -1,0 +1,28 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// personRole is POST /people/:id/role: changes a person's role. The last
+// admin cannot be demoted: the page says so (422).
+func (s *Server) personRole(c echo.Context) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = s.store.SetRole(c.Request().Context(), actor(c), id, store.Role(c.FormValue("role")))
+	if fes := store.FieldErrorsOf(err); fes != nil {
+		return s.renderPeople(c, http.StatusUnprocessableEntity, views.PeopleView{Error: fes[0].Message})
+	}
+	if err != nil {
+		return err
+	}
+	s.owners.forget(id)
+	return redirect(c, "/people")
+}
