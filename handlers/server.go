@@ -16,6 +16,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -57,9 +58,12 @@ type Server struct {
 	// publicHost is the host (and port) of BaseURL: with loopback, the
 	// only Host the listener answers.
 	publicHost string
-	mcp        *mcp.Handler
-	mcpMeta    http.Handler
-	oauth      *oauth.Server
+	// targets is the guard of outgoing requests, for the forms that warn
+	// of a URL it refuses before anything is sent.
+	targets *outbound.Guard
+	mcp     *mcp.Handler
+	mcpMeta http.Handler
+	oauth   *oauth.Server
 	// mail answers "anything new in this session?" without a query.
 	mail *store.MailCache
 	// owners caches signed-in owners briefly, so that polls need no query.
@@ -127,6 +131,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
+	s.targets = outbound.NewGuard(outbound.Options{AllowPrivate: d.Config.AllowPrivateTargets})
 	s.signIns.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)

@@ -567,10 +567,13 @@
     });
   }
   function showCopyButtons(root) {
+    if (!root || !root.querySelectorAll) return;
     root.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = false; });
   }
   showCopyButtons(document);
-  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target); });
+  // The stream's swaps carry no target: the element swapped into is the
+  // event's own.
+  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target || e.target); });
   document.addEventListener("click", function (e) {
     var b = e.target.closest && e.target.closest("[data-copy]");
     if (!b) return;

@@ -141,7 +141,10 @@ func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner, setupCode stri
 			return ErrConflict
 		}
 		var errs []error
-		if !codeOK {
+		switch {
+		case strings.TrimSpace(setupCode) == "":
+			errs = append(errs, &FieldError{"setup_code", "enter the setup code: the server prints it at start and keeps it in the setup-code file of its data folder"})
+		case !codeOK:
 			errs = append(errs, &FieldError{"setup_code", "that is not the setup code: the server prints it at start and keeps it in the setup-code file of its data folder"})
 		}
 		if err := n.Validate(); err != nil {

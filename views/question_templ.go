@@ -168,7 +168,7 @@ func QuestionBox(sessionID int64, q store.Question, notice, back string, oob boo
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<span>The agent waits for your decision</span> <span class=\"muted\">· expires <time datetime=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<span data-testid=\"question-waiting\">Waiting for your decision</span> <span class=\"muted\">· expires <time datetime=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -75,6 +75,7 @@ func New(opt Options) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sdkLog := sdkLogger(log)
 	base := strings.TrimRight(opt.BaseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -96,7 +97,7 @@ func New(opt Options) *Handler {
 			"post_session_note only what a person must read. A result's last line says when mail for you is unread: " +
 			"read_session_mail, answer with reply_to_sender.",
 		Capabilities: capabilities,
-		Logger:       log,
+		Logger:       sdkLog,
 	})
 	h.addClaimConnectedProfile()
 	h.addSetStatus()
@@ -114,7 +115,7 @@ func New(opt Options) *Handler {
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       log,
+		Logger:       sdkLog,
 		// The Host/Origin allow-list of the front (checkHostAndOrigin)
 		// replaces the SDK's loopback-only guard, which would refuse the
 		// configured public host.
@@ -124,7 +125,7 @@ func New(opt Options) *Handler {
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
 	h.built = h.buildAnswers()
 	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
-		Stateless: true, Logger: log, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
+		Stateless: true, Logger: sdkLog, DisableLocalhostProtection: true, MaxRequestBodyBytes: maxBodyBytes,
 	})
 	h.streamed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(stream)
 	listener := opt.Listener
