@@ -66,3 +66,37 @@ func TestWebhookFormWarnsOfAPrivateURL(t *testing.T) {
 		}
 	}
 }
+
+// TestANewWorkspaceGetsAChecklist: the projects page of a new workspace is a
+// checklist (project, session, connect an agent with the exact command,
+// invite), each step ticked as it is done, gone once an agent is seated in a
+// project with a session; the new-session form says what each type is for.
+func TestANewWorkspaceGetsAChecklist(t *testing.T) {
+	t.Parallel()
+	app := newTestApp(t)
+	alice := app.owner("alice@example.com", "")
+	doc := alice.doc(alice.get("/"), http.StatusOK)
+	steps := doc.Find(`[data-testid="first-steps"]`)
+	if steps.Length() != 1 || steps.Find("li").Length() != 4 || steps.Find("li[data-done]").Length() != 0 {
+		t.Fatalf("a new workspace's checklist: %q", steps.Text())
+	}
+	login := steps.Find(`[data-testid="copy-first-step-login"]`).Text()
+	if want := "agent login --server " + app.srv.URL + " --handle "; !strings.Contains(login, want) {
+		t.Errorf("the connect step says %q, want %q in it", login, want)
+	}
+	p := alice.project("Site")
+	doc = alice.doc(alice.get("/"), http.StatusOK)
+	if _, done := doc.Find(`[data-testid="first-step-project"]`).Attr("data-done"); !done {
+		t.Error("the project step is not ticked once a project exists")
+	}
+	page := alice.doc(alice.get(fmt.Sprintf("/projects/%d", p.ID)), http.StatusOK)
+	hints := page.Find(`[data-testid="session-type-hints"] li`)
+	if hints.Length() != 3 || !strings.Contains(hints.Text(), "Loop session") || !strings.Contains(hints.Text(), "again and again") {
+		t.Errorf("the new-session form's types: %q", hints.Text())
+	}
+	alice.session(p, "Week one")
+	app.agent("alice@example.com", p.Name, "claude-1", "Claude")
+	if alice.doc(alice.get("/"), http.StatusOK).Find(`[data-testid="first-steps"]`).Length() != 0 {
+		t.Error("the checklist stays once an agent is seated in a project with a session")
+	}
+}
