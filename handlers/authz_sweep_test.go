@@ -272,6 +272,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/sign-ins/end-others": {other: http.StatusSeeOther},
 		"POST /account/sign-ins/:id/end":    {},
 		"POST /account/mail":                {form: url.Values{"replies": {"on"}}, other: http.StatusSeeOther},
+		"POST /account/profile":             {form: url.Values{"display_name": {" "}, "email": {"hijack@example.com"}}, other: http.StatusUnprocessableEntity},
 		// An answer link's token is its credential, whoever is signed in;
 		// the sweep's (":token") is none, so not found for everyone
 		// (answer_link_test.go sweeps real links).

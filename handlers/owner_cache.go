@@ -43,3 +43,11 @@ func (oc *ownerCache) get(ctx context.Context, st *store.Store, id int64) (*stor
 	oc.mu.Unlock()
 	return o, nil
 }
+
+// forget drops an owner from the cache (their row just changed), so this
+// replica's next request reads it again.
+func (oc *ownerCache) forget(id int64) {
+	oc.mu.Lock()
+	delete(oc.m, id)
+	oc.mu.Unlock()
+}

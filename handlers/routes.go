@@ -63,6 +63,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/account/sign-ins/end-others", "sign-ins-end-others", s.signInEndOthers, accessOwner},
 		{http.MethodPost, "/account/sign-ins/:id/end", "sign-in-end", s.signInEnd, accessOwner},
 		{http.MethodPost, "/account/mail", "account-mail", s.accountMail, accessOwner},
+		{http.MethodPost, "/account/profile", "account-profile", s.accountProfile, accessOwner},
 
 		// The answer links of questions' emails: they answer as the owner
 		// they were mailed to, signed in or not, and only on the POST.
