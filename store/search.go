@@ -183,12 +183,18 @@ const (
 // it does not, what it found says how rare the words are: with
 // searchFewHits or more, walk reads on (at most searchWalk notes, and a
 // page of hits is expected within a few windows); with fewer, indexed reads
-// the GIN index for the notes below the window. Each part is gated by a row
+// the GIN index for the notes below the window. A session whose title holds
+// the words (titled) adds its newest notes (entitled). Each part is gated by a row
 // it joins, so a part not needed is never started (a gate in a scan's own
 // filter would still start parallel workers).
 var (
 	searchWordsSQL = `
-		WITH bound AS MATERIALIZED (
+		WITH titled AS MATERIALIZED (
+			-- The workspace's sessions whose titles hold the words: their
+			-- notes are hits too (entitled reads them).
+			SELECT coalesce(array_agg(s.id), '{}'::bigint[]) AS ids FROM sessions s
+			WHERE s.workspace_id = $1 AND (to_tsvector('simple', s.title) || to_tsvector('english', s.title)) @@ ` + searchQuery + `
+		), bound AS MATERIALIZED (
 			-- The oldest note of the window (0 when it holds every note):
 			-- an index-only walk of the workspace's newest ids.
 			SELECT CASE WHEN count(*) = ` + strconv.Itoa(searchWindow) + ` THEN min(w.id) ELSE 0 END AS low
@@ -220,12 +226,22 @@ var (
 				FROM notes n WHERE n.id < gate.low AND n.search @@ ` + searchQuery + `
 			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
 			WHERE ` + searchFilters + `
+		), entitled AS MATERIALIZED (
+			-- The newest notes of each titled session (its index newest
+			-- first); none is read when no title holds the words.
+			SELECT n.id, s.title, s.project_id, p.name AS project_name
+			FROM titled t CROSS JOIN LATERAL unnest(t.ids) AS ts(id)
+			CROSS JOIN LATERAL (
+				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
+				FROM notes n WHERE n.session_id = ts.id AND n.id < $8 ORDER BY n.id DESC LIMIT $9
+			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			WHERE ` + searchFilters + `
 		)
 		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
 			ts_headline('english', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
 			ts_headline('english', note_plain(n.body), q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
 		FROM (
-			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed) found
+			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed UNION SELECT * FROM entitled) found
 			ORDER BY id DESC LIMIT $9
 		) f
 		JOIN notes n ON n.id = f.id ` + listedJoin + `, (SELECT ` + searchQuery + ` AS q) q

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
 // TestSearchFindsWordForms: a word finds its forms (the 'english'
@@ -65,5 +66,45 @@ func TestSearchFindsWordForms(t *testing.T) {
 	}
 	if !strings.Contains(snippet, "[reproduced] twice") || !strings.Contains(snippet, "the ledger") {
 		t.Errorf("snippet %q", snippet)
+	}
+}
+
+// TestSearchFindsSessionTitles: a session's title is searched, its notes
+// found by it, word forms included, above the newest window and below it.
+func TestSearchFindsSessionTitles(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	titled, err := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: w.ws, ProjectID: w.p.ID, Type: "team_session", Title: "Refund rounding report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(s *store.Session, body string) int64 {
+		t.Helper()
+		n, _, err := w.st.PostOwnerNote(ctx, store.OwnerNote{WorkspaceID: w.ws, SessionID: s.ID, OwnerID: w.olive, Type: store.MessageNote, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.ID
+	}
+	old := post(titled, "started")
+	// Enough notes elsewhere that the first note is below the newest window.
+	storetest.SQL(t, w.st).Exec(`
+		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
+		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'Olive', 'note', 's', 'hay' FROM generate_series(1, 10001)`, w.ws, w.s1.ID, w.olive)
+	recent := post(titled, "half even everywhere")
+	post(w.s1, "nothing about it")
+	for _, q := range []string{"refunds", "refund rounded"} {
+		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Equal(ids, []int64{recent, old}) {
+			t.Errorf("%s: found %v, want the titled session's [%d %d]", q, ids, recent, old)
+		}
 	}
 }

@@ -154,7 +154,7 @@ func SearchPage(v SearchView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" maxlength=\"500\" data-testid=\"search-q\"> <button type=\"submit\">Search</button></form><p class=\"hint\">Words match whole words of a subject, a body or a sender: <code>orders_total</code>, <code>v2.3.1</code>, <code>\"a phrase\"</code>, <code>-without</code>, <code>this or that</code>. Narrow with <code>project:Shop</code>, <code>from:ada-claude</code> (a handle, a sender slug, a name, or <code>me</code>), <code>type:reply</code> (note, reply, analysis) and <code>in:</code> a session's id or <code>\"title\"</code>.</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" maxlength=\"500\" data-testid=\"search-q\"> <button type=\"submit\">Search</button></form><p class=\"hint\">Words match a subject, a body, a sender or a session's title, in any of their forms (<code>rounding</code> finds <code>rounded</code>); <code>orders_total</code>, <code>v2.3.1</code> stay whole; <code>\"a phrase\"</code>, <code>-without</code>, <code>this or that</code>. Narrow with <code>project:Shop</code>, <code>from:ada-claude</code> (a handle, a sender slug, a name, or <code>me</code>), <code>type:reply</code> (note, reply, analysis) and <code>in:</code> a session's id or <code>\"title\"</code>.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
