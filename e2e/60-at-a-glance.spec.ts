@@ -89,6 +89,8 @@ test('inbox and search: at least 15 notes in 1,000 px at 1,440 px; the phone top
   const shots = testInfo.outputPath('screenshots');
   mkdirSync(shots, { recursive: true });
   const figures: string[] = [];
+  // The screenshots docs/ shows (UPDATE_DOCS_SCREENSHOT=1 rewrites them).
+  const docShots: Record<string, string> = { '1440x900-light': 'inbox', '390x844-dark': 'inbox-phone-dark' };
   for (const [w, h] of [[1440, 900], [390, 844]]) {
     await page.setViewportSize({ width: w, height: h });
     for (const scheme of ['light', 'dark'] as const) {
@@ -98,11 +100,11 @@ test('inbox and search: at least 15 notes in 1,000 px at 1,440 px; the phone top
       const bar = await topBarHeight(page);
       const name = `${w}x${h}-${scheme}`;
       await page.screenshot({ path: `${shots}/inbox-${name}.png` });
-      if (process.env.UPDATE_DOCS_SCREENSHOT) writeFileSync(`docs/screenshot-inbox-${w}-${scheme}.png`, await page.screenshot());
+      if (process.env.UPDATE_DOCS_SCREENSHOT && docShots[name]) writeFileSync(`docs/screenshot-${docShots[name]}.png`, await page.screenshot());
       await page.goto('/search?q=glance');
       const search = await rowsPer1000(page, '#search-list');
       await page.screenshot({ path: `${shots}/search-${name}.png` });
-      if (process.env.UPDATE_DOCS_SCREENSHOT) writeFileSync(`docs/screenshot-search-${w}-${scheme}.png`, await page.screenshot());
+      if (process.env.UPDATE_DOCS_SCREENSHOT && docShots[name]) writeFileSync(`docs/screenshot-${docShots[name].replace('inbox', 'search')}.png`, await page.screenshot());
       figures.push(`${name}: inbox ${inbox} rows/1000 px, search ${search} rows/1000 px, top bar ${bar} px`);
       if (w === 1440) {
         expect(inbox, `inbox rows per 1,000 px at ${name}`).toBeGreaterThanOrEqual(15);
