@@ -189,11 +189,14 @@ const (
 // filter would still start parallel workers).
 var (
 	searchWordsSQL = `
-		WITH titled AS MATERIALIZED (
+		WITH sq AS MATERIALIZED (
+			-- The words as a query, parsed once (not once a row read).
+			SELECT ` + searchQuery + ` AS q
+		), titled AS MATERIALIZED (
 			-- The workspace's sessions whose titles hold the words: their
 			-- notes are hits too (entitled reads them).
 			SELECT coalesce(array_agg(s.id), '{}'::bigint[]) AS ids FROM sessions s
-			WHERE s.workspace_id = $1 AND (to_tsvector('simple', s.title) || to_tsvector('english', s.title)) @@ ` + searchQuery + `
+			WHERE s.workspace_id = $1 AND (to_tsvector('simple', s.title) || to_tsvector('english', s.title)) @@ (SELECT sq.q FROM sq)
 		), bound AS MATERIALIZED (
 			-- The oldest note of the window (0 when it holds every note):
 			-- an index-only walk of the workspace's newest ids.
@@ -204,7 +207,7 @@ var (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM notes n ` + searchAlong + `
 			WHERE n.id >= (SELECT b.low FROM bound b)
-				AND n.search @@ ` + searchQuery + ` AND ` + searchFilters + `
+				AND n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), edge AS MATERIALIZED (
 			-- The window's bound, and how many hits it held.
@@ -216,14 +219,14 @@ var (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
 				FROM notes n WHERE ` + inWorkspace + ` AND n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
 			) n ` + searchAlong + `
-			WHERE n.search @@ ` + searchQuery + ` AND ` + searchFilters + `
+			WHERE n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), indexed AS MATERIALIZED (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM (SELECT e.low FROM edge e WHERE e.hits < ` + strconv.Itoa(searchFewHits) + `) gate
 			CROSS JOIN LATERAL (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
-				FROM notes n WHERE n.id < gate.low AND n.search @@ ` + searchQuery + `
+				FROM notes n WHERE n.id < gate.low AND n.search @@ (SELECT sq.q FROM sq)
 			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
 			WHERE ` + searchFilters + `
 		), entitled AS MATERIALIZED (
@@ -244,7 +247,7 @@ var (
 			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed UNION SELECT * FROM entitled) found
 			ORDER BY id DESC LIMIT $9
 		) f
-		JOIN notes n ON n.id = f.id ` + listedJoin + `, (SELECT ` + searchQuery + ` AS q) q
+		JOIN notes n ON n.id = f.id ` + listedJoin + `, sq q
 		ORDER BY n.id DESC`
 	searchFiltersSQL = `
 		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(note_plain(n.body), 300)
