@@ -24,9 +24,11 @@ async function links(page: Page): Promise<string[]> {
 
 // One route's pages are alike: at most a few of each are visited.
 const shape = (path: string) => path.replace(/\?.*$/, '').replace(/\/\d+/g, '/:id');
+// A page's screenshot name: its path as a file name.
+const shot = (path: string) => path.replace(/[^a-z0-9]+/gi, '-');
 const skipped = /^\/(logout|static\/|answer\/)|\/export\.(md|json)$/;
 
-test('no page error and no console error on any page', async ({ page }) => {
+test('no page error and no console error on any page', async ({ page }, testInfo) => {
   test.setTimeout(240_000);
   const errors = watch(page);
   await signIn(page);
@@ -75,12 +77,16 @@ test('no page error and no console error on any page', async ({ page }) => {
     const res = await page.goto(path);
     expect(res?.status(), path).toBeLessThan(400);
     visited.push(path);
+    await page.screenshot({ path: testInfo.outputPath(`desktop-light${shot(path)}.png`), fullPage: true });
     for (const l of await links(page)) if (!seen.has(l)) queue.push(l);
   }
   // The same pages' first screens on a phone, dark.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.emulateMedia({ colorScheme: 'dark' });
-  for (const path of visited.slice(0, 20)) await page.goto(path);
+  for (const path of visited.slice(0, 20)) {
+    await page.goto(path);
+    await page.screenshot({ path: testInfo.outputPath(`phone-dark${shot(path)}.png`), fullPage: true });
+  }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 720 });
 
