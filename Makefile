@@ -41,9 +41,12 @@ install: build ## put osfoundry on your PATH: ~/.local/bin/osfoundry (PREFIX=/us
 	install -m 0755 $(BIN) $(PREFIX)/bin/osfoundry
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on your PATH: add it, or call $(PREFIX)/bin/osfoundry";; esac
 
+# ARGS are passed to `osfoundry serve`: make run ARGS="--allow-private-targets --log-level debug".
+ARGS ?=
+
 .PHONY: run
-run: pg-deps build ## start the server on http://localhost:8080 with its own private PostgreSQL
-	./$(BIN) serve
+run: pg-deps build ## start the server on http://localhost:8080 with its own private PostgreSQL (flags: ARGS="…")
+	./$(BIN) serve $(ARGS)
 
 .PHONY: generate
 generate: ## regenerate templ output (views/*_templ.go)

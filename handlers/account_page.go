@@ -19,6 +19,7 @@ var accountNotices = map[string]string{
 	"device":         "This device is notified from now on.",
 	"device-renamed": "The device is renamed.",
 	"device-removed": "The device is removed: nothing more is pushed to it.",
+	"profile":        "Your name and email are saved.",
 }
 
 // accountPage is GET /account: the owner, the password change form, what
@@ -29,6 +30,12 @@ func (s *Server) accountPage(c echo.Context) error {
 
 // renderAccount shows the account page with the password form as given.
 func (s *Server) renderAccount(c echo.Context, status int, password views.Form, notice string) error {
+	return s.renderAccountPage(c, status, views.AccountData{Password: password, Notice: notice})
+}
+
+// renderAccountPage shows the account page with d's forms and notice; the
+// rest of d it fills in.
+func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountData) error {
 	o := currentOwner(c)
 	signIns, err := s.store.ListSignIns(c.Request().Context(), o.ID)
 	if err != nil {
@@ -47,8 +54,7 @@ func (s *Server) renderAccount(c echo.Context, status int, password views.Form, 
 		return err
 	}
 	s.page(c).Nav = "account"
-	return s.render(c, status, "Account", views.AccountPage(views.AccountData{
-		Owner: o, SignIns: signIns, Current: currentSignIn(c).ID, Password: password, Notice: notice,
-		Mail: mail, EmailOn: s.cfg.Email, Push: pushSettings, Devices: devices, VAPIDKey: s.cfg.VAPIDPublicKey,
-	}))
+	d.Owner, d.SignIns, d.Current, d.Mail, d.EmailOn = o, signIns, currentSignIn(c).ID, mail, s.cfg.Email
+	d.Push, d.Devices, d.VAPIDKey = pushSettings, devices, s.cfg.VAPIDPublicKey
+	return s.render(c, status, "Account", views.AccountPage(d))
 }

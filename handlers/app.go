@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/osfoundry/osfoundry/handlers/inbound"
+	"github.com/osfoundry/osfoundry/store"
 )
 
 // Handler returns the application as an http.Handler.
@@ -31,8 +32,14 @@ func (s *Server) Echo() *echo.Echo {
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name
 	}
+	// A URL no route matches gets the app's 404 page, with the navigation
+	// of whoever is signed in.
+	e.RouteNotFound("/*", notFound, s.loadSession)
 	return e
 }
+
+// notFound answers a URL that no route matches.
+func notFound(echo.Context) error { return store.ErrNotFound }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

@@ -304,6 +304,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"POST /account/devices/:id/rename": {form: url.Values{"name": {"Hijacked"}}},
 		"POST /account/devices/:id/remove": {},
 		"GET /push/csrf":                   {other: http.StatusOK},
+		"POST /account/profile":            {form: url.Values{"display_name": {" "}, "email": {"hijack@example.com"}}, other: http.StatusUnprocessableEntity},
 		// An answer link's token is its credential, whoever is signed in;
 		// the sweep's (":token") is none, so not found for everyone
 		// (answer_link_test.go sweeps real links).

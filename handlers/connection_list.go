@@ -33,6 +33,10 @@ func (s *Server) renderConnectionList(c echo.Context, status int, form views.Sta
 	if err != nil {
 		return err
 	}
+	revoked, err := s.store.ListRevokedConnections(ctx, o.WorkspaceID)
+	if err != nil {
+		return err
+	}
 	projects, err := s.store.ListProjects(ctx, o.WorkspaceID)
 	if err != nil {
 		return err
@@ -42,6 +46,7 @@ func (s *Server) renderConnectionList(c echo.Context, status int, form views.Sta
 	}
 	s.page(c).Nav = "connections"
 	return s.render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
-		Connections: conns, Projects: projects, Form: form, NewToken: tok,
+		Connections: conns, Revoked: revoked, Projects: projects, Form: form, NewToken: tok,
+		ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand(),
 	}))
 }

@@ -192,6 +192,12 @@ func TestConnectionsPage(t *testing.T) {
 		if d.Find(`[data-testid="connection"]`).Length() != 0 || d.Find(`[data-testid="no-connections"]`).Length() != 1 {
 			t.Fatal("revoked connection still listed")
 		}
+		// It stays on the page, folded with the revoked ones, with the way back.
+		revoked := d.Find(`details[data-testid="revoked-connections"]`)
+		if _, open := revoked.Attr("open"); open || revoked.Find(fmt.Sprintf(`[data-testid="revoked-connection"][data-connection-id="%d"]`, c.ID)).Length() != 1 ||
+			!strings.Contains(revoked.Find(`[data-testid="copy-revoked-login"]`).Text(), "agent login --server "+s.srv.URL) {
+			t.Fatal("the revoked connection is not listed, folded, with the way back")
+		}
 		if resp, _ := s.get(fmt.Sprintf("/connections/%d/revoke", c.ID)); resp.StatusCode != http.StatusNotFound {
 			t.Fatalf("revoked connection's confirm page: %d", resp.StatusCode)
 		}

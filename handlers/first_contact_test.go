@@ -7,8 +7,9 @@ import (
 )
 
 // TestAnEmptySessionShowsWhatToHandAnAgent: a session without notes shows
-// the server's MCP URL, the Claude Code connect line, its session_type and
-// session_id, each with a copy button carrying exactly that value.
+// the server's MCP URL, the full sign-in command (server and handle), the
+// Claude Code install line, its session_type and session_id, each with a
+// copy button carrying exactly that value.
 func TestAnEmptySessionShowsWhatToHandAnAgent(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
@@ -16,7 +17,8 @@ func TestAnEmptySessionShowsWhatToHandAnAgent(t *testing.T) {
 	base := f.app.srv.URL
 	for name, want := range map[string]string{
 		"connect-mcp":         base + "/mcp",
-		"connect-claude-code": "osfoundry agent login --server " + base + " && osfoundry agent install claude-code",
+		"connect-login":       "osfoundry agent login --server " + base + ` --handle my-agent --name "My agent"`,
+		"connect-claude-code": "osfoundry agent install claude-code",
 		"session-type":        f.session.Type,
 		"session-id":          f.session.PublicID,
 	} {

@@ -153,14 +153,22 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		return err
 	}
 	if choice.agent == "" && status == http.StatusOK {
-		// The agent this registration already is, else a new one: a
-		// metadata document names the software, not the install.
+		// The agent this registration already is (revoked too: the same
+		// checkout signing in again is that agent coming back), else a new
+		// one: a metadata document names the software, not the install.
 		choice.agent = views.AgentNew
-		if len(agents) > 0 && agents[0].Held && agents[0].RevokedAt == nil {
+		if len(agents) > 0 && agents[0].Held {
 			choice.agent = strconv.FormatInt(agents[0].ID, 10)
 		}
 		if len(projects) == 1 {
 			choice.projects[projects[0].ID] = true
+		}
+		// A ticked project with one session: the agent is there to work in
+		// it, so its invitation is ticked too.
+		for id := range choice.projects {
+			if ss := sessions[id]; len(ss) == 1 {
+				choice.invite[ss[0].ID] = true
+			}
 		}
 	}
 	f := views.ConsentForm{

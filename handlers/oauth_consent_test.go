@@ -107,6 +107,10 @@ func TestConsentSeatsAndInvites(t *testing.T) {
 	if d.Find(`[data-testid="consent-session"]`).AttrOr("value", "") != fmt.Sprint(a1.ID) {
 		t.Fatal("the project's session is not offered")
 	}
+	// Its one session is ticked too: approving with the defaults invites it.
+	if _, ticked := d.Find(`[data-testid="consent-session"]`).Attr("checked"); !ticked {
+		t.Fatal("the ticked project's only session is not ticked")
+	}
 
 	beta, err := s.st.CreateProject(ctx, ws, "Beta")
 	if err != nil {
@@ -144,5 +148,19 @@ func TestConsentSeatsAndInvites(t *testing.T) {
 	}
 	if _, err := s.st.InvitationRole(ctx, ws, b1.ID, conns[0].ID); err == nil {
 		t.Fatal("invited to a session of a project that was not ticked")
+	}
+
+	// Revoked, then signing in again from the same registration (the same
+	// checkout): the page preselects that agent, not a new one.
+	if err := s.st.RevokeConnection(ctx, ws, conns[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	_, d = s.get("/authorize?" + q.Encode())
+	again := d.Find(`[data-testid="consent-agent"] input[name="agent"][value="` + fmt.Sprint(conns[0].ID) + `"]`)
+	if _, checked := again.Attr("checked"); !checked || d.Find(`[data-testid="consent-agent-revoked"]`).Length() != 1 {
+		t.Fatal("after a revocation, signing in again does not preselect the revoked agent")
+	}
+	if _, checked := d.Find(`[data-testid="consent-agent-new"] input`).Attr("checked"); checked {
+		t.Fatal("after a revocation, a new agent is preselected")
 	}
 }

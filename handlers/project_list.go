@@ -26,5 +26,5 @@ func (s *Server) renderProjectList(c echo.Context, status int, create views.Form
 	for _, pr := range projects {
 		p.Unread += pr.Unread
 	}
-	return s.render(c, status, "Projects", views.ProjectsPage(projects, create))
+	return s.render(c, status, "Projects", views.ProjectsPage(projects, create, views.FirstSteps{ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand()}))
 }

@@ -65,5 +65,8 @@ func (s *Server) questionAnswer(c echo.Context) error {
 		}
 		return redirect(c, views.NoteURL(session.ID, id))
 	}
+	if !isHTMX(c) {
+		return s.render(c, status, "Question", views.QuestionAnswerPage(session.ID, *q, notice, c.QueryParam("back")))
+	}
 	return s.render(c, status, "Question", views.QuestionBox(session.ID, *q, notice, "", false))
 }

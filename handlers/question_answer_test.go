@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
 )
 
 // ask posts the agent's question to the fixture's session, as ask_owner
@@ -145,6 +146,13 @@ func TestALaterAnswerIsToldWhoAnswered(t *testing.T) {
 	doc = carol.doc(carol.post(f.answerURL(q), url.Values{"answer": {"9090"}}), http.StatusConflict)
 	if !strings.Contains(doc.Find(`[data-testid="question-notice"]`).Text(), "8080") || doc.Find("nav.topnav").Length() == 0 {
 		t.Error("the refusal without script is not a page saying who answered")
+	}
+	if href := doc.Find(`[data-testid="question-back"]`).AttrOr("href", ""); href != views.NoteURL(f.session.ID, q.ID) {
+		t.Errorf("the refusal without script links back to %q, want the note", href)
+	}
+	doc = carol.doc(carol.post(f.answerURL(q)+"?back=inbox", url.Values{"answer": {"9090"}}), http.StatusConflict)
+	if href := doc.Find(`[data-testid="question-back"]`).AttrOr("href", ""); href != "/inbox" {
+		t.Errorf("the refusal without script from the inbox links back to %q, want /inbox", href)
 	}
 	var replies int
 	f.app.sql().QueryRow(`SELECT count(*) FROM notes WHERE in_reply_to = $1`, q.ID).Scan(&replies)

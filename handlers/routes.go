@@ -97,6 +97,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/join/:token", "join-submit", s.joinSubmit, accessWeb},
 		{http.MethodGet, "/audit", "audit", s.auditPage, accessAdmin},
 		{http.MethodGet, "/audit.jsonl", "audit-export", s.auditExport, accessAdmin},
+		{http.MethodPost, "/account/profile", "account-profile", s.accountProfile, accessOwner},
 
 		// The answer links of questions' emails: they answer as the owner
 		// they were mailed to, signed in or not, and only on the POST.

@@ -17,6 +17,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/oauth"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
+	"github.com/osfoundry/osfoundry/outbound"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -69,9 +70,12 @@ type Server struct {
 	// publicHost is the host (and port) of BaseURL: with loopback, the
 	// only Host the listener answers.
 	publicHost string
-	mcp        *mcp.Handler
-	mcpMeta    http.Handler
-	oauth      *oauth.Server
+	// targets is the guard of outgoing requests, for the forms that warn
+	// of a URL it refuses before anything is sent.
+	targets *outbound.Guard
+	mcp     *mcp.Handler
+	mcpMeta http.Handler
+	oauth   *oauth.Server
 	// mail answers "anything new in this session?" without a query.
 	mail *store.MailCache
 	// owners caches signed-in owners briefly, so that polls need no query.
@@ -150,6 +154,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits), sendInvite: d.SendInvite}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
+	s.targets = outbound.NewGuard(outbound.Options{AllowPrivate: d.Config.AllowPrivateTargets})
 	s.signIns.hear(d.Listener)
 	s.owners.hear(d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})

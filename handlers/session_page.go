@@ -57,7 +57,7 @@ func (s *Server) sessionPage(c echo.Context) error {
 		}
 	}
 	v := views.SessionView{Session: *session, Project: *p, Composer: views.Composer{SessionID: session.ID}, Paged: before > 0,
-		Receipts: marks.Receipt, ServerURL: s.cfg.BaseURL}
+		Receipts: marks.Receipt, ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand()}
 	if len(notes) > store.MailPageSize {
 		notes, v.HasOlder = notes[:store.MailPageSize], true
 	}

@@ -75,6 +75,12 @@ func TestFirstRunSetupSignInSignOut(t *testing.T) {
 	if app.store.Hashes().Counts().Run != 0 {
 		t.Fatal("a refused setup form hashed a password")
 	}
+	// An empty code is asked for, not called wrong.
+	_, body = c.post("/setup", url.Values{"_csrf": {token}, "setup_code": {" "}, "email": {"a@example.com"}, "display_name": {"A"}, "password": {"long enough password"}})
+	doc, _ = goquery.NewDocumentFromReader(strings.NewReader(body))
+	if got := doc.Find(`[data-testid="error-setup_code"]`).Text(); !strings.HasPrefix(got, "enter the setup code") {
+		t.Errorf("error of an empty setup code: %q, want \"enter the setup code…\"", got)
+	}
 	// The right code alone is not enough either: the fields are still checked.
 	res, body = c.post("/setup", url.Values{"_csrf": {token}, "setup_code": {code}, "email": {"a@example.com"}, "display_name": {"A"}, "password": {"short"}})
 	doc, _ = goquery.NewDocumentFromReader(strings.NewReader(body))

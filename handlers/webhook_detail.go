@@ -58,5 +58,9 @@ func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.Webh
 	if err != nil {
 		return nil, err
 	}
-	return &views.WebhookView{Project: *p, Endpoint: *e, Log: log}, nil
+	v := &views.WebhookView{Project: *p, Endpoint: *e, Log: log}
+	if err := s.targets.Unreachable(ctx, e.URL); err != nil {
+		v.Unreachable = err.Error()
+	}
+	return v, nil
 }

@@ -530,8 +530,27 @@
     e.preventDefault();
     var row = target.closest("[data-note-id]");
     target.remove();
-    var reply = row && row.querySelector("[data-testid=reply-button]");
-    if (reply) reply.focus();
+    if (row) row.focus();
+  });
+
+  // A reply sent (button or Ctrl/⌘+Enter): the keyboard goes on from the
+  // note it answered once the composer is gone or its button is busy, so
+  // r and j/k work from there.
+  var answering = null;
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var f = e.detail.elt;
+    var to = f && f.classList && f.classList.contains("composer") && f.querySelector("input[name=reply_to]");
+    if (to) answering = to.value;
+  });
+  document.addEventListener("htmx:afterRequest", function (e) {
+    if (!answering) return;
+    var id = answering;
+    answering = null;
+    if (!e.detail.successful) return;
+    var a = document.activeElement;
+    if (a && a !== document.body && document.body.contains(a) && !a.disabled) return;
+    var row = document.getElementById("note-" + id);
+    if (row) row.focus({ preventScroll: true });
   });
 
   // Focus the first empty field of a composer that htmx just opened.
@@ -589,10 +608,13 @@
     });
   }
   function showCopyButtons(root) {
+    if (!root || !root.querySelectorAll) return;
     root.querySelectorAll("[data-copy]").forEach(function (b) { b.hidden = false; });
   }
   showCopyButtons(document);
-  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target); });
+  // The stream's swaps carry no target: the element swapped into is the
+  // event's own.
+  document.addEventListener("htmx:afterSwap", function (e) { showCopyButtons(e.detail.target || e.target); });
   document.addEventListener("click", function (e) {
     var b = e.target.closest && e.target.closest("[data-copy]");
     if (!b) return;
@@ -752,6 +774,24 @@
       }
     }
   });
+
+  // A thread is read whole: a note that joins it live opens its "Show more".
+  function openWhole() {
+    if (thread) list.querySelectorAll("details.more:not([open])").forEach(function (d) { d.open = true; });
+  }
+  document.addEventListener("htmx:afterSwap", openWhole);
+
+  // Phone: the top bar is one row, the rest of the navigation behind Menu.
+  var topbar = document.querySelector(".topbar");
+  var menu = document.querySelector("[data-menu-toggle]");
+  if (topbar && menu) {
+    topbar.classList.add("menu-ready");
+    menu.addEventListener("click", function () {
+      var open = topbar.classList.toggle("menu-open");
+      menu.setAttribute("aria-expanded", open ? "true" : "false");
+      menu.textContent = open ? "Close" : "Menu";
+    });
+  }
 
   // A note opened in place (#note-N) is the one j/k start from.
   if (location.hash.indexOf("#note-") === 0) {

@@ -64,15 +64,7 @@ func (n *NewOwner) Validate() error {
 	n.Email = NormalizeEmail(n.Email)
 	n.DisplayName = strings.TrimSpace(n.DisplayName)
 	n.WorkspaceName = strings.TrimSpace(n.WorkspaceName)
-	var errs []error
-	if a, err := mail.ParseAddress(n.Email); err != nil || a.Address != n.Email || len(n.Email) > 254 {
-		errs = append(errs, &FieldError{"email", "enter a valid email address, like name@example.com"})
-	}
-	if n.DisplayName == "" || utf8.RuneCountInString(n.DisplayName) > MaxOwnerNameLen {
-		errs = append(errs, &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)})
-	} else if err := CheckDisplayName("display_name", n.DisplayName); err != nil {
-		errs = append(errs, err)
-	}
+	errs := []error{validateOwnerEmail(n.Email), validateOwnerName(n.DisplayName)}
 	if utf8.RuneCountInString(n.WorkspaceName) > MaxWorkspaceNameLen {
 		errs = append(errs, &FieldError{"workspace", fmt.Sprintf("use at most %d characters", MaxWorkspaceNameLen)})
 	}
@@ -80,6 +72,24 @@ func (n *NewOwner) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// validateOwnerEmail checks an owner's (normalized) email, refused as the
+// field email.
+func validateOwnerEmail(email string) error {
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
+		return &FieldError{"email", "enter a valid email address, like name@example.com"}
+	}
+	return nil
+}
+
+// validateOwnerName checks an owner's (trimmed) name, refused as the field
+// display_name.
+func validateOwnerName(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > MaxOwnerNameLen {
+		return &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)}
+	}
+	return CheckDisplayName("display_name", name)
 }
 
 // validatePassword checks a new password, refused as field.
@@ -146,7 +156,10 @@ func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner, setupCode stri
 			return ErrConflict
 		}
 		var errs []error
-		if !codeOK {
+		switch {
+		case strings.TrimSpace(setupCode) == "":
+			errs = append(errs, &FieldError{"setup_code", "enter the setup code: the server prints it at start and keeps it in the setup-code file of its data folder"})
+		case !codeOK:
 			errs = append(errs, &FieldError{"setup_code", "that is not the setup code: the server prints it at start and keeps it in the setup-code file of its data folder"})
 		}
 		if err := n.Validate(); err != nil {

@@ -12,7 +12,7 @@ import (
 
 // Full-text search over the notes of a workspace (analysis notes included:
 // only owners search): the text is PostgreSQL's websearch_to_tsquery syntax
-// with the 'simple' configuration ("quoted phrases", or, -not) against the
+// with the 'simple' and 'english' configurations ("quoted phrases", or, -not) against the
 // generated column notes.search (migrations/032), and filters narrow it.
 
 // SearchPageSize is how many results a search page shows.
@@ -129,6 +129,13 @@ const searchFilters = `n.workspace_id = $1 AND n.id < $8
 	AND ($6 = '' OR n.message_type = $6)
 	AND ($7 = '' OR s.public_id = $7 OR lower(s.title) = lower($7) OR s.id::text = $7)`
 
+// searchQuery is $2's words as the two configurations read them, either
+// matching: 'simple' keeps orders_total, v2.3.1 and handles whole, 'english'
+// matches word forms (rounding finds round and rounded). notes.search holds
+// both vectors (migrations/080). Snippets are highlighted with 'english' on
+// the body's plain text (note_plain: no Markdown syntax).
+const searchQuery = `(websearch_to_tsquery('simple', $2) || websearch_to_tsquery('english', $2))`
+
 // searchFrom joins a note n with its session s and project p; searchAlong
 // does the same one note at a time (a lateral lookup each, fenced by OFFSET
 // 0 so that the planner keeps it so), which keeps the notes' order: a walk
@@ -177,12 +184,21 @@ const (
 // it does not, what it found says how rare the words are: with
 // searchFewHits or more, walk reads on (at most searchWalk notes, and a
 // page of hits is expected within a few windows); with fewer, indexed reads
-// the GIN index for the notes below the window. Each part is gated by a row
+// the GIN index for the notes below the window. A session whose title holds
+// the words (titled) adds its newest notes (entitled). Each part is gated by a row
 // it joins, so a part not needed is never started (a gate in a scan's own
 // filter would still start parallel workers).
 var (
 	searchWordsSQL = `
-		WITH bound AS MATERIALIZED (
+		WITH sq AS MATERIALIZED (
+			-- The words as a query, parsed once (not once a row read).
+			SELECT ` + searchQuery + ` AS q
+		), titled AS MATERIALIZED (
+			-- The workspace's sessions whose titles hold the words: their
+			-- notes are hits too (entitled reads them).
+			SELECT coalesce(array_agg(s.id), '{}'::bigint[]) AS ids FROM sessions s
+			WHERE s.workspace_id = $1 AND (to_tsvector('simple', s.title) || to_tsvector('english', s.title)) @@ (SELECT sq.q FROM sq)
+		), bound AS MATERIALIZED (
 			-- The oldest note of the window (0 when it holds every note):
 			-- an index-only walk of the workspace's newest ids.
 			SELECT CASE WHEN count(*) = ` + strconv.Itoa(searchWindow) + ` THEN min(w.id) ELSE 0 END AS low
@@ -192,7 +208,7 @@ var (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM notes n ` + searchAlong + `
 			WHERE n.id >= (SELECT b.low FROM bound b)
-				AND n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
+				AND n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), edge AS MATERIALIZED (
 			-- The window's bound, and how many hits it held.
@@ -204,28 +220,38 @@ var (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
 				FROM notes n WHERE ` + inWorkspace + ` AND n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
 			) n ` + searchAlong + `
-			WHERE n.search @@ websearch_to_tsquery('simple', $2) AND ` + searchFilters + `
+			WHERE n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), indexed AS MATERIALIZED (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
 			FROM (SELECT e.low FROM edge e WHERE e.hits < ` + strconv.Itoa(searchFewHits) + `) gate
 			CROSS JOIN LATERAL (
 				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
-				FROM notes n WHERE n.workspace_id BETWEEN $1 AND $1 AND n.id < gate.low AND n.search @@ websearch_to_tsquery('simple', $2)
+				FROM notes n WHERE n.workspace_id BETWEEN $1 AND $1 AND n.id < gate.low AND n.search @@ (SELECT sq.q FROM sq)
+			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
+			WHERE ` + searchFilters + `
+		), entitled AS MATERIALIZED (
+			-- The newest notes of each titled session (its index newest
+			-- first); none is read when no title holds the words.
+			SELECT n.id, s.title, s.project_id, p.name AS project_name
+			FROM titled t CROSS JOIN LATERAL unnest(t.ids) AS ts(id)
+			CROSS JOIN LATERAL (
+				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type
+				FROM notes n WHERE n.session_id = ts.id AND n.id < $8 ORDER BY n.id DESC LIMIT $9
 			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
 			WHERE ` + searchFilters + `
 		)
 		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
-			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
-			ts_headline('simple', ` + fmt.Sprintf(searchCut, "n.body") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
+			ts_headline('english', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
+			ts_headline('english', note_plain(n.body), q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
 		FROM (
-			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed) found
+			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed UNION SELECT * FROM entitled) found
 			ORDER BY id DESC LIMIT $9
 		) f
-		JOIN notes n ON n.id = f.id ` + listedJoin + `, websearch_to_tsquery('simple', $2) q
+		JOIN notes n ON n.id = f.id ` + listedJoin + `, sq q
 		ORDER BY n.id DESC`
 	searchFiltersSQL = `
-		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(n.body, 300)
+		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(note_plain(n.body), 300)
 		FROM (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name FROM notes n ` + searchAlong + `
 			WHERE $2 = '' AND ` + searchFilters + `

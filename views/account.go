@@ -15,6 +15,8 @@ type AccountData struct {
 	Current int64
 	// Password is the password change form (values are never shown again).
 	Password Form
+	// Profile is the name and email form, as sent when refused.
+	Profile Form
 	// Notice says what the last action did ("" for none).
 	Notice string
 	// Mail is what the owner wants mailed; EmailOn says whether this server

@@ -725,7 +725,7 @@ func ComposePage(c Composer) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = noteBody(c.ReplyTo.Body).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = noteBody(c.ReplyTo.Body, false).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -112,6 +112,7 @@ func ThreadPage(v ThreadView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		for _, r := range v.Rows {
+			r.Whole = true
 			templ_7745c5c3_Err = mailRow(v.Session.ID, r).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

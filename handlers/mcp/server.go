@@ -81,6 +81,7 @@ func New(opt Options) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sdkLog := sdkLogger(log)
 	base := strings.TrimRight(opt.BaseURL, "/")
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme == "" || u.Host == "" {
@@ -103,7 +104,7 @@ func New(opt Options) *Handler {
 			"post_session_note only what a person must read. A result's last line says when mail for you is unread: " +
 			"read_session_mail, answer with reply_to_sender.",
 		Capabilities: capabilities,
-		Logger:       log,
+		Logger:       sdkLog,
 	})
 	h.addClaimConnectedProfile()
 	h.addSetStatus()
@@ -121,7 +122,7 @@ func New(opt Options) *Handler {
 	h.sdk = mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       log,
+		Logger:       sdkLog,
 		// The app's Host check (inbound.RequireHost) and the front's Origin
 		// check replace the SDK's loopback-only guard, which would refuse
 		// the configured public host. The body reaches the SDK already
@@ -131,7 +132,7 @@ func New(opt Options) *Handler {
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
 	h.built = h.buildAnswers()
 	stream := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return h.server }, &mcpsdk.StreamableHTTPOptions{
-		Stateless: true, Logger: log, DisableLocalhostProtection: true,
+		Stateless: true, Logger: sdkLog, DisableLocalhostProtection: true,
 	})
 	h.streamed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(stream)
 	listener := opt.Listener

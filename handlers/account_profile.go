@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/views"
+)
+
+// accountProfile is POST /account/profile: the owner's name and email. A
+// new email needs the owner's password, checked under the password
+// change's throttle (the check hashes); a name alone needs none.
+func (s *Server) accountProfile(c echo.Context) error {
+	ctx := c.Request().Context()
+	o := currentOwner(c)
+	f := formOf(c, "display_name", "email")
+	in := store.OwnerProfile{DisplayName: f.Value("display_name"), Email: f.Value("email"), Password: c.FormValue("password")}
+	addr := c.RealIP()
+	emailChange := store.NormalizeEmail(in.Email) != o.Email
+	if emailChange {
+		try, err := s.store.ReserveAttempt(ctx, store.ActionPassword, addr, store.AttemptKey{Email: o.Email, FreeTries: passwordFreeTries})
+		if err != nil {
+			return err
+		}
+		if !try.Allowed {
+			f.Errors = views.FormErrors{"form": refuseAttempt(c, try)}
+			return s.renderAccountPage(c, http.StatusTooManyRequests, views.AccountData{Profile: f})
+		}
+	}
+	updated, err := s.store.UpdateOwnerProfile(ctx, o.ID, in)
+	if errors.Is(err, store.ErrInvalid) {
+		if f.Errors, err = fieldErrors(err); err != nil {
+			return err
+		}
+		return s.renderAccountPage(c, http.StatusUnprocessableEntity, views.AccountData{Profile: f})
+	}
+	if err != nil {
+		return err
+	}
+	if emailChange {
+		if err := s.store.AttemptSucceeded(ctx, store.ActionPassword, addr, o.Email); err != nil {
+			return err
+		}
+	}
+	s.owners.forget(o.ID)
+	s.log.Info("owner profile changed", "owner_id", o.ID, "email_changed", updated.Email != o.Email)
+	return redirect(c, "/account?done=profile")
+}
