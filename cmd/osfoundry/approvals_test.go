@@ -348,9 +348,9 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 // answers within the wait. It runs when OSFOUNDRY_CLAUDE names a Claude
 // Code binary.
 func TestClaudeCodeAsksTheOwner(t *testing.T) {
-	claude := os.Getenv("OSFOUNDRY_CLAUDE")
+	claude := claudeBinary()
 	if claude == "" {
-		t.Skip("OSFOUNDRY_CLAUDE does not name a Claude Code binary")
+		t.Skip("no Claude Code binary: make node-deps installs it, or set OSFOUNDRY_CLAUDE")
 	}
 	t.Parallel()
 	root, _ := filepath.Abs("../..")

@@ -203,9 +203,9 @@ func runClaudeWithBridge(t *testing.T, claude string, m *agentMachine, server st
 // again. Claude Code is not a dependency of osFoundry: the test runs when
 // OSFOUNDRY_CLAUDE names its binary (npm's @anthropic-ai/claude-code).
 func TestClaudeCodeKeepsTheBridgeWhenBroken(t *testing.T) {
-	claude := os.Getenv("OSFOUNDRY_CLAUDE")
+	claude := claudeBinary()
 	if claude == "" {
-		t.Skip("OSFOUNDRY_CLAUDE does not name a Claude Code binary")
+		t.Skip("no Claude Code binary: make node-deps installs it, or set OSFOUNDRY_CLAUDE")
 	}
 	t.Parallel()
 	s := startAgentServer(t)

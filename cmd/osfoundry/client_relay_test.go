@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -35,9 +34,9 @@ type claudeRelay struct {
 // turn going once (Stop). Claude Code is not a dependency of osFoundry: the
 // test runs when OSFOUNDRY_CLAUDE names its binary.
 func TestClaudeCodeHearsAnOwnerMidTurn(t *testing.T) {
-	claude := os.Getenv("OSFOUNDRY_CLAUDE")
+	claude := claudeBinary()
 	if claude == "" {
-		t.Skip("OSFOUNDRY_CLAUDE does not name a Claude Code binary")
+		t.Skip("no Claude Code binary: make node-deps installs it, or set OSFOUNDRY_CLAUDE")
 	}
 	t.Parallel()
 	root, _ := filepath.Abs("../..")

@@ -112,6 +112,21 @@ func codexBinary() string {
 	return p
 }
 
+// claudeBinary is the Claude Code CLI the tests drive: OSFOUNDRY_CLAUDE
+// when set, else the one of the npm packages (package.json), or "" when
+// neither is there.
+func claudeBinary() string {
+	if p := os.Getenv("OSFOUNDRY_CLAUDE"); p != "" {
+		return p
+	}
+	root, _ := filepath.Abs("../..")
+	p := filepath.Join(root, "node_modules", ".bin", "claude")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
 // TestCodexWithInstalledHooks runs the real Codex CLI (`codex exec`, its
 // model a scripted Responses API) in a checkout where `osfoundry agent
 // install codex` wrote the bridge and the hooks: SessionStart reports the
