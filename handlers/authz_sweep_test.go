@@ -32,15 +32,17 @@ type sweepWorld struct {
 	note    int64 // ag's note in the session
 	// personInvite is an open invitation of a person to A.
 	personInvite int64
-	bobP         *store.Project
-	bobSession   *store.Session
-	bobAg        agent                  // B's agent
-	signIn       int64                  // alice's sign-in
-	device       int64                  // alice's device notified
-	stranger     agent                  // A's connection, neither seated nor invited
-	hook         *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
-	readOnly     string
-	clientID     string // a registered OAuth client
+	// approval is ag's pending approval (a permission prompt).
+	approval   int64
+	bobP       *store.Project
+	bobSession *store.Session
+	bobAg      agent                  // B's agent
+	signIn     int64                  // alice's sign-in
+	device     int64                  // alice's device notified
+	stranger   agent                  // A's connection, neither seated nor invited
+	hook       *store.WebhookEndpoint // A's webhook endpoint in p, with ag's note queued
+	readOnly   string
+	clientID   string // a registered OAuth client
 }
 
 // A's distinctive strings: none may reach another workspace.
@@ -95,6 +97,12 @@ func newSweepWorld(t *testing.T) *sweepWorld {
 		t.Fatal(err)
 	}
 	w.personInvite = inv.ID
+	ap, err := app.store.RequestApproval(ctx, store.ApprovalRequest{WorkspaceID: w.alice.owner.WorkspaceID, ConnectionID: w.ag.connID,
+		Tool: "Bash", Summary: "echo " + secretBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.approval = ap.ID
 	// Alice has the session open: the mail cache follows it, so polls of it
 	// take the fast path that asks no database.
 	w.alice.doc(w.alice.get(fmt.Sprintf("/sessions/%d", w.session.ID)), http.StatusOK)
@@ -156,6 +164,8 @@ func (w *sweepWorld) fill(r route, p *store.Project, session *store.Session, con
 		path = strings.Replace(path, ":id", fmt.Sprint(w.signIn), 1)
 	case strings.HasPrefix(path, "/account/devices/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(w.device), 1)
+	case strings.HasPrefix(path, "/approvals/:id"), strings.HasPrefix(path, "/agent/approvals/:id"):
+		path = strings.Replace(path, ":id", fmt.Sprint(w.approval), 1)
 	case strings.HasPrefix(path, "/people/invitations/:id"):
 		path = strings.Replace(path, ":id", fmt.Sprint(w.personInvite), 1)
 	case strings.HasPrefix(path, "/people/:id"):
@@ -259,12 +269,16 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /sw.js":                {public: "the service worker's script, the same for everyone"},
 		"GET /offline":              {public: "the page the service worker shows offline, the same for everyone"},
 
-		"POST /mcp":             {public: mcpEntry},
-		"GET /mcp":              {public: "stateless MCP has no stream to open: refused without data"},
-		"DELETE /mcp":           {public: "stateless MCP has no session to delete: refused without data"},
-		"OPTIONS /mcp":          {public: cors},
-		"GET /agent/events":     {public: "an agent's relay: the bearer token of /mcp decides, 401 without one"},
-		"POST /agent/delivered": {public: "an agent's delivery report: the bearer token of /mcp decides, 401 without one"},
+		"POST /mcp":                                         {public: mcpEntry},
+		"GET /mcp":                                          {public: "stateless MCP has no stream to open: refused without data"},
+		"DELETE /mcp":                                       {public: "stateless MCP has no session to delete: refused without data"},
+		"OPTIONS /mcp":                                      {public: cors},
+		"GET /agent/events":                                 {public: "an agent's relay: the bearer token of /mcp decides, 401 without one"},
+		"POST /agent/delivered":                             {public: "an agent's delivery report: the bearer token of /mcp decides, 401 without one"},
+		"POST /agent/approvals":                             {public: "an agent's permission prompt: the bearer token of /mcp decides, 401 without one"},
+		"GET /agent/approval-settings":                      {public: "an agent's approval wait: the bearer token of /mcp decides, 401 without one"},
+		"GET /agent/approvals/:id":                          {public: "an agent waiting on its own prompt: the bearer token of /mcp decides, 401 without one"},
+		"POST /agent/approvals/:id/end":                     {public: "an agent closing its own prompt: the bearer token of /mcp decides, 401 without one"},
 		"GET /.well-known/oauth-protected-resource":         {public: resource},
 		"GET /.well-known/oauth-protected-resource/mcp":     {public: resource},
 		"OPTIONS /.well-known/oauth-protected-resource":     {public: cors},
@@ -310,6 +324,9 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		// (answer_link_test.go sweeps real links).
 		"GET /answer/:token":  {other: http.StatusNotFound, signedOut: http.StatusNotFound},
 		"POST /answer/:token": {form: url.Values{"answer": {"Hijacked"}}, other: http.StatusNotFound, signedOut: http.StatusNotFound},
+		// So are an approval link's (approval_link_test.go).
+		"GET /approve/:token":  {other: http.StatusNotFound, signedOut: http.StatusNotFound},
+		"POST /approve/:token": {form: url.Values{"decision": {"allow"}}, other: http.StatusNotFound, signedOut: http.StatusNotFound},
 
 		// People and the audit log are the caller's own workspace's; a
 		// person or invitation of A is not found. The sweep's invitation
@@ -331,6 +348,7 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /inbox":           {other: http.StatusOK},
 		"POST /inbox/read":     {other: http.StatusSeeOther},
 		"GET /inbox/questions": {other: http.StatusOK},
+		"GET /approvals":       {other: http.StatusOK},
 		"GET /search":          {query: "?q=vermilion+saffron", other: http.StatusOK}, // words of A's note
 		"GET /unread/stream":   {other: http.StatusOK},
 		"POST /connections/tokens": {form: url.Values{"client_name": {"Sneaky"}, "scope": {store.ScopeRead}, "project": {fmt.Sprint(w.p.ID)}},
@@ -341,6 +359,8 @@ func (w *sweepWorld) routeTable() map[string]sweepRoute {
 		"GET /projects/:id/radar":                                      {query: "?v=x"},
 		"POST /projects/:id/rename":                                    {form: url.Values{"name": {"Hijacked"}}},
 		"POST /projects/:id/questions":                                 {form: url.Values{"blocking_minutes": {"0"}, "normal_minutes": {"0"}, "expiry_hours": {"1"}}},
+		"POST /projects/:id/approvals":                                 {form: url.Values{"enabled": {"on"}, "wait_seconds": {"60"}, "delay_minutes": {"0"}}},
+		"POST /approvals/:id/decide":                                   {form: url.Values{"verdict": {"allow"}}},
 		"POST /projects/:id/limits":                                    {form: url.Values{"write_per_minute": {"1"}, "write_burst": {"1"}}},
 		"POST /projects/:id/seats":                                     {form: url.Values{"handle": {"bee-agent"}}},
 		"POST /projects/:id/seats/:conn/remove":                        {},

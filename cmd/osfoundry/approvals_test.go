@@ -143,7 +143,7 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.w.st.SetProjectApprovalSettings(ctx, ws, s.w.session.ProjectID, store.DefaultApprovalSettings)
-		if _, stderr, code := m.run("", "agent", "install", "claude-code", "--server", s.URL); code != 0 {
+		if _, stderr, code := m.run("", "agent", "install", "claude-code", "--server", s.URL, "--absolute"); code != 0 {
 			t.Fatalf("install: %s", stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(m.checkout, ".claude", "settings.local.json"))
@@ -363,7 +363,7 @@ func TestClaudeCodeAsksTheOwner(t *testing.T) {
 	if err := s.w.st.SetProjectApprovalSettings(ctx, s.w.owner.WorkspaceID, s.w.session.ProjectID, store.ApprovalSettings{Enabled: true, WaitSeconds: 15}); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := m.run("", "agent", "install", "claude-code", "--server", s.URL, "--approval-wait", "15"); code != 0 {
+	if _, stderr, code := m.run("", "agent", "install", "claude-code", "--server", s.URL, "--approval-wait", "15", "--absolute"); code != 0 {
 		t.Fatalf("install: %s", stderr)
 	}
 	owner := s.owner(t)

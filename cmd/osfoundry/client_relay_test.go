@@ -43,7 +43,7 @@ func TestClaudeCodeHearsAnOwnerMidTurn(t *testing.T) {
 	s := startAgentServer(t)
 	m := newAgentMachine(t)
 	conn := s.connectAgent(t, m, "claude-relay")
-	if out, errOut, code := m.run("", "agent", "install", "claude-code", "--server", s.URL); code != 0 {
+	if out, errOut, code := m.run("", "agent", "install", "claude-code", "--server", s.URL, "--absolute"); code != 0 {
 		t.Fatalf("install: %s %s", out, errOut)
 	}
 	owner := s.owner(t)

@@ -146,7 +146,7 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 	env := withPath(m.env(), filepath.Dir(binary(t)))
 	ctx := context.Background()
 
-	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL)
+	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL, "--absolute")
 	install.Dir, install.Env = m.checkout, env
 	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "+ hooks.Stop: osfoundry agent hook") {
 		t.Fatalf("install codex: %v\n%s", err, out)
