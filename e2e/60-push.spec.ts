@@ -269,3 +269,57 @@ test('a question is pushed, shown by the worker, opens its note, and its action 
   writeFileSync(`${shots}/screenshot-phone-devices.png`, png);
   if (process.env.UPDATE_DOCS_SCREENSHOT) writeFileSync('docs/screenshot-phone-devices.png', png);
 });
+
+test('an approval is pushed with Allow and Deny, and Allow from the notification decides it', async ({ page, context }) => {
+  await context.grantPermissions(['notifications'], { origin: baseURL });
+  await signIn(page);
+  await page.goto('/inbox');
+  await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller)).toBe(true);
+  const before = pushed.length;
+  // The agent's hook asks; the push reaches the push service at once.
+  const res = await fetch(`${baseURL}/agent/approvals`, { method: 'POST', headers: { Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ tool: 'Bash', summary: 'npm publish --tag next', repo: 'acme/shop', branch: 'main' }) });
+  expect(res.status).toBe(201);
+  const { id } = await res.json();
+  await expect.poll(() => pushed.length, { timeout: 20_000 }).toBe(before + 1);
+  const { payload, urgency, topic } = pushed[before];
+  expect(urgency).toBe('high');
+  expect(topic).toBe(`approval-${id}`);
+  expect(payload).toMatchObject({ title: '@ask-bot asks to run `npm publish --tag next` in acme/shop main', body: 'npm publish --tag next',
+    tag: `approval-${id}`, answer_url: `/approvals/${id}/decide`, answer_field: 'verdict',
+    actions: [{ action: 'allow', title: 'Allow' }, { action: 'deny', title: 'Deny' }] });
+
+  const sw = await worker(context);
+  const cdp = await context.newCDPSession(page);
+  const registrationId = await new Promise<string>((resolve) => {
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e: any) => {
+      const r = e.registrations.find((r: any) => r.scopeURL === `${baseURL}/` && !r.isDeleted);
+      if (r) resolve(r.registrationId);
+    });
+    cdp.send('ServiceWorker.enable');
+  });
+  await cdp.send('ServiceWorker.deliverPushMessage', { origin: baseURL, registrationId, data: JSON.stringify(payload) });
+  const shown = async () => sw.evaluate(async (tag) => (await (self as any).registration.getNotifications({ tag }))
+    .map((n: any) => ({ title: n.title, actions: n.actions.map((a: any) => a.title) })), payload.tag);
+  await expect.poll(async () => (await shown())[0]).toEqual({ title: payload.title, actions: ['Allow', 'Deny'] });
+
+  // Allow, from the worker, decides it as the page's button would.
+  await sw.evaluate(async (tag) => {
+    const [shownNote] = await (self as any).registration.getNotifications({ tag });
+    await (self as any).osfoundry.answer(shownNote, 'allow');
+  }, payload.tag);
+  await expect.poll(async () => (await shown())[0]?.title).toBe('Allowed');
+  const state = await (await fetch(`${baseURL}/agent/approvals/${id}?wait=0`, { headers: { Authorization: `Bearer ${token}` } })).json();
+  expect(state).toMatchObject({ state: 'allowed', decided_by: 'Olivia Owner' });
+  await expect.poll(() => pushed.length, { timeout: 20_000 }).toBe(before + 2);
+  expect(pushed[before + 1].payload).toMatchObject({ tag: payload.tag, title: 'Olivia Owner allowed @ask-bot to use Bash', silent: true });
+
+  // Deny afterwards is refused, naming who decided.
+  await cdp.send('ServiceWorker.deliverPushMessage', { origin: baseURL, registrationId, data: JSON.stringify(payload) });
+  await expect.poll(async () => (await shown())[0]?.title).toBe(payload.title);
+  await sw.evaluate(async (tag) => {
+    const [shownNote] = await (self as any).registration.getNotifications({ tag });
+    await (self as any).osfoundry.answer(shownNote, 'deny');
+  }, payload.tag);
+  await expect.poll(async () => (await shown())[0]?.title).toBe('Olivia Owner allowed this already');
+});

@@ -15,7 +15,9 @@ import (
 // model) an approval of the workspace. The first decision wins
 // (store.DecideApproval); a later one is refused with who decided (409).
 // htmx gets the approval's box as it now stands; a page without script goes
-// back to where the approval shows.
+// back to where the approval shows; the service worker (Accept:
+// application/json, from a notification's Allow or Deny) gets the
+// approval's state, who decided and the refusal as JSON.
 func (s *Server) approvalDecide(c echo.Context) error {
 	id, err := paramID(c, "id")
 	if err != nil {
@@ -47,6 +49,9 @@ func (s *Server) approvalDecide(c echo.Context) error {
 		status = http.StatusUnprocessableEntity
 	case err != nil:
 		return err
+	}
+	if c.Request().Header.Get("Accept") == "application/json" {
+		return c.JSON(status, map[string]string{"state": a.State, "decided_by": a.DecidedBy, "notice": notice})
 	}
 	if !isHTMX(c) && status == http.StatusOK {
 		return redirect(c, views.ApprovalHome(*a))

@@ -215,3 +215,36 @@ func TestAnswerFromNotification(t *testing.T) {
 		t.Fatalf("second answer: %d %+v", status, out)
 	}
 }
+
+// Allow and Deny from an approval's notification: the service worker posts
+// the verdict with the sign-in's CSRF token and gets the outcome as JSON;
+// the first decision wins, a later one is refused naming who decided.
+func TestDecideFromNotification(t *testing.T) {
+	t.Parallel()
+	f := newSessionFixture(t)
+	f.app.agentNote(f.ag, f.session.ID, "Working", "On it.")
+	code, out := f.app.agentRequest(f.ag, http.MethodPost, "/agent/approvals", `{"tool":"Bash","summary":"npm publish"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, out)
+	}
+	id := int64(out["id"].(float64))
+	decide := func(c *ownerClient, verdict string) (int, map[string]string) {
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/approvals/%d/decide", f.app.srv.URL, id), strings.NewReader("verdict="+verdict))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-CSRF-Token", c.csrf)
+		req.Header.Set("Accept", "application/json")
+		res := c.do(req)
+		out := map[string]string{}
+		json.NewDecoder(res.Body).Decode(&out) //nolint:errcheck
+		return res.StatusCode, out
+	}
+	if status, out := decide(f.alice, "deny"); status != http.StatusOK || out["state"] != store.ApprovalDenied ||
+		out["decided_by"] != f.alice.owner.DisplayName || out["notice"] != "" {
+		t.Fatalf("decide: %d %+v", status, out)
+	}
+	other := f.app.signInAgain(f.alice, "", "Another browser")
+	if status, out := decide(other, "allow"); status != http.StatusConflict || out["state"] != store.ApprovalDenied ||
+		out["notice"] != f.alice.owner.DisplayName+" denied this already" {
+		t.Fatalf("second decision: %d %+v", status, out)
+	}
+}

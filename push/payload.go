@@ -10,9 +10,10 @@ import (
 )
 
 // Payload is what a push says, as the service worker (static/sw.js) reads
-// it: a title, one line, the note's tag (a later push about the same note
-// replaces its notification) and URL, and for a question its options as
-// actions with where they answer. Never more of the note than its one line.
+// it: a title, one line, the note's or approval's tag (a later push about
+// the same one replaces its notification) and URL, and for a question its
+// options as actions, for an approval Allow and Deny, with where they
+// answer. Never more of the note than its one line.
 type Payload struct {
 	Title string `json:"title"`
 	Body  string `json:"body"`
@@ -22,12 +23,16 @@ type Payload struct {
 	// where one answers (the question's answer form on its session page).
 	Actions   []Action `json:"actions,omitempty"`
 	AnswerURL string   `json:"answer_url,omitempty"`
+	// AnswerField is the form field an action is posted as: "option" (a
+	// question's, the default when empty) or "verdict" (an approval's).
+	AnswerField string `json:"answer_field,omitempty"`
 	// Silent: an update of what the device shows (a question decided), not
 	// news to ring for.
 	Silent bool `json:"silent,omitempty"`
 }
 
-// Action is a notification button; Action is the option's index.
+// Action is a notification button; Action is the option's index, or an
+// approval's verdict (allow, deny).
 type Action struct {
 	Action string `json:"action"`
 	Title  string `json:"title"`
@@ -45,6 +50,9 @@ const (
 
 // Compose is the payload of a claimed push.
 func Compose(p *store.OutgoingPush) Payload {
+	if p.Approval.ID != 0 {
+		return composeApproval(p)
+	}
 	out := Payload{Tag: "note-" + strconv.FormatInt(p.NoteID, 10), URL: views.NoteURL(p.SessionID, p.NoteID)}
 	switch p.Kind {
 	case store.PushQuestion:
@@ -72,6 +80,38 @@ func Compose(p *store.OutgoingPush) Payload {
 			line = p.Body
 		}
 		out.Body = OneLine(line)
+	}
+	return out
+}
+
+// composeApproval is the payload of a push about an approval: what the
+// agent asks, with Allow and Deny answered where the page decides, or, once
+// it is no longer pending, how it ended, silently, with the same tag.
+func composeApproval(p *store.OutgoingPush) Payload {
+	a := &p.Approval
+	id := strconv.FormatInt(a.ID, 10)
+	out := Payload{Tag: "approval-" + id, URL: views.ApprovalHome(*a) + "#approval-" + id}
+	line := OneLine(a.Summary)
+	if line == "" {
+		line = clip(a.Tool, MaxLine)
+	}
+	out.Body = line
+	if p.Kind != store.PushClosed {
+		out.Title = clip(a.Headline(), MaxTitle)
+		out.Actions = []Action{{Action: "allow", Title: "Allow"}, {Action: "deny", Title: "Deny"}}
+		out.AnswerURL, out.AnswerField = "/approvals/"+id+"/decide", "verdict"
+		return out
+	}
+	out.Silent = true
+	switch a.State {
+	case store.ApprovalAllowed:
+		out.Title = clip(a.DecidedBy+" allowed "+a.Who()+" to use "+a.Tool, MaxTitle)
+	case store.ApprovalDenied:
+		out.Title = clip(a.DecidedBy+" denied "+a.Who()+" the use of "+a.Tool, MaxTitle)
+	case store.ApprovalTerminal:
+		out.Title = clip("Answered at the terminal: "+a.Tool, MaxTitle)
+	default:
+		out.Title = clip("No decision: the approval expired", MaxTitle)
 	}
 	return out
 }

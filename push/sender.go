@@ -202,7 +202,8 @@ type result struct {
 // deliver encrypts and posts one push (RFC 8030 §5) to its device's push
 // service.
 func (s *Sender) deliver(ctx context.Context, p *store.OutgoingPush) result {
-	body, err := json.Marshal(Compose(p))
+	payload := Compose(p)
+	body, err := json.Marshal(payload)
 	if err != nil {
 		return result{err: err}
 	}
@@ -228,7 +229,7 @@ func (s *Sender) deliver(ctx context.Context, p *store.OutgoingPush) result {
 	h.Set("Urgency", p.Urgency)
 	// A push sent again (after a crash, before its result was recorded)
 	// replaces the first at the push service while the device is away.
-	h.Set("Topic", "note-"+strconv.FormatInt(p.NoteID, 10))
+	h.Set("Topic", payload.Tag)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return result{err: err}

@@ -4,9 +4,10 @@
 // so a new release installs a new worker and drops the old cache.
 //
 // It caches the shell, shows the offline page when a page cannot load,
-// shows pushes (push/payload.go: title, one line, the note's tag and URL,
-// a question's options as actions), opens the note on a click, and answers
-// a question from an action with the owner's sign-in and the page's CSRF
+// shows pushes (push/payload.go: title, one line, the note's or approval's
+// tag and URL, a question's options or an approval's Allow and Deny as
+// actions), opens the note on a click, and answers a question or decides an
+// approval from an action with the owner's sign-in and the page's CSRF
 // rules: the first answer wins; a later one is told who answered.
 /* global SHELL, VERSION */
 "use strict";
@@ -71,7 +72,7 @@ function show(p) {
     badge: SHELL.find(function (u) { return /badge-96\.png$/.test(u); }),
     actions: p.answer_url ? actions : [],
     requireInteraction: !!p.answer_url,
-    data: { url: p.url || "/inbox", answer_url: p.answer_url || "", actions: actions }
+    data: { url: p.url || "/inbox", answer_url: p.answer_url || "", answer_field: p.answer_field || "option", actions: actions }
   });
 }
 
@@ -94,10 +95,12 @@ function openNote(n) {
   });
 }
 
-// answer answers the notification's question with the option of action, as
-// the page's form does: with the owner's sign-in and the sign-in's CSRF
-// token. Signed out, it opens the note (which asks to sign in). The outcome
-// replaces the notification: "Answered" or who answered first.
+// answer answers the notification's question with the option of action,
+// or decides its approval with the verdict of action (allow, deny), as the
+// page's form does: with the owner's sign-in and the sign-in's CSRF token.
+// Signed out, it opens the note (which asks to sign in). The outcome
+// replaces the notification: "Answered", "Allowed", "Denied", or who
+// answered first.
 function answer(n, action) {
   var d = n.data || {};
   if (!d.answer_url) return openNote(n);
@@ -108,12 +111,14 @@ function answer(n, action) {
         return fetch(d.answer_url, {
           method: "POST", credentials: "same-origin", redirect: "manual",
           headers: { "Content-Type": "application/x-www-form-urlencoded", "X-CSRF-Token": tok.csrf, Accept: "application/json" },
-          body: "option=" + encodeURIComponent(action)
+          body: (d.answer_field || "option") + "=" + encodeURIComponent(action)
         });
       }).then(function (res) {
         if (!res || res.type === "opaqueredirect") return openNote(n);
         return res.json().catch(function () { return {}; }).then(function (out) {
-          var title = res.ok ? "Answered: " + (out.answer || "") : (out.notice || "Not answered");
+          var title = !res.ok ? (out.notice || "Not answered")
+            : d.answer_field === "verdict" ? (out.state === "allowed" ? "Allowed" : "Denied")
+            : "Answered: " + (out.answer || "");
           return self.registration.showNotification(title, {
             body: n.title, tag: n.tag || undefined, data: { url: d.url }, silent: true,
             icon: n.icon, badge: n.badge

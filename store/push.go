@@ -25,8 +25,12 @@ const (
 	PushQuestion = "question"
 	PushReply    = "reply"
 	// PushClosed replaces a question's notification once it is answered or
-	// expired (migrations/076_push_closed.sql).
+	// expired (migrations/076_push_closed.sql), and an approval's once it is
+	// decided or ended (migrations/077_push_approvals.sql).
 	PushClosed = "closed"
+	// PushApproval is an approval waiting for a decision, pushed at once to
+	// the devices of each owner who may decide.
+	PushApproval = "approval"
 )
 
 // Push states, those of the mail outbox.
@@ -203,8 +207,9 @@ func (s *Store) DropPushSubscription(ctx context.Context, id int64) error {
 	return nil
 }
 
-// PushSettings are what an owner wants pushed: questions (on unless turned
-// off) and replies to them (off unless turned on).
+// PushSettings are what an owner wants pushed: questions and approvals
+// (Questions, on unless turned off) and replies to them (off unless turned
+// on).
 type PushSettings struct {
 	Questions bool
 	Replies   bool
@@ -262,9 +267,15 @@ type OutgoingPush struct {
 	// QuestionState, Answer and AnsweredBy say where it stands.
 	Options                           []string
 	QuestionState, Answer, AnsweredBy string
+	// Approval is the approval a push is about as it stands now (ID 0: the
+	// push is about a note; then NoteID is set, else NoteID is 0). Only
+	// what a notification shows is read: its session, agent, tool,
+	// summary, repository, branch, state and who decided.
+	Approval Approval
 	// Stale: the owner read the note, or its question was answered or
-	// expired, since it was queued; it is not sent (PushSkipped). A
-	// PushClosed push is never stale: it replaces what the device shows.
+	// expired, or its approval is no longer pending, since it was queued;
+	// it is not sent (PushSkipped). A PushClosed push is never stale: it
+	// replaces what the device shows.
 	Stale bool
 }
 
@@ -274,7 +285,7 @@ type OutgoingPush struct {
 func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration) ([]OutgoingPush, error) {
 	rows, err := s.pool.Query(ctx, `
 		WITH due AS (
-			SELECT p.id FROM push_outbox p
+			SELECT p.id, p.subscription_id, p.note_id, p.approval_id FROM push_outbox p
 			WHERE p.state = 'pending' AND p.next_attempt_at <= now()
 				AND (p.claimed_until IS NULL OR p.claimed_until <= now())
 			ORDER BY p.next_attempt_at, p.id
@@ -282,18 +293,28 @@ func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration)
 			FOR UPDATE SKIP LOCKED
 		)
 		UPDATE push_outbox p SET attempts = p.attempts + 1, claimed_until = now() + $2 * interval '1 millisecond'
-		FROM due, push_subscriptions s, notes n, sessions ss, projects pr
-		WHERE p.id = due.id AND s.id = p.subscription_id AND n.id = p.note_id AND ss.id = n.session_id AND pr.id = ss.project_id
+		FROM due
+			JOIN push_subscriptions s ON s.id = due.subscription_id
+			LEFT JOIN notes n ON n.id = due.note_id
+			LEFT JOIN approvals a ON a.id = due.approval_id
+			LEFT JOIN sessions ss ON ss.id = coalesce(n.session_id, a.session_id)
+			LEFT JOIN projects pr ON pr.id = ss.project_id
+		WHERE p.id = due.id
 		RETURNING p.id, p.attempts, p.kind, p.urgency, p.owner_id, s.id, s.endpoint, s.p256dh, s.auth,
-			n.id, n.session_id, n.sender_name, n.subject, n.body, ss.title, pr.name,
+			coalesce(n.id, 0), coalesce(n.session_id, 0), coalesce(n.sender_name, ''), coalesce(n.subject, ''), coalesce(n.body, ''),
+			coalesce(ss.title, ''), coalesce(pr.name, ''),
 			coalesce((SELECT q.options FROM questions q WHERE q.note_id = n.id), '{}'),
 			coalesce((SELECT q.state FROM questions q WHERE q.note_id = n.id), ''),
 			coalesce((SELECT q.answer FROM questions q WHERE q.note_id = n.id), ''),
 			coalesce((SELECT q.answered_by_name FROM questions q WHERE q.note_id = n.id), ''),
+			coalesce(a.id, 0), a.session_id, coalesce(a.agent_name, ''), coalesce(a.agent_handle, ''), coalesce(a.tool, ''),
+			coalesce(a.summary, ''), coalesce(a.repo, ''), coalesce(a.branch, ''), coalesce(a.state, ''), coalesce(a.decided_by_name, ''),
 			p.kind <> 'closed' AND (
 				EXISTS (SELECT 1 FROM note_reads r WHERE r.owner_id = p.owner_id AND r.session_id = n.session_id AND r.last_read_note_id >= n.id)
-				OR (p.kind = 'question' AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = n.id AND q.state <> 'open')))`,
+				OR (p.kind = 'question' AND EXISTS (SELECT 1 FROM questions q WHERE q.note_id = n.id AND q.state <> 'open'))
+				OR (p.kind = 'approval' AND (a.state <> 'pending' OR a.expires_at <= now())))`,
 		limit, lease.Milliseconds())
+
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pushes: %w", err)
 	}
@@ -301,7 +322,9 @@ func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration)
 		var p OutgoingPush
 		err := r.Scan(&p.ID, &p.Attempt, &p.Kind, &p.Urgency, &p.OwnerID, &p.SubscriptionID, &p.Endpoint, &p.P256dh, &p.Auth,
 			&p.NoteID, &p.SessionID, &p.SenderName, &p.Subject, &p.Body, &p.SessionTitle, &p.Project, &p.Options,
-			&p.QuestionState, &p.Answer, &p.AnsweredBy, &p.Stale)
+			&p.QuestionState, &p.Answer, &p.AnsweredBy,
+			&p.Approval.ID, &p.Approval.SessionID, &p.Approval.AgentName, &p.Approval.AgentHandle, &p.Approval.Tool,
+			&p.Approval.Summary, &p.Approval.Repo, &p.Approval.Branch, &p.Approval.State, &p.Approval.DecidedBy, &p.Stale)
 		return p, err
 	})
 	if err != nil {

@@ -119,7 +119,7 @@ func accountDevices(d AccountData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " data-testid=\"push-questions\"> Questions agents ask me</label><p class=\"hint\">At once when the agent is blocked; otherwise after the project's delay, unless you read it first.</p></div><div class=\"field\"><label class=\"check\"><input type=\"checkbox\" name=\"replies\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, " data-testid=\"push-questions\"> Questions and approvals agents ask me</label><p class=\"hint\">Approvals, with Allow and Deny, and blocking questions at once; other questions after the project's delay, unless you read them first.</p></div><div class=\"field\"><label class=\"check\"><input type=\"checkbox\" name=\"replies\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
