@@ -218,6 +218,13 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 // checkout (so Codex reads its .codex/).
 func runCodex(t *testing.T, codex string, m *agentMachine, env []string, model *responsesModel) (string, error) {
 	t.Helper()
+	return runCodexWith(t, codex, m, env, model, "List my sessions.")
+}
+
+// runCodexWith is runCodex with the prompt and the options of `codex exec`
+// (before the prompt).
+func runCodexWith(t *testing.T, codex string, m *agentMachine, env []string, model *responsesModel, prompt string, opts ...string) (string, error) {
+	t.Helper()
 	home := filepath.Join(m.root, "codex")
 	os.MkdirAll(home, 0o700)
 	config := fmt.Sprintf("model = %q\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"Scripted model\"\nbase_url = %q\nwire_api = \"responses\"\n\n[projects.%q]\ntrust_level = \"trusted\"\n",
@@ -227,7 +234,8 @@ func runCodex(t *testing.T, codex string, m *agentMachine, env []string, model *
 	}
 	// Codex runs a hook only once the user trusted it (/hooks in the TUI);
 	// a test has no one to ask.
-	cmd := exec.Command(codex, "exec", "--dangerously-bypass-hook-trust", "List my sessions.")
+	args := append(append([]string{"exec", "--dangerously-bypass-hook-trust"}, opts...), prompt)
+	cmd := exec.Command(codex, args...)
 	cmd.Dir, cmd.Env = m.checkout, append(env, "CODEX_HOME="+home, "NO_COLOR=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
