@@ -85,7 +85,7 @@ func TestCodexAsksTheOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := withPath(m.env(), filepath.Dir(binary(t)))
-	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL, "--approval-wait", "60")
+	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL, "--approval-wait", "60", "--absolute")
 	install.Dir, install.Env = m.checkout, env
 	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "PermissionRequest") {
 		t.Fatalf("install codex: %v\n%s", err, out)

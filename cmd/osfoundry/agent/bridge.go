@@ -60,7 +60,7 @@ func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin
 	if _, err := b.loadClient(); err != nil {
 		fmt.Fprintf(stderr, "osfoundry agent mcp: %v\n", err)
 	}
-	b.startRelay(ctx)
+	defer b.startRelay(ctx)()
 	// The messages' own context outlives the signal by the grace.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()

@@ -56,10 +56,15 @@ type relayState struct {
 	channel     bool // channelEnv is set
 }
 
-// startRelay starts the bridge's relay; it ends with ctx.
-func (b *bridge) startRelay(ctx context.Context) {
+// startRelay starts the bridge's relay; it ends with ctx or with stop,
+// which waits for its last delivery report.
+func (b *bridge) startRelay(ctx context.Context) (stop func()) {
 	b.relay.channel = os.Getenv(channelEnv) == "1"
-	go b.runRelay(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); b.runRelay(ctx) }()
+	// Stopping waits for the last delivery report (bounded in reportDeliveries).
+	return func() { cancel(); <-done }
 }
 
 // relayLog writes a line to the bridge's log (Claude Code keeps a stdio
@@ -86,7 +91,9 @@ func (b *bridge) runRelay(ctx context.Context) {
 		return len(sp.Streams) != n
 	}, nil)
 	defer b.setConnected(false)
-	go b.reportDeliveries(ctx)
+	reported := make(chan struct{})
+	go func() { defer close(reported); b.reportDeliveries(ctx) }()
+	defer func() { <-reported }()
 	backoff := relayMinBackoff
 	refused := ""
 	for ctx.Err() == nil {
@@ -343,7 +350,9 @@ func declareChannel(msg []byte) []byte {
 }
 
 // reportDeliveries tells the server, as they happen, which spooled notes
-// went into the agent's context (by a hook or the channel).
+// went into the agent's context (by a hook or the channel). When the bridge
+// stops it reports once more, briefly: a client ends its bridge right after
+// the turn whose Stop hook delivered the last note.
 func (b *bridge) reportDeliveries(ctx context.Context) {
 	t := time.NewTicker(relayReportEvery)
 	defer t.Stop()
@@ -351,29 +360,37 @@ func (b *bridge) reportDeliveries(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			b.reportOnce(last, time.Time{})
+			cancel()
 			return
 		case <-t.C:
 		}
-		fi, err := os.Stat(b.acct.spoolPath())
-		if err != nil || fi.ModTime().Equal(seen) {
-			continue
-		}
-		seen = fi.ModTime()
-		var ids []int64
-		b.acct.withSpool(func(sp *spoolFile) bool { ids = sp.toReport(); return false }, nil)
-		if len(ids) == 0 {
-			continue
-		}
-		if len(ids) > 100 {
-			ids = ids[:100]
-		}
-		if err := b.report(ctx, ids); err != nil {
-			b.relayLog("report deliveries: %v", err)
-			seen = time.Time{} // try again at the next tick
-			continue
-		}
-		b.acct.withSpool(func(sp *spoolFile) bool { sp.markReported(ids); return true }, nil)
+		seen = b.reportOnce(ctx, seen)
 	}
+}
+
+// reportOnce reports what the spool delivered since it last changed (seen,
+// its modification time then) and returns the time to compare next.
+func (b *bridge) reportOnce(ctx context.Context, seen time.Time) time.Time {
+	fi, err := os.Stat(b.acct.spoolPath())
+	if err != nil || fi.ModTime().Equal(seen) {
+		return seen
+	}
+	var ids []int64
+	b.acct.withSpool(func(sp *spoolFile) bool { ids = sp.toReport(); return false }, nil)
+	if len(ids) == 0 {
+		return fi.ModTime()
+	}
+	if len(ids) > 100 {
+		ids = ids[:100]
+	}
+	if err := b.report(ctx, ids); err != nil {
+		b.relayLog("report deliveries: %v", err)
+		return time.Time{} // try again at the next tick
+	}
+	b.acct.withSpool(func(sp *spoolFile) bool { sp.markReported(ids); return true }, nil)
+	return fi.ModTime()
 }
 
 // report posts one delivery report.
