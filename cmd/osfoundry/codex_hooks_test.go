@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -146,7 +147,7 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 	env := withPath(m.env(), filepath.Dir(binary(t)))
 	ctx := context.Background()
 
-	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL, "--absolute")
+	install := exec.Command(binary(t), "agent", "install", "codex", "--server", s.URL)
 	install.Dir, install.Env = m.checkout, env
 	if out, err := install.CombinedOutput(); err != nil || !strings.Contains(string(out), "+ hooks.Stop: osfoundry agent hook") {
 		t.Fatalf("install codex: %v\n%s", err, out)
@@ -160,15 +161,32 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 	}
 	post("Before you start", "The ledger rounds half-even: zebraquill.")
 
+	// spooled waits until the bridge's relay has spooled the note with
+	// subject, so the next hook event has it without the network.
+	spooled := func(subject string) {
+		t.Helper()
+		if !waitFor(10*time.Second, func() bool {
+			for _, n := range m.spool().Notes {
+				if n.Note.Subject == subject {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Errorf("the note %q never reached the bridge's spool", subject)
+		}
+	}
+	const mid = "Mind the rounding mode: crowfeather."
 	const late = "Also update the changelog: ottermint."
-	var lateOnce sync.Once
+	var midOnce, lateOnce sync.Once
 	model := startResponsesModel(t, func(body string, tools []responsesTool) responsesAction {
 		switch {
 		case strings.Contains(body, "ottermint"):
 			return responsesAction{Text: "Changelog noted; finished."}
 		case !strings.Contains(body, `"function_call_output"`):
-			// The first turn: the owner writes while the model works.
-			lateOnce.Do(func() { post("One more thing", late) })
+			// The first turn: the owner writes while the model works; the
+			// hook after the tool call delivers it (PostToolUse).
+			midOnce.Do(func() { post("While you work", mid); spooled("While you work") })
 			for _, tl := range tools {
 				if strings.Contains(tl.Namespace+tl.Name, "osfoundry") && strings.HasSuffix(tl.Name, "list_sessions") {
 					return responsesAction{Call: &tl, Args: map[string]any{}}
@@ -176,6 +194,9 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 			}
 			return responsesAction{Text: fmt.Sprintf("list_sessions was not offered: %v", tools)}
 		}
+		// After the last tool call the owner writes again: only the Stop
+		// hook can still deliver it.
+		lateOnce.Do(func() { post("One more thing", late); spooled("One more thing") })
 		return responsesAction{Text: "Done."}
 	})
 
@@ -193,13 +214,14 @@ func TestCodexWithInstalledHooks(t *testing.T) {
 	if len(turns) == 0 || !strings.Contains(turns[0], "zebraquill") {
 		t.Fatalf("the first model request lacks the owner's note of SessionStart:\n%.3000s\n%s", strings.Join(turns, "\n"), out)
 	}
-	// list_sessions, then "Done."; the Stop hook blocks with the late
-	// note; the model finishes; the Stop after that lets the turn end.
-	if len(turns) != 3 || strings.Contains(turns[1], "ottermint") || !strings.Contains(turns[2], "ottermint") {
+	// list_sessions (PostToolUse brings the note written meanwhile), then
+	// "Done."; the Stop hook blocks with the late note; the model
+	// finishes; the Stop after that lets the turn end.
+	if len(turns) != 3 || !strings.Contains(turns[1], "crowfeather") || strings.Contains(turns[1], "ottermint") || !strings.Contains(turns[2], "ottermint") {
 		for i, tr := range turns {
 			t.Logf("request %d: %.2000s", i+1, tr)
 		}
-		t.Fatalf("want 3 model requests, the late note only in the last (the Stop hook's reason), got %d\n%s\n%s", len(turns), out, m.hookLog())
+		t.Fatalf("want 3 model requests, the mid-turn note from the tool call on, the late note only in the last (the Stop hook's reason), got %d\n%s\n%s", len(turns), out, m.hookLog())
 	}
 	// The tool call went through the bridge as the login's connection.
 	if !strings.Contains(turns[1], s.w.session.PublicID) {
