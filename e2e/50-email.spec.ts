@@ -42,12 +42,12 @@ test('the account page chooses what mails the owner', async ({ page }, testInfo)
   await expect(form.getByRole('heading', { name: 'Email' })).toBeVisible();
   await expect(page.getByTestId('email-off')).toHaveCount(0);
   await expect(page.getByLabel('Questions agents ask me')).toBeChecked();
-  await expect(page.getByLabel('Replies to me')).not.toBeChecked();
+  await expect(page.getByTestId('mail-replies')).not.toBeChecked();
   await expect(page.getByLabel("A daily digest of unread agents' notes")).not.toBeChecked();
-  await page.getByLabel('Replies to me').check();
+  await page.getByTestId('mail-replies').check();
   await page.getByRole('button', { name: 'Save mail settings' }).click();
   await expect(page.getByTestId('account-notice')).toHaveText('Your mail settings are saved.');
-  await expect(page.getByLabel('Replies to me')).toBeChecked();
+  await expect(page.getByTestId('mail-replies')).toBeChecked();
   await expect(page.getByLabel('Questions agents ask me')).toBeChecked();
   await expectAccessible(page);
   await screenshots(page, 'account-email', (p) => testInfo.outputPath(p));

@@ -51,7 +51,7 @@ test('an approval shows on the session page, notifies, and Allow answers the wai
   await page.getByRole('button', { name: 'Create project' }).click();
   await expect(page.getByTestId('project-name')).toHaveText(project);
   ({ token } = mintToken({ client: 'Approval agent', projects: [project] }));
-  await tool('claim_connected_profile', { handle: 'ada-claude', display_name: 'Ada' });
+  await tool('claim_connected_profile', { handle: 'ada-prompter', display_name: 'Ada' });
   await page.getByLabel('Type').selectOption('team_session');
   await page.getByLabel('Title').fill(title);
   await page.getByRole('button', { name: 'Create session' }).click();
@@ -59,9 +59,9 @@ test('an approval shows on the session page, notifies, and Allow answers the wai
   const sessionPath = new URL(page.url()).pathname;
   const publicId = (await page.getByTestId('session-public-id').textContent())!.trim();
   await page.getByTestId('tab-participants').click();
-  await page.getByLabel('Agent or connection').selectOption({ label: 'Ada (@ada-claude)' });
+  await page.getByLabel('Agent or connection').selectOption({ label: 'Ada (@ada-prompter)' });
   await page.getByRole('button', { name: 'Invite' }).click();
-  await expect(page.getByTestId('participant')).toContainText('@ada-claude');
+  await expect(page.getByTestId('participant')).toContainText('@ada-prompter');
   await tool('post_session_note', { session_type: 'team_session', session_id: publicId, subject: 'On it', body: 'Working.', idempotency_key: 'a-1' });
 
   await page.goto(sessionPath);
@@ -76,7 +76,7 @@ test('an approval shows on the session page, notifies, and Allow answers the wai
   await expect(box).toHaveAttribute('data-state', 'pending');
   await expect(box.getByTestId('approval-summary')).toHaveText('npm publish');
   await expect.poll(() => page.evaluate(() => (window as any).__notifications)).toEqual([
-    { title: '@ada-claude asks to run `npm publish` in acme/shop fix/orders-total', body: 'Allow or deny it in osFoundry.' },
+    { title: '@ada-prompter asks to run `npm publish` in acme/shop fix/orders-total', body: 'Allow or deny it in osFoundry.' },
   ]);
   await setHidden(page, false);
   await expectAccessible(page);

@@ -179,7 +179,7 @@ test('a question is pushed, shown by the worker, opens its note, and its action 
   await page.getByRole('button', { name: 'Create project' }).click();
   await expect(page.getByTestId('project-name')).toHaveText(project);
   ({ token } = mintToken({ client: 'Push agent', projects: [project] }));
-  await tool('claim_connected_profile', { handle: 'ask-bot', display_name: 'Ask Bot' });
+  await tool('claim_connected_profile', { handle: 'push-bot', display_name: 'Ask Bot' });
   await page.getByLabel('Type').selectOption('team_session');
   await page.getByLabel('Title').fill(title);
   await page.getByRole('button', { name: 'Create session' }).click();
@@ -187,9 +187,9 @@ test('a question is pushed, shown by the worker, opens its note, and its action 
   sessionPath = new URL(page.url()).pathname;
   publicId = (await page.getByTestId('session-public-id').textContent())!.trim();
   await page.getByTestId('tab-participants').click();
-  await page.getByLabel('Agent or connection').selectOption({ label: 'Ask Bot (@ask-bot)' });
+  await page.getByLabel('Agent or connection').selectOption({ label: 'Ask Bot (@push-bot)' });
   await page.getByRole('button', { name: 'Invite' }).click();
-  await expect(page.getByTestId('participant')).toContainText('@ask-bot');
+  await expect(page.getByTestId('participant')).toContainText('@push-bot');
   await page.goto('/inbox');
   await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller)).toBe(true);
 
@@ -285,7 +285,7 @@ test('an approval is pushed with Allow and Deny, and Allow from the notification
   const { payload, urgency, topic } = pushed[before];
   expect(urgency).toBe('high');
   expect(topic).toBe(`approval-${id}`);
-  expect(payload).toMatchObject({ title: '@ask-bot asks to run `npm publish --tag next` in acme/shop main', body: 'npm publish --tag next',
+  expect(payload).toMatchObject({ title: '@push-bot asks to run `npm publish --tag next` in acme/shop main', body: 'npm publish --tag next',
     tag: `approval-${id}`, answer_url: `/approvals/${id}/decide`, answer_field: 'verdict',
     actions: [{ action: 'allow', title: 'Allow' }, { action: 'deny', title: 'Deny' }] });
 
@@ -312,7 +312,7 @@ test('an approval is pushed with Allow and Deny, and Allow from the notification
   const state = await (await fetch(`${baseURL}/agent/approvals/${id}?wait=0`, { headers: { Authorization: `Bearer ${token}` } })).json();
   expect(state).toMatchObject({ state: 'allowed', decided_by: 'Olivia Owner' });
   await expect.poll(() => pushed.length, { timeout: 20_000 }).toBe(before + 2);
-  expect(pushed[before + 1].payload).toMatchObject({ tag: payload.tag, title: 'Olivia Owner allowed @ask-bot to use Bash', silent: true });
+  expect(pushed[before + 1].payload).toMatchObject({ tag: payload.tag, title: 'Olivia Owner allowed @push-bot to use Bash', silent: true });
 
   // Deny afterwards is refused, naming who decided.
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: baseURL, registrationId, data: JSON.stringify(payload) });

@@ -26,7 +26,7 @@ async function links(page: Page): Promise<string[]> {
 const shape = (path: string) => path.replace(/\?.*$/, '').replace(/\/\d+/g, '/:id');
 // A page's screenshot name: its path as a file name.
 const shot = (path: string) => path.replace(/[^a-z0-9]+/gi, '-');
-const skipped = /^\/(logout|static\/|answer\/)|\/export\.(md|json)$/;
+const skipped = /^\/(logout|static\/|answer\/|approve\/|join\/)|\/export\.(md|json)$|\.jsonl(\?|$)/;
 
 test('no page error and no console error on any page', async ({ page }, testInfo) => {
   test.setTimeout(240_000);
