@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -109,12 +110,20 @@ func TestReadsDoNotWaitForTheDiskAndACrashLosesOnlyThem(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond) // polling a condition: the reload reaches the backend
 	}
-	// A write that waits does hang now (the fixture is right).
-	hung, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err = admin.Exec(hung, `CREATE TABLE waits (v int)`)
-	cancel()
-	if err == nil {
-		t.Fatal("a synchronous commit returned without a standby")
+	// A write that waits does hang now (the fixture is right). The
+	// checkpointer tells the commits of the new rule a moment after the
+	// backends see it: write until one hangs.
+	for try := 0; ; try++ {
+		hung, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		_, err = admin.Exec(hung, fmt.Sprintf(`CREATE TABLE waits_%d (v int)`, try))
+		cancel()
+		if err != nil {
+			break
+		}
+		if try == 100 {
+			t.Fatal("a synchronous commit returned without a standby")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition: the rule reaches the commits
 	}
 	// Reads return: their receipts and marks do not wait.
 	read, cancel := context.WithTimeout(ctx, time.Minute)
