@@ -209,16 +209,6 @@ func (r *AgentRelay) Unsubscribe(st *AgentStream) {
 	r.drop(st, "")
 }
 
-// Send queues an event for every stream of a connection: how other kinds
-// of event (an approval's decision) reach a bridge.
-func (r *AgentRelay) Send(connectionID int64, ev Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for st := range r.byConn[connectionID] {
-		r.send(st, ev)
-	}
-}
-
 // Open counts the streams held now (the agent streams gauge).
 func (r *AgentRelay) Open() int {
 	r.mu.Lock()

@@ -54,7 +54,6 @@ type Device struct {
 	auth     []byte
 	// answers are the statuses the next pushes get, then 201.
 	answers  []int
-	gone     bool
 	messages []Message
 	refused  int
 }
@@ -115,13 +114,6 @@ func (s *Service) Accept(d *Device) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.answers = nil
-}
-
-// Unsubscribe makes the service answer 410 Gone for the device from now on.
-func (s *Service) Unsubscribe(d *Device) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d.gone = true
 }
 
 // Messages are the pushes the device got, in order.
@@ -190,10 +182,6 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case d.gone:
-		d.refused++
-		http.Error(w, "no such subscription", http.StatusGone)
-		return
 	case len(d.answers) > 0:
 		status := d.answers[0]
 		d.answers = d.answers[1:]
