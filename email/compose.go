@@ -15,7 +15,7 @@ import (
 )
 
 // Composer writes the emails the store queues, with links to this server at
-// BaseURL: its methods are store.ComposeQuestionMail, store.ComposeReplyMail
+// BaseURL: its methods are store.ComposeQuestionEmail, store.ComposeReplyEmail
 // and store.ComposeDigest.
 type Composer struct {
 	// BaseURL is the public origin, without a trailing slash.
@@ -31,15 +31,15 @@ func (c Composer) AnswerURL(token string) string { return c.BaseURL + AnswerPath
 
 func (c Composer) url(path string) string { return c.BaseURL + path }
 
-// Question composes a question mail to an owner: one question's notice or
+// Question composes a question email to an owner: one question's notice or
 // reminder, or several folded into one ("3 questions from @ada"). Each
 // item's links are the tokens of its answer links, one per option in order,
 // then the one for an answer in the owner's own words.
-func (c Composer) Question(_ store.MailTo, items []store.QuestionMailItem) (store.Mail, error) {
+func (c Composer) Question(_ store.EmailTo, items []store.QuestionEmailItem) (store.Email, error) {
 	if len(items) == 0 {
-		return store.Mail{}, fmt.Errorf("email: a question mail without questions")
+		return store.Email{}, fmt.Errorf("email: a question mail without questions")
 	}
-	var all []views.QuestionMailData
+	var all []views.QuestionEmailData
 	var t strings.Builder
 	if len(items) > 1 {
 		fmt.Fprintf(&t, "%d questions are waiting for your decision.\n\n", len(items))
@@ -47,7 +47,7 @@ func (c Composer) Question(_ store.MailTo, items []store.QuestionMailItem) (stor
 	for i, it := range items {
 		d, err := c.questionData(it)
 		if err != nil {
-			return store.Mail{}, err
+			return store.Email{}, err
 		}
 		if len(items) > 1 {
 			fmt.Fprintf(&t, "-- Question %d of %d --\n\n", i+1, len(items))
@@ -64,25 +64,25 @@ func (c Composer) Question(_ store.MailTo, items []store.QuestionMailItem) (stor
 		case q.Urgency == store.UrgencyBlocking:
 			subject = "[blocking] " + subject
 		}
-		return c.mail(subject, t.String(), all[0].AccountURL, views.QuestionMail(all[0]))
+		return c.mail(subject, t.String(), all[0].AccountURL, views.QuestionEmail(all[0]))
 	}
-	return c.mail(foldedSubject(items), t.String(), all[0].AccountURL, views.QuestionsMail(all, all[0].AccountURL))
+	return c.mail(foldedSubject(items), t.String(), all[0].AccountURL, views.QuestionsEmail(all, all[0].AccountURL))
 }
 
-// questionData is what a question mail says of one question.
-func (c Composer) questionData(it store.QuestionMailItem) (views.QuestionMailData, error) {
+// questionData is what a question email says of one question.
+func (c Composer) questionData(it store.QuestionEmailItem) (views.QuestionEmailData, error) {
 	q, links := it.DueQuestion, it.Links
 	if len(links) != len(q.Options)+1 {
-		return views.QuestionMailData{}, fmt.Errorf("email: question %d: %d answer links for %d options", q.ID, len(links), len(q.Options))
+		return views.QuestionEmailData{}, fmt.Errorf("email: question %d: %d answer links for %d options", q.ID, len(links), len(q.Options))
 	}
-	d := views.QuestionMailData{
+	d := views.QuestionEmailData{
 		Reminder: q.Reminder(), Blocking: q.Urgency == store.UrgencyBlocking,
 		Session: q.SessionTitle, Project: q.ProjectName, Asker: q.AskerName, AskerSlug: q.AskerSlug, Question: q.Text,
 		Free: c.AnswerURL(links[len(links)-1]), QuestionURL: c.url(views.NoteURL(q.SessionID, q.ID)), AccountURL: c.url("/account"),
 		LinksExpire: time.Now().Add(store.AnswerLinkLifetime),
 	}
 	for i, o := range q.Options {
-		d.Options = append(d.Options, views.MailLink{Label: o, URL: c.AnswerURL(links[i])})
+		d.Options = append(d.Options, views.EmailLink{Label: o, URL: c.AnswerURL(links[i])})
 	}
 	// A link cannot outlive its question.
 	if !q.ExpiresAt.IsZero() && q.ExpiresAt.Before(d.LinksExpire) {
@@ -91,9 +91,9 @@ func (c Composer) questionData(it store.QuestionMailItem) (views.QuestionMailDat
 	return d, nil
 }
 
-// questionText writes one question of a question mail's text part. Each
+// questionText writes one question of a question email's text part. Each
 // option's label is quoted, so that no label reads as a link of its own.
-func questionText(t *strings.Builder, d views.QuestionMailData) {
+func questionText(t *strings.Builder, d views.QuestionEmailData) {
 	if d.Reminder {
 		t.WriteString("Reminder: still waiting for your decision.\n\n")
 	}
@@ -115,9 +115,9 @@ func questionText(t *strings.Builder, d views.QuestionMailData) {
 		d.QuestionURL, views.Exact(d.LinksExpire))
 }
 
-// foldedSubject is the subject of several questions in one mail: "3
+// foldedSubject is the subject of several questions in one email: "3
 // questions from @ada", or from each agent that asked.
-func foldedSubject(items []store.QuestionMailItem) string {
+func foldedSubject(items []store.QuestionEmailItem) string {
 	var askers []string
 	blocking := false
 	for _, it := range items {
@@ -134,8 +134,8 @@ func foldedSubject(items []store.QuestionMailItem) string {
 }
 
 // Reply composes the email of a reply to an owner.
-func (c Composer) Reply(_ store.MailTo, r store.ReplyToMail) (store.Mail, error) {
-	d := views.ReplyMailData{From: r.SenderName, Session: r.SessionTitle, Project: r.ProjectName, Subject: r.Subject, Body: r.Body,
+func (c Composer) Reply(_ store.EmailTo, r store.ReplyToEmail) (store.Email, error) {
+	d := views.ReplyEmailData{From: r.SenderName, Session: r.SessionTitle, Project: r.ProjectName, Subject: r.Subject, Body: r.Body,
 		URL: c.url(views.NoteURL(r.SessionID, r.ID)), AccountURL: c.url("/account")}
 	subject := "Reply from " + r.SenderName + ": " + oneLine(firstOf(r.Subject, views.FirstLine(r.Body, 120)), 120)
 	var t strings.Builder
@@ -144,12 +144,12 @@ func (c Composer) Reply(_ store.MailTo, r store.ReplyToMail) (store.Mail, error)
 		t.WriteString(r.Subject + "\n\n")
 	}
 	t.WriteString(r.Body + "\n\nOpen it in its session:\n  " + d.URL + "\n")
-	return c.mail(subject, t.String(), d.AccountURL, views.ReplyMail(d))
+	return c.mail(subject, t.String(), d.AccountURL, views.ReplyEmail(d))
 }
 
 // Digest composes an owner's daily digest of unread agents' notes.
-func (c Composer) Digest(_ store.MailTo, unread []store.InboxNote) (store.Mail, error) {
-	d := views.DigestMailData{InboxURL: c.url("/inbox"), AccountURL: c.url("/account")}
+func (c Composer) Digest(_ store.EmailTo, unread []store.InboxNote) (store.Email, error) {
+	d := views.DigestEmailData{InboxURL: c.url("/inbox"), AccountURL: c.url("/account")}
 	for _, n := range unread {
 		d.Items = append(d.Items, views.DigestItem{From: n.SenderName, Session: n.SessionTitle, Project: n.ProjectName,
 			Subject: n.Subject, FirstLine: views.FirstLine(n.Body, 120), URL: c.url(views.NoteURL(n.SessionID, n.ID))})
@@ -161,17 +161,17 @@ func (c Composer) Digest(_ store.MailTo, unread []store.InboxNote) (store.Mail, 
 		fmt.Fprintf(&t, "- %s\n  %s · %s · %s\n  %s\n", firstOf(it.Subject, it.FirstLine), it.From, it.Session, it.Project, it.URL)
 	}
 	t.WriteString("\nOpen your inbox:\n  " + d.InboxURL + "\n")
-	return c.mail(subject, t.String(), d.AccountURL, views.DigestMail(d))
+	return c.mail(subject, t.String(), d.AccountURL, views.DigestEmail(d))
 }
 
-// mail renders the HTML body and adds the footer to the text.
-func (c Composer) mail(subject, text, accountURL string, html templ.Component) (store.Mail, error) {
+// email renders the HTML body and adds the footer to the text.
+func (c Composer) mail(subject, text, accountURL string, html templ.Component) (store.Email, error) {
 	var b bytes.Buffer
 	if err := html.Render(context.Background(), &b); err != nil {
-		return store.Mail{}, fmt.Errorf("email: render: %w", err)
+		return store.Email{}, fmt.Errorf("email: render: %w", err)
 	}
 	text += "\n-- \nosFoundry · choose what mails you: " + accountURL + "\n"
-	return store.Mail{Subject: subject, Text: text, HTML: b.String()}, nil
+	return store.Email{Subject: subject, Text: text, HTML: b.String()}, nil
 }
 
 // oneLine is s on one line (a subject cannot hold a line break), cut to max
@@ -204,8 +204,8 @@ const ApprovalPath = "/approve/"
 
 // Approval composes an approval's email to an owner, with the tokens of
 // its Allow and Deny links.
-func (c Composer) Approval(_ store.MailTo, a *store.Approval, allow, deny string) (store.Mail, error) {
-	d := views.ApprovalMailData{Approval: *a, AllowURL: c.url(ApprovalPath + allow), DenyURL: c.url(ApprovalPath + deny),
+func (c Composer) Approval(_ store.EmailTo, a *store.Approval, allow, deny string) (store.Email, error) {
+	d := views.ApprovalEmailData{Approval: *a, AllowURL: c.url(ApprovalPath + allow), DenyURL: c.url(ApprovalPath + deny),
 		PageURL: c.url(views.ApprovalHome(*a)), AccountURL: c.url("/account")}
 	var t strings.Builder
 	fmt.Fprintf(&t, "%s asks to use %s", a.Who(), a.Tool)
@@ -219,5 +219,5 @@ func (c Composer) Approval(_ store.MailTo, a *store.Approval, allow, deny string
 	fmt.Fprintf(&t, "Allow:\n  %s\nDeny:\n  %s\nOpen it in osFoundry:\n  %s\n\n", d.AllowURL, d.DenyURL, d.PageURL)
 	fmt.Fprintf(&t, "Each link asks for one more click, works once and only while the agent waits (%s); without a decision the agent gets none, never an allow.\n",
 		views.Exact(a.ExpiresAt))
-	return c.mail(oneLine(a.Headline(), 200), t.String(), d.AccountURL, views.ApprovalMail(d))
+	return c.mail(oneLine(a.Headline(), 200), t.String(), d.AccountURL, views.ApprovalEmail(d))
 }

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// headerText is text for a mail header (a subject, a display name) that
-// may hold what an agent wrote, as a mail client must read it: plain
+// headerText is text for a email header (a subject, a display name) that
+// may hold what an agent wrote, as a email client must read it: plain
 // printable ASCII as it is, anything else (other characters, or an
 // "=?…?=" that a client would decode as an encoded word of its own) encoded
 // whole as RFC 2047 encoded words of UTF-8, so that no text from an agent

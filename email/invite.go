@@ -12,7 +12,7 @@ import (
 )
 
 // Invite composes the email of an invitation to join a workspace.
-func (c Composer) Invite(inv *store.PersonInvite, link string) store.Mail {
+func (c Composer) Invite(inv *store.PersonInvite, link string) store.Email {
 	who := inv.InvitedByName
 	if who == "" {
 		who = "An admin"
@@ -22,11 +22,11 @@ func (c Composer) Invite(inv *store.PersonInvite, link string) store.Mail {
 		who, inv.WorkspaceName, inv.Role, expires, link)
 	body := fmt.Sprintf(`<p>%s invited you to the workspace <strong>%s</strong> on osFoundry, as %s.</p><p><a href="%s">Choose your name and password</a> (the link works once, until %s).</p>`,
 		html.EscapeString(who), html.EscapeString(inv.WorkspaceName), html.EscapeString(string(inv.Role)), html.EscapeString(link), html.EscapeString(expires))
-	return store.Mail{Subject: "Join " + oneLine(inv.WorkspaceName, 100) + " on osFoundry", Text: text, HTML: body}
+	return store.Email{Subject: "Join " + oneLine(inv.WorkspaceName, 100) + " on osFoundry", Text: text, HTML: body}
 }
 
-// InviteSender mails invitations at once through smtp, not through the
-// outbox: the inviter is shown the link as well, so a mail that fails is
+// InviteSender emails invitations at once through smtp, not through the
+// outbox: the inviter is shown the link as well, so a email that fails is
 // logged and not retried.
 func InviteSender(smtp SMTP, c Composer) func(ctx context.Context, inv *store.PersonInvite, link string) error {
 	return func(ctx context.Context, inv *store.PersonInvite, link string) error {

@@ -24,8 +24,8 @@ func (w *world) fireAll(t *testing.T) store.TimerResult {
 }
 
 // TestABurstOfQuestionsIsOneMail: questions whose notices fire together
-// reach an owner as one mail ("3 questions from @ada") with every
-// question's links; the next question mail to that owner waits out
+// reach an owner as one email ("3 questions from @ada") with every
+// question's links; the next question email to that owner waits out
 // store.EmailFoldWindow, and what comes meanwhile folds into it.
 func TestABurstOfQuestionsIsOneMail(t *testing.T) {
 	t.Parallel()
@@ -50,7 +50,7 @@ func TestABurstOfQuestionsIsOneMail(t *testing.T) {
 		t.Fatalf("%d answer links in the folded mail, want 9", n)
 	}
 
-	// Two more at once after it: one mail, held until the window has passed.
+	// Two more at once after it: one email, held until the window has passed.
 	w.fire(t, w.ask(t, "k3", "Question 4?").ID)
 	w.fire(t, w.ask(t, "k4", "Question 5?").ID)
 	var rows int
@@ -67,7 +67,7 @@ func TestABurstOfQuestionsIsOneMail(t *testing.T) {
 }
 
 // TestAgentTextIsEncodedInMailHeaders: an agent's display name holding an
-// encoded word reaches the subject encoded whole, so a mail client shows
+// encoded word reaches the subject encoded whole, so a email client shows
 // the characters as written, never the right-to-left override the encoded
 // word spells.
 func TestAgentTextIsEncodedInMailHeaders(t *testing.T) {

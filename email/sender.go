@@ -55,7 +55,7 @@ func FastOptions(o Options) Options {
 	return o
 }
 
-// Sender sends the mail outbox over SMTP. Build it with New, run Run (and
+// Sender sends the email outbox over SMTP. Build it with New, run Run (and
 // RunSweeps for replies and digests), wake it with Wake.
 type Sender struct {
 	store    *store.Store
@@ -113,9 +113,9 @@ func domainOf(addr, def string) string {
 // Wake asks the sender to look for due messages now. It never blocks.
 func (s *Sender) Wake() { s.wake.Wake() }
 
-// WakeOn makes l wake the sender for each notification on store.MailTopic
+// WakeOn makes l wake the sender for each notification on store.EmailTopic
 // (messages were queued), and each time it connects. Call it before l runs.
-func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.MailTopic, s.Wake) }
+func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.EmailTopic, s.Wake) }
 
 // Run claims and sends due messages until ctx ends. A batch under way when
 // ctx ends is finished (each step bounded by the SMTP timeout) and recorded.
@@ -128,7 +128,7 @@ func (s *Sender) Run(ctx context.Context) {
 	dbDown := false
 	for {
 		more := false
-		due, err := s.store.ClaimMails(ctx, s.batch, s.lease, nil)
+		due, err := s.store.ClaimEmails(ctx, s.batch, s.lease, nil)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			if !dbDown {
@@ -147,7 +147,7 @@ func (s *Sender) Run(ctx context.Context) {
 		}
 		if time.Since(lastPrune) > pruneEvery && !dbDown && ctx.Err() == nil {
 			lastPrune = time.Now()
-			if n, err := s.store.PruneMails(ctx); err != nil {
+			if n, err := s.store.PruneEmails(ctx); err != nil {
 				s.log.Warn("email: pruning the outbox failed", "err", err)
 			} else if n > 0 {
 				s.log.Debug("email: outbox pruned", "deleted", n)
@@ -170,9 +170,9 @@ func (s *Sender) Run(ctx context.Context) {
 
 // send sends a batch over one connection and records each result. A
 // connection that fails leaves every message of the batch to be tried again
-// after its backoff. A question's mail whose question was closed meanwhile
+// after its backoff. A question's email whose question was closed meanwhile
 // is skipped: it would ask for what is decided.
-func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
+func (s *Sender) send(ctx context.Context, due []store.OutgoingEmail) {
 	start := time.Now()
 	live := due[:0]
 	for i := range due {
@@ -216,25 +216,25 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingMail) {
 	s.log.Debug("email: batch sent", "messages", len(due), "took", time.Since(start).Round(time.Millisecond))
 }
 
-// skip records a question's mail as not sent: the question was answered or
+// skip records a question's email as not sent: the question was answered or
 // expired before it went out.
-func (s *Sender) skip(ctx context.Context, m *store.OutgoingMail) {
+func (s *Sender) skip(ctx context.Context, m *store.OutgoingEmail) {
 	s.log.Info("email skipped: its question was answered or expired", "mail_id", m.ID, "kind", m.Kind, "owner_id", m.To.OwnerID)
-	if _, err := s.store.FinishMail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.MailSkipped, 0, ""); err != nil {
+	if _, err := s.store.FinishEmail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.EmailSkipped, 0, ""); err != nil {
 		s.log.Warn("email: recording a skipped message failed; it is looked at again after its lease", "mail_id", m.ID, "err", err)
 	}
 }
 
 // release gives a claimed message back, to be sent at once by the next
 // claim (of any replica).
-func (s *Sender) release(ctx context.Context, m *store.OutgoingMail) {
-	if _, err := s.store.FinishMail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.MailPending, 0, "not sent yet: its batch ran long"); err != nil {
+func (s *Sender) release(ctx context.Context, m *store.OutgoingEmail) {
+	if _, err := s.store.FinishEmail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.EmailPending, 0, "not sent yet: its batch ran long"); err != nil {
 		s.log.Warn("email: releasing a message failed; it is tried again after its lease", "mail_id", m.ID, "err", err)
 	}
 }
 
 // message is an outbox row as a message to its owner.
-func (s *Sender) message(m *store.OutgoingMail) (*gomail.Msg, error) {
+func (s *Sender) message(m *store.OutgoingEmail) (*gomail.Msg, error) {
 	msg := gomail.NewMsg()
 	if err := msg.From(s.smtp.From); err != nil {
 		return nil, permanent{err}
@@ -263,34 +263,34 @@ type permanent struct{ error }
 // finish records one attempt: sent, failed for good (a permanent refusal or
 // the last attempt), or pending again after a backoff that doubles with
 // each attempt.
-func (s *Sender) finish(ctx context.Context, m *store.OutgoingMail, sendErr error) {
+func (s *Sender) finish(ctx context.Context, m *store.OutgoingEmail, sendErr error) {
 	log := s.log.With("mail_id", m.ID, "kind", m.Kind, "owner_id", m.To.OwnerID, "attempt", m.Attempt)
-	state, retryIn, msg := store.MailSent, time.Duration(0), ""
+	state, retryIn, msg := store.EmailSent, time.Duration(0), ""
 	if sendErr != nil {
 		msg = sendErr.Error()
-		state = store.MailPending
+		state = store.EmailPending
 		var se *gomail.SendError
 		var pe permanent
 		if errors.As(sendErr, &pe) || (errors.As(sendErr, &se) && !se.IsTemp() && se.ErrorCode() >= 500) || m.Attempt >= s.attempts {
-			state = store.MailFailed
+			state = store.EmailFailed
 		} else {
 			retryIn = min(s.min<<min(m.Attempt-1, 20), s.max)
 		}
 	}
 	switch state {
-	case store.MailSent:
+	case store.EmailSent:
 		log.Info("email sent")
-	case store.MailFailed:
+	case store.EmailFailed:
 		log.Warn("email not sent; given up", "err", msg)
 	default:
 		log.Info("email not sent yet; will retry", "err", msg, "retry_in", retryIn)
 	}
 	store.RecordAttempt(ctx, log, "email attempt", "the message was claimed again after its lease ran out", func(ctx context.Context) (bool, error) {
-		return s.store.FinishMail(ctx, m.ID, m.Attempt, state, retryIn, msg)
+		return s.store.FinishEmail(ctx, m.ID, m.Attempt, state, retryIn, msg)
 	})
 }
 
-// RunSweeps queues the replies owners want mailed and the digests that are
+// RunSweeps queues the replies owners want emailed and the digests that are
 // due, every Sweep, until ctx ends. Any number of replicas may sweep: the
 // store claims each owner's row for one of them.
 func (s *Sender) RunSweeps(ctx context.Context) {
@@ -298,7 +298,7 @@ func (s *Sender) RunSweeps(ctx context.Context) {
 	t := time.NewTicker(s.sweep)
 	defer t.Stop()
 	for {
-		if n, err := s.store.QueueReplyMails(ctx, s.compose.Reply); err != nil && ctx.Err() == nil {
+		if n, err := s.store.QueueReplyEmails(ctx, s.compose.Reply); err != nil && ctx.Err() == nil {
 			s.log.Warn("email: queueing replies failed", "err", err)
 		} else if n > 0 {
 			s.log.Debug("email: replies queued", "messages", n)

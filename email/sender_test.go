@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 const base = "https://foundry.example.com"
 
 // world is a workspace with an owner, a project, a session and an agent
-// invited to it, and a mail sender running against a mailpit.
+// invited to it, and a email sender running against a mailpit.
 type world struct {
 	st      *store.Store
 	sql     *storetest.Fixtures
@@ -105,7 +105,7 @@ func (w *world) ask(t *testing.T, key, text string, options ...string) *store.Qu
 	return q
 }
 
-// fire makes the question's next timer due and fires it, mailing with the
+// fire makes the question's next timer due and fires it, emailing with the
 // composer, and wakes the sender.
 func (w *world) fire(t *testing.T, id int64) store.TimerResult {
 	t.Helper()
@@ -120,7 +120,7 @@ func (w *world) fire(t *testing.T, id int64) store.TimerResult {
 
 var answerLink = regexp.MustCompile(regexp.QuoteMeta(base) + `/answer/([0-9]+\.[A-Za-z0-9_-]+)`)
 
-func TestQuestionMailArrivesWhenTheTimerFires(t *testing.T) {
+func TestQuestionEmailArrivesWhenTheTimerFires(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	ctx := context.Background()
@@ -176,7 +176,7 @@ func TestQuestionMailArrivesWhenTheTimerFires(t *testing.T) {
 	}
 	var state string
 	w.sql.QueryRow(`SELECT string_agg(DISTINCT state, ',') FROM mail_outbox`).Scan(&state)
-	if state != store.MailSent {
+	if state != store.EmailSent {
 		t.Errorf("outbox states %q, want sent", state)
 	}
 }
@@ -187,7 +187,7 @@ func TestRepliesAreMailedToOwnersWhoOptedIn(t *testing.T) {
 	ctx := context.Background()
 	ws := w.owner.WorkspaceID
 	quiet := w.sql.InsertOwner(ws, "Quiet Owner")
-	if err := w.st.SetMailSettings(ctx, ws, w.owner.ID, store.MailSettings{Questions: true, Replies: true}); err != nil {
+	if err := w.st.SetEmailSettings(ctx, ws, w.owner.ID, store.EmailSettings{Questions: true, Replies: true}); err != nil {
 		t.Fatal(err)
 	}
 	for i, to := range []int64{w.owner.ID, quiet} {
@@ -223,7 +223,7 @@ func TestDigestListsUnreadAgentNotes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.st.SetMailSettings(ctx, ws, w.owner.ID, store.MailSettings{Questions: true, Digest: true}); err != nil {
+	if err := w.st.SetEmailSettings(ctx, ws, w.owner.ID, store.EmailSettings{Questions: true, Digest: true}); err != nil {
 		t.Fatal(err)
 	}
 	w.sql.Exec(`UPDATE owner_mail_settings SET digest_due_at = now() - interval '1 second' WHERE owner_id = $1`, w.owner.ID)
@@ -238,7 +238,7 @@ func TestDigestListsUnreadAgentNotes(t *testing.T) {
 	}
 }
 
-func TestMailWaitsForTheSMTPServer(t *testing.T) {
+func TestEmailWaitsForTheSMTPServer(t *testing.T) {
 	t.Parallel()
 	port := mailpittest.FreePort(t)
 	w := newWorld(t, "smtp://127.0.0.1:"+itoa(int64(port))+"?tls=none")
@@ -253,7 +253,7 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 		var state, lastErr string
 		w.sql.QueryRow(`SELECT attempts, state, coalesce(last_error, '') FROM mail_outbox`).Scan(&attempts, &state, &lastErr)
 		if attempts >= 2 && lastErr != "" {
-			if state != store.MailPending || !strings.Contains(lastErr, "connect to 127.0.0.1:"+itoa(int64(port))) {
+			if state != store.EmailPending || !strings.Contains(lastErr, "connect to 127.0.0.1:"+itoa(int64(port))) {
 				t.Fatalf("after %d attempts: %s, %q", attempts, state, lastErr)
 			}
 			break
@@ -263,7 +263,7 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d.Pending != 1 || d.Failed != 0 {
+	if d, err := w.st.EmailOutboxDepth(context.Background()); err != nil || d.Pending != 1 || d.Failed != 0 {
 		t.Fatalf("outbox while the server is down: %+v %v", d, err)
 	}
 	mp := mailpittest.StartOn(t, port)
@@ -274,7 +274,7 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 	for {
 		var state string
 		w.sql.QueryRow(`SELECT state FROM mail_outbox`).Scan(&state)
-		if state == store.MailSent {
+		if state == store.EmailSent {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -285,7 +285,7 @@ func TestMailWaitsForTheSMTPServer(t *testing.T) {
 	if got := len(mp.Messages(t)); got != 1 {
 		t.Errorf("%d messages, want 1", got)
 	}
-	if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d != (store.MailOutboxDepth{}) {
+	if d, err := w.st.EmailOutboxDepth(context.Background()); err != nil || d != (store.EmailOutboxDepth{}) {
 		t.Errorf("outbox once sent: %+v %v", d, err)
 	}
 }
@@ -309,7 +309,7 @@ func TestRefusedRecipientIsMarkedFailed(t *testing.T) {
 		var attempts int
 		var state, lastErr string
 		w.sql.QueryRow(`SELECT attempts, state, coalesce(last_error, '') FROM mail_outbox WHERE owner_id = $1`, refused).Scan(&attempts, &state, &lastErr)
-		if state == store.MailFailed {
+		if state == store.EmailFailed {
 			if attempts != 1 || !strings.Contains(lastErr, "550") {
 				t.Fatalf("failed after %d attempts with %q, want 1 and the server's 550", attempts, lastErr)
 			}
@@ -322,9 +322,9 @@ func TestRefusedRecipientIsMarkedFailed(t *testing.T) {
 	}
 }
 
-// TestMailOfAClosedQuestionIsSkipped: a question answered while its mail
-// waited for the SMTP server is not mailed when the server comes up.
-func TestMailOfAClosedQuestionIsSkipped(t *testing.T) {
+// TestEmailOfAClosedQuestionIsSkipped: a question answered while its email
+// waited for the SMTP server is not emailed when the server comes up.
+func TestEmailOfAClosedQuestionIsSkipped(t *testing.T) {
 	t.Parallel()
 	port := mailpittest.FreePort(t)
 	w := newWorld(t, "smtp://127.0.0.1:"+itoa(int64(port))+"?tls=none")
@@ -349,7 +349,7 @@ func TestMailOfAClosedQuestionIsSkipped(t *testing.T) {
 	for {
 		var state string
 		w.sql.QueryRow(`SELECT state FROM mail_outbox WHERE note_id = $1`, closed.ID).Scan(&state)
-		if state == store.MailSkipped {
+		if state == store.EmailSkipped {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -362,9 +362,9 @@ func TestMailOfAClosedQuestionIsSkipped(t *testing.T) {
 	}
 }
 
-// TestMailGivesUpAfterItsAttempts: a server that never comes back leaves
+// TestEmailGivesUpAfterItsAttempts: a server that never comes back leaves
 // the message failed after its last attempt, with the error, in the outbox.
-func TestMailGivesUpAfterItsAttempts(t *testing.T) {
+func TestEmailGivesUpAfterItsAttempts(t *testing.T) {
 	t.Parallel()
 	port := mailpittest.FreePort(t)
 	w := newWorldWith(t, setup{smtpURL: "smtp://127.0.0.1:" + itoa(int64(port)) + "?tls=none", tune: func(o *email.Options) {
@@ -379,11 +379,11 @@ func TestMailGivesUpAfterItsAttempts(t *testing.T) {
 		var attempts int
 		var state, lastErr string
 		w.sql.QueryRow(`SELECT attempts, state, coalesce(last_error, '') FROM mail_outbox`).Scan(&attempts, &state, &lastErr)
-		if state == store.MailFailed {
+		if state == store.EmailFailed {
 			if attempts != 3 || !strings.Contains(lastErr, "connect to 127.0.0.1") {
 				t.Fatalf("failed after %d attempts with %q, want 3", attempts, lastErr)
 			}
-			if d, err := w.st.MailOutboxDepth(context.Background()); err != nil || d.Failed != 1 || d.Pending != 0 {
+			if d, err := w.st.EmailOutboxDepth(context.Background()); err != nil || d.Failed != 1 || d.Pending != 0 {
 				t.Fatalf("outbox after giving up: %+v %v", d, err)
 			}
 			return
@@ -397,13 +397,13 @@ func TestMailGivesUpAfterItsAttempts(t *testing.T) {
 
 // TestComposeFreeTextQuestion: a question without options has the one link
 // for an answer in the owner's own words; links that do not match the
-// options are a composing error, not a mail with wrong links.
+// options are a composing error, not a email with wrong links.
 func TestComposeFreeTextQuestion(t *testing.T) {
 	t.Parallel()
 	c := email.Composer{BaseURL: base}
 	q := &store.DueQuestion{Question: store.Question{ID: 7, SessionID: 3, Text: "Which cache?", Urgency: store.UrgencyNormal,
 		ExpiresAt: time.Now().Add(time.Hour)}, Timer: "notice", SessionTitle: "S", ProjectName: "P", AskerName: "Ada", AskerSlug: "ext-ada"}
-	m, err := c.Question(store.MailTo{}, []store.QuestionMailItem{{DueQuestion: q, Links: []string{"9.tok"}}})
+	m, err := c.Question(store.EmailTo{}, []store.QuestionEmailItem{{DueQuestion: q, Links: []string{"9.tok"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestComposeFreeTextQuestion(t *testing.T) {
 	if !strings.Contains(m.Text, "until "+q.ExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")) {
 		t.Errorf("the links' end is not the question's expiry:\n%s", m.Text)
 	}
-	if _, err := c.Question(store.MailTo{}, []store.QuestionMailItem{{DueQuestion: q, Links: []string{"9.tok", "10.tok"}}}); err == nil {
+	if _, err := c.Question(store.EmailTo{}, []store.QuestionEmailItem{{DueQuestion: q, Links: []string{"9.tok", "10.tok"}}}); err == nil {
 		t.Error("two links for a question without options composed")
 	}
 }

@@ -1,5 +1,5 @@
-// Package email mails owners: it composes the messages the store queues in
-// its mail outbox (a question's notice and reminder with answer links,
+// Package email emails owners: it composes the messages the store queues in
+// its email outbox (a question's notice and reminder with answer links,
 // replies to an owner, the daily digest), and every replica runs a Sender
 // that claims due messages from the outbox under a lease and sends them over
 // SMTP, retrying with backoff; a message that cannot be sent stays in the
@@ -30,7 +30,7 @@ const (
 	TLSImplicit = "tls"
 )
 
-// SMTP is where mail is sent: an SMTP server, how to reach it, and the
+// SMTP is where email is sent: an SMTP server, how to reach it, and the
 // sender address.
 type SMTP struct {
 	Host     string
@@ -127,7 +127,7 @@ func (s SMTP) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Por
 // sendTimeout bounds each step of talking to the SMTP server.
 const sendTimeout = 20 * time.Second
 
-// client is a go-mail client for the server.
+// client is a go-email client for the server.
 func (s SMTP) client() (*gomail.Client, error) {
 	opts := []gomail.Option{gomail.WithPort(s.Port), gomail.WithTimeout(sendTimeout)}
 	switch s.TLS {

@@ -41,7 +41,7 @@ func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountDa
 	if err != nil {
 		return err
 	}
-	mail, err := s.store.MailSettingsOf(c.Request().Context(), o.ID)
+	mail, err := s.store.EmailSettingsOf(c.Request().Context(), o.ID)
 	if err != nil {
 		return err
 	}

@@ -25,13 +25,13 @@ func (f *sessionFixture) askWithLinks(key, text string, options ...string) (*sto
 	}
 	f.app.sql().Exec(`UPDATE questions SET due_at = now() - interval '1 second' WHERE note_id = $1`, q.ID)
 	var tokens []string
-	if _, err := f.app.store.FireQuestionTimers(ctx, 10, func(to store.MailTo, items []store.QuestionMailItem) (store.Mail, error) {
+	if _, err := f.app.store.FireQuestionTimers(ctx, 10, func(to store.EmailTo, items []store.QuestionEmailItem) (store.Email, error) {
 		for _, it := range items { // earlier questions fold into the same mail
 			if to.OwnerID == f.alice.owner.ID && it.ID == q.ID {
 				tokens = it.Links
 			}
 		}
-		return store.Mail{Subject: "s", Text: "t", HTML: "h"}, nil
+		return store.Email{Subject: "s", Text: "t", HTML: "h"}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +229,8 @@ func TestAccountMailSettings(t *testing.T) {
 			if got := checked(); got != "replies,digest" {
 				t.Fatalf("after saving %q, want replies,digest", got)
 			}
-			m, err := app.store.MailSettingsOf(context.Background(), alice.owner.ID)
-			if err != nil || m != (store.MailSettings{Replies: true, Digest: true}) {
+			m, err := app.store.EmailSettingsOf(context.Background(), alice.owner.ID)
+			if err != nil || m != (store.EmailSettings{Replies: true, Digest: true}) {
 				t.Fatalf("stored %+v %v", m, err)
 			}
 			if res := alice.postRaw("/account/mail", url.Values{"questions": {"on"}}, false); res.StatusCode != http.StatusForbidden {

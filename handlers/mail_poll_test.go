@@ -11,7 +11,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 )
 
-func TestMailPoll(t *testing.T) {
+func TestEmailPoll(t *testing.T) {
 	t.Parallel()
 	f := newSessionFixture(t)
 	first := f.app.agentNote(f.ag, f.session.ID, "one", "1")

@@ -78,7 +78,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/account/password", "account-password", s.accountPassword, accessOwner},
 		{http.MethodPost, "/account/sign-ins/end-others", "sign-ins-end-others", s.signInEndOthers, accessOwner},
 		{http.MethodPost, "/account/sign-ins/:id/end", "sign-in-end", s.signInEnd, accessOwner},
-		{http.MethodPost, "/account/mail", "account-mail", s.accountMail, accessOwner},
+		{http.MethodPost, "/account/mail", "account-mail", s.accountEmail, accessOwner},
 		{http.MethodPost, "/account/push", "account-push", s.accountPush, accessOwner},
 		{http.MethodPost, "/account/devices", "device-subscribe", s.deviceSubscribe, accessOwner},
 		{http.MethodPost, "/account/devices/:id/rename", "device-rename", s.deviceRename, accessOwner},

@@ -8,10 +8,10 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// WatchMailOutbox exports the mail outbox, read at each scrape (one
-// statement, counted as background work): what waits to be mailed, what is
+// WatchEmailOutbox exports the email outbox, read at each scrape (one
+// statement, counted as background work): what waits to be emailed, what is
 // overdue, and what was given up on.
-func (m *Metrics) WatchMailOutbox(st *store.Store) {
+func (m *Metrics) WatchEmailOutbox(st *store.Store) {
 	var (
 		pending   = desc("mail_outbox", "pending", "Mails to owners not yet sent, failed or skipped.")
 		due       = desc("mail_outbox", "due", "Mails due now that no sender is sending.")
@@ -23,7 +23,7 @@ func (m *Metrics) WatchMailOutbox(st *store.Store) {
 		collect: func(ch chan<- prometheus.Metric) {
 			ctx, cancel := context.WithTimeout(store.Background(context.Background()), outboxTimeout)
 			defer cancel()
-			if d, err := st.MailOutboxDepth(ctx); err == nil {
+			if d, err := st.EmailOutboxDepth(ctx); err == nil {
 				ch <- prometheus.MustNewConstMetric(pending, prometheus.GaugeValue, float64(d.Pending))
 				ch <- prometheus.MustNewConstMetric(due, prometheus.GaugeValue, float64(d.Due))
 				ch <- prometheus.MustNewConstMetric(oldestDue, prometheus.GaugeValue, d.OldestDueAge.Seconds())

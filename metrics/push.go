@@ -8,7 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// WatchPushOutbox exports the push outbox as WatchMailOutbox exports the
+// WatchPushOutbox exports the push outbox as WatchEmailOutbox exports the
 // mail outbox: what waits to be pushed, what is overdue, what was given up on.
 func (m *Metrics) WatchPushOutbox(st *store.Store) {
 	var (

@@ -136,10 +136,10 @@ func (s *Store) RetryWebhookDeliveryAs(ctx context.Context, a Actor, projectID, 
 	}))
 }
 
-// SetMailSettingsAs records the actor's own email settings; every role.
-func (s *Store) SetMailSettingsAs(ctx context.Context, a Actor, m MailSettings) error {
+// SetEmailSettingsAs records the actor's own email settings; every role.
+func (s *Store) SetEmailSettingsAs(ctx context.Context, a Actor, m EmailSettings) error {
 	return wrapAct("set mail settings", s.act(ctx, a, RoleViewer, func(ac *action) error {
-		if err := s.setMailSettingsIn(ctx, ac.tx, a.WorkspaceID, a.OwnerID, m); err != nil {
+		if err := s.setEmailSettingsIn(ctx, ac.tx, a.WorkspaceID, a.OwnerID, m); err != nil {
 			return err
 		}
 		ac.audit(AuditEmailSettings, 0, "own email settings", map[string]any{"questions": m.Questions, "replies": m.Replies, "digest": m.Digest})

@@ -48,7 +48,7 @@ func (a *nullableApproval) approval() *Approval {
 
 // ComposeApprovalMail composes an approval's email to an owner, with the
 // tokens of its Allow and Deny links.
-type ComposeApprovalMail func(to MailTo, a *Approval, allow, deny string) (Mail, error)
+type ComposeApprovalMail func(to EmailTo, a *Approval, allow, deny string) (Email, error)
 
 // MailApproval is the kind of an approval's email.
 const MailApproval = "approval"
@@ -143,7 +143,7 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose Compo
 		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
 	if res.Mails > 0 {
-		announced = append(announced, MailTopic.notification(struct{}{}))
+		announced = append(announced, EmailTopic.notification(struct{}{}))
 	}
 	s.notifyAfterCommit(announced...)
 	return res, nil
@@ -156,11 +156,11 @@ func (s *Store) mailApproval(ctx context.Context, tx pgx.Tx, id int64, compose C
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.Query(ctx, questionMailTo, a.WorkspaceID)
+	rows, err := tx.Query(ctx, questionEmailTo, a.WorkspaceID)
 	if err != nil {
 		return 0, err
 	}
-	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[MailTo])
+	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[EmailTo])
 	if err != nil {
 		return 0, err
 	}
@@ -173,7 +173,7 @@ func (s *Store) mailApproval(ctx context.Context, tx pgx.Tx, id int64, compose C
 		if err != nil {
 			return 0, err
 		}
-		if err := insertMail(ctx, tx, to, MailApproval, 0, m); err != nil {
+		if err := insertEmail(ctx, tx, to, MailApproval, 0, m); err != nil {
 			return 0, err
 		}
 	}

@@ -9,15 +9,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Question mail to an owner folds (SPEC §20): a question's notice or
-// reminder joins the owner's question mail that is queued and not yet
+// Question email to an owner folds (SPEC §20): a question's notice or
+// reminder joins the owner's question email that is queued and not yet
 // claimed by a sender, which is then composed again with every question it
 // holds ("3 questions from @ada"); without one, it is queued due at once,
-// or, when the owner's last question mail was queued less than
+// or, when the owner's last question email was queued less than
 // EmailFoldWindow ago, due that long after it. So an agent that asks in a
-// loop makes an owner's inbox hold at most one question mail per window.
+// loop makes an owner's inbox hold at most one question email per window.
 
-// EmailFoldWindow is the least time between two question mails to an
+// EmailFoldWindow is the least time between two question emails to an
 // owner: at most three a minute.
 const EmailFoldWindow = 20 * time.Second
 
@@ -27,25 +27,25 @@ func (s *Store) foldWindow() time.Duration {
 	return time.Duration(float64(EmailFoldWindow) * s.questionMinute.Seconds() / 60)
 }
 
-// QuestionMailItem is one question of a question mail, with the tokens of
+// QuestionEmailItem is one question of a question email, with the tokens of
 // its answer links to the owner (one per option, then one for an answer in
 // the owner's own words).
-type QuestionMailItem struct {
+type QuestionEmailItem struct {
 	*DueQuestion
 	Links []string
 }
 
-// ComposeQuestionMail composes a question mail to an owner: one question's
+// ComposeQuestionEmail composes a question email to an owner: one question's
 // notice or reminder, or several folded into one message.
-type ComposeQuestionMail func(to MailTo, items []QuestionMailItem) (Mail, error)
+type ComposeQuestionEmail func(to EmailTo, items []QuestionEmailItem) (Email, error)
 
 // queueQuestionMail queues d's notice or reminder to an owner, folded into
-// the owner's question mail not yet claimed when there is one (its row
+// the owner's question email not yet claimed when there is one (its row
 // locked, so a sender claiming it waits, or is waited for and then skipped).
-func (s *Store) queueQuestionMail(ctx context.Context, tx pgx.Tx, to MailTo, d *DueQuestion, compose ComposeQuestionMail) error {
-	kind := MailQuestion
+func (s *Store) queueQuestionMail(ctx context.Context, tx pgx.Tx, to EmailTo, d *DueQuestion, compose ComposeQuestionEmail) error {
+	kind := EmailQuestion
 	if d.Reminder() {
-		kind = MailReminder
+		kind = EmailReminder
 	}
 	var mailID int64
 	var ids []int64
@@ -60,7 +60,7 @@ func (s *Store) queueQuestionMail(ctx context.Context, tx pgx.Tx, to MailTo, d *
 	if !slices.Contains(ids, d.ID) {
 		ids = append(ids, d.ID)
 	}
-	items, err := s.questionMailItems(ctx, tx, to, ids, d)
+	items, err := s.questionEmailItems(ctx, tx, to, ids, d)
 	if err != nil {
 		return err
 	}
@@ -71,21 +71,21 @@ func (s *Store) queueQuestionMail(ctx context.Context, tx pgx.Tx, to MailTo, d *
 	if mailID != 0 {
 		_, err = tx.Exec(ctx, `UPDATE mail_outbox SET question_ids = $2, subject = $3, text_body = $4, html_body = $5,
 			kind = CASE WHEN kind = 'question' OR $6 = 'question' THEN 'question' ELSE 'reminder' END
-			WHERE id = $1`, mailID, ids, mailSubject(m.Subject), m.Text, m.HTML, kind)
+			WHERE id = $1`, mailID, ids, emailSubject(m.Subject), m.Text, m.HTML, kind)
 		return err
 	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO mail_outbox (workspace_id, owner_id, kind, note_id, question_ids, subject, text_body, html_body, next_attempt_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, greatest(now(),
 			(SELECT max(created_at) FROM mail_outbox WHERE owner_id = $2 AND kind IN ('question', 'reminder')) + $9 * interval '1 millisecond'))`,
-		to.WorkspaceID, to.OwnerID, kind, d.ID, ids, mailSubject(m.Subject), m.Text, m.HTML, s.foldWindow().Milliseconds())
+		to.WorkspaceID, to.OwnerID, kind, d.ID, ids, emailSubject(m.Subject), m.Text, m.HTML, s.foldWindow().Milliseconds())
 	return err
 }
 
-// questionMailItems are the questions ids of a question mail that are still
+// questionEmailItems are the questions ids of a question email that are still
 // open, d (the one that fires now) as it is, each with fresh answer links
-// for the owner: the links of a mail composed before were never sent.
-func (s *Store) questionMailItems(ctx context.Context, tx pgx.Tx, to MailTo, ids []int64, d *DueQuestion) ([]QuestionMailItem, error) {
+// for the owner: the links of a email composed before were never sent.
+func (s *Store) questionEmailItems(ctx context.Context, tx pgx.Tx, to EmailTo, ids []int64, d *DueQuestion) ([]QuestionEmailItem, error) {
 	rows, err := tx.Query(ctx, dueQuestionSelect+` WHERE q.note_id = ANY($1) AND q.note_id <> $2 AND q.state = 'open'`, ids, d.ID)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (s *Store) questionMailItems(ctx context.Context, tx pgx.Tx, to MailTo, ids
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	var items []QuestionMailItem
+	var items []QuestionEmailItem
 	for _, id := range ids {
 		q := byID[id]
 		if q == nil {
@@ -114,13 +114,13 @@ func (s *Store) questionMailItems(ctx context.Context, tx pgx.Tx, to MailTo, ids
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, QuestionMailItem{DueQuestion: q, Links: links})
+		items = append(items, QuestionEmailItem{DueQuestion: q, Links: links})
 	}
 	return items, nil
 }
 
-// mailSubject is a subject as the outbox holds it: at most 300 characters.
-func mailSubject(subject string) string {
+// emailSubject is a subject as the outbox holds it: at most 300 characters.
+func emailSubject(subject string) string {
 	if r := []rune(subject); len(r) > 300 {
 		return string(r[:299]) + "…"
 	}

@@ -62,7 +62,7 @@ func (t Topic[T]) channelName() string { return t.channel }
 func (t Topic[T]) decodeAny(p string) (any, bool) { return t.decode(p) }
 
 // topics are every topic the listener LISTENs on.
-var topics = []topicDecoder{NoteTopic, ReceiptTopic, ReadsTopic, PresenceTopic, SignOutTopic, WebhookTopic, QuestionTopic, TimerTopic, MailTopic, ApprovalTopic, PushTopic, PersonTopic}
+var topics = []topicDecoder{NoteTopic, ReceiptTopic, ReadsTopic, PresenceTopic, SignOutTopic, WebhookTopic, QuestionTopic, TimerTopic, EmailTopic, ApprovalTopic, PushTopic, PersonTopic}
 
 // NewListener returns a listener over the store's database; start it with Run.
 func (s *Store) NewListener(log *slog.Logger) *Listener {

@@ -11,9 +11,9 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// TestMailCache: the cache vouches only for the sessions it follows, while
+// TestEmailCache: the cache vouches only for the sessions it follows, while
 // its listener is connected, and reloads them when it connects again.
-func TestMailCache(t *testing.T) {
+func TestEmailCache(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()

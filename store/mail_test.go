@@ -98,7 +98,7 @@ func planOf(t *testing.T, rows pgx.Rows) string {
 	return strings.Join(plan, "\n")
 }
 
-func TestMailListsAndReadMarks(t *testing.T) {
+func TestEmailListsAndReadMarks(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()

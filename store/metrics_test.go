@@ -40,11 +40,11 @@ func TestStatementCounts(t *testing.T) {
 	}
 }
 
-// TestMailCacheStateAndNoteTime: the cache says whether it is current and
+// TestEmailCacheStateAndNoteTime: the cache says whether it is current and
 // how many sessions it follows, and a note notification carries the time it
 // was sent (from which replicas measure its lag); a payload without one (an
 // older replica's) still moves the newest id, with a zero time.
-func TestMailCacheStateAndNoteTime(t *testing.T) {
+func TestEmailCacheStateAndNoteTime(t *testing.T) {
 	t.Parallel()
 	f := newMailFixture(t)
 	ctx := context.Background()

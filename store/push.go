@@ -365,8 +365,8 @@ func (s *Store) FinishPush(ctx context.Context, id int64, attempt int, state str
 }
 
 // PushOutboxDepth is what the push outbox holds, for the metrics; its
-// fields mean what MailOutboxDepth's do.
-type PushOutboxDepth = MailOutboxDepth
+// fields mean what EmailOutboxDepth's do.
+type PushOutboxDepth = EmailOutboxDepth
 
 // PushOutboxDepth measures the push outbox in one statement.
 func (s *Store) PushOutboxDepth(ctx context.Context) (PushOutboxDepth, error) {
@@ -387,10 +387,10 @@ func (s *Store) PushOutboxDepth(ctx context.Context) (PushOutboxDepth, error) {
 	return d, nil
 }
 
-// PrunePushes deletes the pushes that finished more than MailRetention ago.
+// PrunePushes deletes the pushes that finished more than EmailRetention ago.
 func (s *Store) PrunePushes(ctx context.Context) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM push_outbox WHERE state <> 'pending' AND finished_at < now() - $1 * interval '1 millisecond'`,
-		MailRetention.Milliseconds())
+		EmailRetention.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("store: prune pushes: %w", err)
 	}

@@ -77,7 +77,7 @@ const expiryNotice = "No decision: nobody answered this question before it expir
 // event for every enabled endpoint of its project; the expiry closes the
 // question as expired with osFoundry's reply to the agent and the
 // question_expired event.
-func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose ComposeQuestionMail) (TimerResult, error) {
+func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose ComposeQuestionEmail) (TimerResult, error) {
 	var res TimerResult
 	var announced []notification
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -137,7 +137,7 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 		announced = append(announced, WebhookTopic.notification(struct{}{}))
 	}
 	if res.Mails > 0 {
-		announced = append(announced, MailTopic.notification(struct{}{}))
+		announced = append(announced, EmailTopic.notification(struct{}{}))
 	}
 	s.notifyAfterCommit(announced...)
 	return res, nil
@@ -147,7 +147,7 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 // each enabled endpoint of its project, and (compose not nil) an email with
 // answer links to each owner of the workspace who wants questions mailed,
 // folded into the owner's question mail not yet sent (queueQuestionMail).
-func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionMail) (deliveries, mails int, err error) {
+func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionEmail) (deliveries, mails int, err error) {
 	event := "question"
 	if d.Reminder() {
 		event = "reminder"
@@ -162,11 +162,11 @@ func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, comp
 	if compose == nil {
 		return deliveries, 0, nil
 	}
-	rows, err := tx.Query(ctx, questionMailTo, d.WorkspaceID)
+	rows, err := tx.Query(ctx, questionEmailTo, d.WorkspaceID)
 	if err != nil {
 		return 0, 0, err
 	}
-	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[MailTo])
+	owners, err := pgx.CollectRows(rows, pgx.RowToStructByPos[EmailTo])
 	if err != nil {
 		return 0, 0, err
 	}

@@ -213,7 +213,7 @@ func TestQuestionTimersReachOwnersRemindAndExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := sql.InsertOwner(ws, "Quiet")
-	if err := f.st.SetMailSettings(ctx, ws, quiet, store.MailSettings{}); err != nil {
+	if err := f.st.SetEmailSettings(ctx, ws, quiet, store.EmailSettings{}); err != nil {
 		t.Fatal(err)
 	}
 	q := f.ask(t, "k", "Merge now?", "Yes", "No")
@@ -228,7 +228,7 @@ func TestQuestionTimersReachOwnersRemindAndExpire(t *testing.T) {
 		t.Fatal("the question went to the webhooks as a note at once")
 	}
 	var mailed []string
-	compose := func(to store.MailTo, items []store.QuestionMailItem) (store.Mail, error) {
+	compose := func(to store.EmailTo, items []store.QuestionEmailItem) (store.Email, error) {
 		if len(items) != 1 {
 			t.Fatalf("compose %d questions", len(items))
 		}
@@ -237,7 +237,7 @@ func TestQuestionTimersReachOwnersRemindAndExpire(t *testing.T) {
 			t.Errorf("compose %+v with %d links", d, len(links))
 		}
 		mailed = append(mailed, d.Timer+":"+to.Name)
-		return store.Mail{Subject: "Question", Text: "t", HTML: "<p>t</p>"}, nil
+		return store.Email{Subject: "Question", Text: "t", HTML: "<p>t</p>"}, nil
 	}
 	fire := func() store.TimerResult {
 		t.Helper()
@@ -373,13 +373,13 @@ func TestAnswerLinks(t *testing.T) {
 		q := f.ask(t, key, "Which?", options...)
 		dueNow(t, f.st, q.ID)
 		var tokens []string
-		if _, err := f.st.FireQuestionTimers(ctx, 10, func(_ store.MailTo, items []store.QuestionMailItem) (store.Mail, error) {
+		if _, err := f.st.FireQuestionTimers(ctx, 10, func(_ store.EmailTo, items []store.QuestionEmailItem) (store.Email, error) {
 			for _, it := range items { // the questions before it fold into the same mail
 				if it.ID == q.ID {
 					tokens = it.Links
 				}
 			}
-			return store.Mail{Subject: "s", Text: "t", HTML: "h"}, nil
+			return store.Email{Subject: "s", Text: "t", HTML: "h"}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -203,7 +203,9 @@ func TestAuditedActions(t *testing.T) {
 			}
 			return st.EndSignIn(ctx, as(o), si.ID)
 		}, nil},
-		{store.AuditEmailSettings, func(o *store.Owner) error { return st.SetMailSettingsAs(ctx, as(o), store.MailSettings{Replies: true}) }, nil},
+		{store.AuditEmailSettings, func(o *store.Owner) error {
+			return st.SetEmailSettingsAs(ctx, as(o), store.EmailSettings{Replies: true})
+		}, nil},
 		{store.AuditPersonInvited, func(o *store.Owner) error {
 			_, _, err := st.CreatePersonInvite(ctx, as(o), "new@example.com", store.RoleMember)
 			return err

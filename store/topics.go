@@ -39,9 +39,9 @@ const (
 	// question was asked (its notice may be due at once); the payload is
 	// empty.
 	TimersChannel = "osfoundry_timers"
-	// MailChannel wakes the mail senders when messages are queued; the
+	// EmailChannel wakes the mail senders when messages are queued; the
 	// payload is empty.
-	MailChannel = "osfoundry_mail"
+	EmailChannel = "osfoundry_mail"
 	// ApprovalsChannel says an approval was asked or decided (allowed,
 	// denied, expired, answered at the terminal): "<approval id>", which
 	// waiting hooks hear on any replica.
@@ -111,8 +111,8 @@ var (
 	// TimerTopic: empty; sent after a question was asked. Any payload wakes
 	// the timers.
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
-	// MailTopic: empty; sent after messages were queued.
-	MailTopic = Topic[struct{}]{MailChannel, encodeEmpty, decodeEmpty}
+	// EmailTopic: empty; sent after messages were queued.
+	EmailTopic = Topic[struct{}]{EmailChannel, encodeEmpty, decodeEmpty}
 	// ApprovalTopic: the approval id, sent after the statement that changed it.
 	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
 	// PushTopic: empty; sent by the statements that queue pushes.

@@ -31,7 +31,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Compose writes the questions' emails; nil when email is off, and then
 	// the timers queue none.
-	Compose store.ComposeQuestionMail
+	Compose store.ComposeQuestionEmail
 	// ComposeApproval writes the approvals' emails; nil when email is off.
 	ComposeApproval store.ComposeApprovalMail
 	Batch           int
@@ -42,7 +42,7 @@ type Options struct {
 type Runner struct {
 	store   *store.Store
 	log     *slog.Logger
-	compose store.ComposeQuestionMail
+	compose store.ComposeQuestionEmail
 	// composeApproval writes the approvals' emails (nil: none).
 	composeApproval store.ComposeApprovalMail
 	batch           int

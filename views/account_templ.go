@@ -342,7 +342,7 @@ func AccountPage(d AccountData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = accountMail(d).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = accountEmail(d).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -444,9 +444,9 @@ func AccountPage(d AccountData) templ.Component {
 	})
 }
 
-// accountMail is the form of what mails the owner, and whether this server
+// accountEmail is the form of what mails the owner, and whether this server
 // sends mail at all.
-func accountMail(d AccountData) templ.Component {
+func accountEmail(d AccountData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -11,8 +11,8 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "github.com/osfoundry/osfoundry/store"
 
-// ApprovalMailData is what an approval's email says.
-type ApprovalMailData struct {
+// ApprovalEmailData is what an approval's email says.
+type ApprovalEmailData struct {
 	Approval   store.Approval
 	AllowURL   string
 	DenyURL    string
@@ -20,10 +20,10 @@ type ApprovalMailData struct {
 	AccountURL string
 }
 
-// ApprovalMail is the HTML of an approval's email: who asks to run what
+// ApprovalEmail is the HTML of an approval's email: who asks to run what
 // where, the agent's summary as text, and the Allow and Deny links, each a
 // page that asks for one more click.
-func ApprovalMail(d ApprovalMailData) templ.Component {
+func ApprovalEmail(d ApprovalEmailData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

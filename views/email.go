@@ -2,15 +2,15 @@ package views
 
 import "time"
 
-// MailLink is a link of an email: what it says and where it goes.
-type MailLink struct {
+// EmailLink is a link of an email: what it says and where it goes.
+type EmailLink struct {
 	Label string
 	URL   string
 }
 
-// QuestionMailData is what a question's email says: who asked what where,
+// QuestionEmailData is what a question's email says: who asked what where,
 // and the links that answer it.
-type QuestionMailData struct {
+type QuestionEmailData struct {
 	Reminder bool
 	Blocking bool
 	Session  string
@@ -20,16 +20,16 @@ type QuestionMailData struct {
 	Question         string
 	// Options are the links that answer with each option; Free the one for
 	// an answer in the owner's own words.
-	Options []MailLink
+	Options []EmailLink
 	Free    string
 	// QuestionURL is the question on its session page; AccountURL where the
-	// owner chooses what mails them.
+	// owner chooses what emails them.
 	QuestionURL, AccountURL string
 	LinksExpire             time.Time
 }
 
-// ReplyMailData is what the email of a reply to an owner says.
-type ReplyMailData struct {
+// ReplyEmailData is what the email of a reply to an owner says.
+type ReplyEmailData struct {
 	From, Session, Project string
 	Subject, Body          string
 	URL, AccountURL        string
@@ -42,8 +42,8 @@ type DigestItem struct {
 	URL                    string
 }
 
-// DigestMailData is what an owner's daily digest says.
-type DigestMailData struct {
+// DigestEmailData is what an owner's daily digest says.
+type DigestEmailData struct {
 	Items                []DigestItem
 	InboxURL, AccountURL string
 }

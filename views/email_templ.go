@@ -12,11 +12,11 @@ import templruntime "github.com/a-h/templ/runtime"
 import "strconv"
 
 // Emails to owners, as HTML (each has a plain-text twin composed beside it
-// in package email). Mail clients ignore style sheets, so the little styling
+// in package email). Email clients ignore style sheets, so the little styling
 // there is sits inline.
 
 // mailFrame is the frame of every email: its content, and the line that says
-// where to change what mails the owner.
+// where to change what emails the owner.
 func mailFrame(accountURL string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -64,10 +64,10 @@ func mailFrame(accountURL string) templ.Component {
 	})
 }
 
-// QuestionMail is a question's notice or reminder: the question, each
+// QuestionEmail is a question's notice or reminder: the question, each
 // option a link to the page that confirms it, a link to answer in the
 // owner's own words, and the question in its session.
-func QuestionMail(d QuestionMailData) templ.Component {
+func QuestionEmail(d QuestionEmailData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -110,9 +110,9 @@ func QuestionMail(d QuestionMailData) templ.Component {
 	})
 }
 
-// QuestionsMail is several questions folded into one mail: each as
-// QuestionMail shows it, one after the other.
-func QuestionsMail(items []QuestionMailData, accountURL string) templ.Component {
+// QuestionsEmail is several questions folded into one email: each as
+// QuestionEmail shows it, one after the other.
+func QuestionsEmail(items []QuestionEmailData, accountURL string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -204,8 +204,8 @@ func QuestionsMail(items []QuestionMailData, accountURL string) templ.Component 
 	})
 }
 
-// questionBlock is one question of a question mail.
-func questionBlock(d QuestionMailData) templ.Component {
+// questionBlock is one question of a question email.
+func questionBlock(d QuestionEmailData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -415,8 +415,8 @@ func questionBlock(d QuestionMailData) templ.Component {
 	})
 }
 
-// ReplyMail is a reply to the owner.
-func ReplyMail(d ReplyMailData) templ.Component {
+// ReplyEmail is a reply to the owner.
+func ReplyEmail(d ReplyEmailData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -542,8 +542,8 @@ func ReplyMail(d ReplyMailData) templ.Component {
 	})
 }
 
-// DigestMail is the daily digest of the owner's unread agents' notes.
-func DigestMail(d DigestMailData) templ.Component {
+// DigestEmail is the daily digest of the owner's unread agents' notes.
+func DigestEmail(d DigestEmailData) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -10,7 +10,7 @@ import (
 
 // questionMail composes a question's email for the question timers: nil
 // when email is off, and then the timers queue no mail.
-func questionMail(cfg config) store.ComposeQuestionMail {
+func questionMail(cfg config) store.ComposeQuestionEmail {
 	if cfg.smtp == nil {
 		return nil
 	}

@@ -85,7 +85,7 @@ func TestServerMailsOwnersOverSMTP(t *testing.T) {
 	r.waitReady()
 	w := newWorld(t, dsn, base, 1)
 	ctx := context.Background()
-	if err := w.st.SetMailSettings(ctx, w.owner.WorkspaceID, w.owner.ID, store.MailSettings{Questions: true, Replies: true}); err != nil {
+	if err := w.st.SetEmailSettings(ctx, w.owner.WorkspaceID, w.owner.ID, store.EmailSettings{Questions: true, Replies: true}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := callTool(r.URL, w.tokens[0], "reply_to_sender", map[string]any{"session_type": w.session.Type, "session_id": w.session.PublicID,

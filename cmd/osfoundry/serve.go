@@ -72,7 +72,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	// What operators scrape on the operations listener.
 	m := metrics.New()
 	m.WatchStore(st)
-	m.WatchMailOutbox(st)
+	m.WatchEmailOutbox(st)
 	m.WatchPushOutbox(st)
 	// The listener (one LISTEN connection) keeps the mail cache, every
 	// replica's "newest note per session", current; it stops before the pool closes.

@@ -9,54 +9,54 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Email: what each owner wants mailed (MailSettings), and the outbox of
+// Email: what each owner wants emailed (EmailSettings), and the outbox of
 // messages to owners, written with what they say by whoever decides to send
 // them (a question's timer, the reply and digest sweeps) and sent over SMTP
-// by the mail sender of any replica, which claims due rows with FOR UPDATE
+// by the email sender of any replica, which claims due rows with FOR UPDATE
 // SKIP LOCKED under a lease, as the webhook senders do.
 
-// Kinds of mail.
+// Kinds of email.
 const (
-	MailQuestion = "question"
-	MailReminder = "reminder"
-	MailReply    = "reply"
-	MailDigest   = "digest"
+	EmailQuestion = "question"
+	EmailReminder = "reminder"
+	EmailReply    = "reply"
+	EmailDigest   = "digest"
 )
 
-// Mail states.
+// Email states.
 const (
-	MailPending = "pending"
-	MailSent    = "sent"
-	MailFailed  = "failed"
-	// MailSkipped: a question's mail not sent because the question was
+	EmailPending = "pending"
+	EmailSent    = "sent"
+	EmailFailed  = "failed"
+	// EmailSkipped: a question's email not sent because the question was
 	// answered or expired before it went out.
-	MailSkipped = "skipped"
+	EmailSkipped = "skipped"
 )
 
-// Mail is one message as composed: a subject, and a body in plain text and
+// Email is one message as composed: a subject, and a body in plain text and
 // in HTML.
-type Mail struct {
+type Email struct {
 	Subject string
 	Text    string
 	HTML    string
 }
 
-// MailTo is an owner a message goes to.
-type MailTo struct {
+// EmailTo is an owner a message goes to.
+type EmailTo struct {
 	OwnerID     int64
 	WorkspaceID int64
 	Email       string
 	Name        string
 }
 
-// insertMail queues a message to an owner inside tx; noteID is the note it
+// insertEmail queues a message to an owner inside tx; noteID is the note it
 // is about (0 for none).
-func insertMail(ctx context.Context, tx pgx.Tx, to MailTo, kind string, noteID int64, m Mail) error {
+func insertEmail(ctx context.Context, tx pgx.Tx, to EmailTo, kind string, noteID int64, m Email) error {
 	var note *int64
 	if noteID != 0 {
 		note = &noteID
 	}
-	subject := mailSubject(m.Subject)
+	subject := emailSubject(m.Subject)
 	_, err := tx.Exec(ctx, `
 		INSERT INTO mail_outbox (workspace_id, owner_id, kind, note_id, subject, text_body, html_body)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, to.WorkspaceID, to.OwnerID, kind, note, subject, m.Text, m.HTML)
@@ -66,25 +66,25 @@ func insertMail(ctx context.Context, tx pgx.Tx, to MailTo, kind string, noteID i
 	return nil
 }
 
-// OutgoingMail is a claimed message of the outbox.
-type OutgoingMail struct {
+// OutgoingEmail is a claimed message of the outbox.
+type OutgoingEmail struct {
 	ID int64
 	// Attempt is this attempt's number; it fences the result as a webhook
 	// attempt's does.
 	Attempt   int
 	CreatedAt time.Time
 	Kind      string
-	To        MailTo
-	// Stale: the questions the mail asks were answered or expired since it
-	// was queued; the mail is not sent (MailSkipped).
+	To        EmailTo
+	// Stale: the questions the email asks were answered or expired since it
+	// was queued; the email is not sent (EmailSkipped).
 	Stale bool
-	Mail
+	Email
 }
 
-// ClaimMails claims up to limit due messages for lease; messages locked by
+// ClaimEmails claims up to limit due messages for lease; messages locked by
 // another claim are skipped (FOR UPDATE SKIP LOCKED), so replicas never send
 // the same message at once. except lists messages this sender still holds.
-func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, except []int64) ([]OutgoingMail, error) {
+func (s *Store) ClaimEmails(ctx context.Context, limit int, lease time.Duration, except []int64) ([]OutgoingEmail, error) {
 	if except == nil {
 		except = []int64{}
 	}
@@ -107,8 +107,8 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 	if err != nil {
 		return nil, fmt.Errorf("store: claim mails: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingMail, error) {
-		var m OutgoingMail
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (OutgoingEmail, error) {
+		var m OutgoingEmail
 		err := r.Scan(&m.ID, &m.Attempt, &m.CreatedAt, &m.Kind, &m.To.OwnerID, &m.To.WorkspaceID, &m.To.Email, &m.To.Name,
 			&m.Stale, &m.Subject, &m.Text, &m.HTML)
 		return m, err
@@ -119,11 +119,11 @@ func (s *Store) ClaimMails(ctx context.Context, limit int, lease time.Duration, 
 	return out, nil
 }
 
-// FinishMail records attempt number attempt of a message: state MailSent,
-// MailFailed, MailSkipped, or MailPending to try again after retryIn; errText says what
+// FinishEmail records attempt number attempt of a message: state EmailSent,
+// EmailFailed, EmailSkipped, or EmailPending to try again after retryIn; errText says what
 // went wrong. It returns false, recording nothing, when the message was
 // claimed again meanwhile or its result is recorded already.
-func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
+func (s *Store) FinishEmail(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
 	var msg *string
 	if errText != "" {
 		if r := []rune(errText); len(r) > 300 {
@@ -143,8 +143,8 @@ func (s *Store) FinishMail(ctx context.Context, id int64, attempt int, state str
 	return tag.RowsAffected() == 1, nil
 }
 
-// MailOutboxDepth is what the mail outbox holds, for the metrics.
-type MailOutboxDepth struct {
+// EmailOutboxDepth is what the email outbox holds, for the metrics.
+type EmailOutboxDepth struct {
 	// Pending counts messages not yet sent, failed or skipped.
 	Pending int64
 	// Due counts those that may be sent now and no sender holds; OldestDueAge
@@ -152,13 +152,13 @@ type MailOutboxDepth struct {
 	// runs, or none can keep up).
 	Due          int64
 	OldestDueAge time.Duration
-	// Failed counts messages given up on, kept for MailRetention.
+	// Failed counts messages given up on, kept for EmailRetention.
 	Failed int64
 }
 
-// MailOutboxDepth measures the mail outbox in one statement.
-func (s *Store) MailOutboxDepth(ctx context.Context) (MailOutboxDepth, error) {
-	var d MailOutboxDepth
+// EmailOutboxDepth measures the email outbox in one statement.
+func (s *Store) EmailOutboxDepth(ctx context.Context) (EmailOutboxDepth, error) {
+	var d EmailOutboxDepth
 	var ageMS float64
 	err := s.pool.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE state = 'pending'),
@@ -175,33 +175,33 @@ func (s *Store) MailOutboxDepth(ctx context.Context) (MailOutboxDepth, error) {
 	return d, nil
 }
 
-// MailRetention is how long sent and failed messages stay in the outbox.
-const MailRetention = 7 * 24 * time.Hour
+// EmailRetention is how long sent and failed messages stay in the outbox.
+const EmailRetention = 7 * 24 * time.Hour
 
-// PruneMails deletes the messages that finished more than MailRetention ago.
-func (s *Store) PruneMails(ctx context.Context) (int64, error) {
+// PruneEmails deletes the messages that finished more than EmailRetention ago.
+func (s *Store) PruneEmails(ctx context.Context) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM mail_outbox WHERE state <> 'pending' AND finished_at < now() - $1 * interval '1 millisecond'`,
-		MailRetention.Milliseconds())
+		EmailRetention.Milliseconds())
 	if err != nil {
 		return 0, fmt.Errorf("store: prune mails: %w", err)
 	}
 	return tag.RowsAffected(), nil
 }
 
-// MailSettings are what an owner wants mailed: their questions (on unless
+// EmailSettings are what an owner wants emailed: their questions (on unless
 // turned off), replies to them, and a daily digest of unread agents' notes.
-type MailSettings struct {
+type EmailSettings struct {
 	Questions bool
 	Replies   bool
 	Digest    bool
 }
 
-// DefaultMailSettings are an owner's until they choose.
-var DefaultMailSettings = MailSettings{Questions: true}
+// DefaultEmailSettings are an owner's until they choose.
+var DefaultEmailSettings = EmailSettings{Questions: true}
 
-// MailSettingsOf returns the owner's mail settings.
-func (s *Store) MailSettingsOf(ctx context.Context, ownerID int64) (MailSettings, error) {
-	m := DefaultMailSettings
+// EmailSettingsOf returns the owner's email settings.
+func (s *Store) EmailSettingsOf(ctx context.Context, ownerID int64) (EmailSettings, error) {
+	m := DefaultEmailSettings
 	err := s.pool.QueryRow(ctx, `SELECT questions, replies, digest FROM owner_mail_settings WHERE owner_id = $1`, ownerID).
 		Scan(&m.Questions, &m.Replies, &m.Digest)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -213,16 +213,16 @@ func (s *Store) MailSettingsOf(ctx context.Context, ownerID int64) (MailSettings
 // DigestInterval is how often the digest goes out.
 const DigestInterval = 24 * time.Hour
 
-// SetMailSettings records the owner's mail settings, in one statement.
+// SetEmailSettings records the owner's email settings, in one statement.
 // Turning replies on starts from the replies there are now (older ones are
-// not mailed); turning the digest on makes the first one due a day later,
+// not emailed); turning the digest on makes the first one due a day later,
 // and the next a day after each.
-func (s *Store) SetMailSettings(ctx context.Context, workspaceID, ownerID int64, m MailSettings) error {
-	return s.setMailSettingsIn(ctx, s.pool, workspaceID, ownerID, m)
+func (s *Store) SetEmailSettings(ctx context.Context, workspaceID, ownerID int64, m EmailSettings) error {
+	return s.setEmailSettingsIn(ctx, s.pool, workspaceID, ownerID, m)
 }
 
-// setMailSettingsIn is SetMailSettings on q (the pool, or an action's transaction).
-func (s *Store) setMailSettingsIn(ctx context.Context, q querier, workspaceID, ownerID int64, m MailSettings) error {
+// setEmailSettingsIn is SetEmailSettings on q (the pool, or an action's transaction).
+func (s *Store) setEmailSettingsIn(ctx context.Context, q querier, workspaceID, ownerID int64, m EmailSettings) error {
 	tag, err := q.Exec(ctx, `
 		INSERT INTO owner_mail_settings AS ms (owner_id, workspace_id, questions, replies, digest, replies_through, digest_due_at)
 		SELECT o.id, o.workspace_id, $3, $4, $5,
@@ -242,31 +242,31 @@ func (s *Store) setMailSettingsIn(ctx context.Context, q querier, workspaceID, o
 	return nil
 }
 
-// questionMailTo are the owners of a workspace who get its questions by
-// mail, $1 the workspace: those who may answer (not viewers, not removed).
-const questionMailTo = `
+// questionEmailTo are the owners of a workspace who get its questions by
+// email, $1 the workspace: those who may answer (not viewers, not removed).
+const questionEmailTo = `
 	SELECT o.id, o.workspace_id, o.email, o.display_name FROM owners o
 	LEFT JOIN owner_mail_settings ms ON ms.owner_id = o.id
 	WHERE o.workspace_id = $1 AND coalesce(ms.questions, true) AND o.removed_at IS NULL AND o.role <> 'viewer'
 	ORDER BY o.id`
 
-// ReplyToMail is a reply to an owner the reply sweep mails, with where it is.
-type ReplyToMail struct {
+// ReplyToEmail is a reply to an owner the reply sweep emails, with where it is.
+type ReplyToEmail struct {
 	Note
 	SessionTitle string
 	ProjectName  string
 }
 
-// ComposeReplyMail composes the mail of one reply to an owner.
-type ComposeReplyMail func(to MailTo, r ReplyToMail) (Mail, error)
+// ComposeReplyEmail composes the email of one reply to an owner.
+type ComposeReplyEmail func(to EmailTo, r ReplyToEmail) (Email, error)
 
-// QueueReplyMails queues, for each owner who wants replies mailed, one
+// QueueReplyEmails queues, for each owner who wants replies emailed, one
 // message per reply to them (from agents or other owners) newer than the
 // last considered, at most 20 per owner per call, and moves the owner's mark
 // past them: one transaction, the owners' rows claimed with FOR UPDATE SKIP
-// LOCKED, so that every reply is mailed once whichever replicas sweep. It
+// LOCKED, so that every reply is emailed once whichever replicas sweep. It
 // returns how many messages it queued.
-func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (int, error) {
+func (s *Store) QueueReplyEmails(ctx context.Context, compose ComposeReplyEmail) (int, error) {
 	queued := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
@@ -280,7 +280,7 @@ func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (
 			return err
 		}
 		type owner struct {
-			to      MailTo
+			to      EmailTo
 			through int64
 		}
 		owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (owner, error) {
@@ -300,8 +300,8 @@ func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (
 			if err != nil {
 				return err
 			}
-			replies, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReplyToMail, error) {
-				var m ReplyToMail
+			replies, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ReplyToEmail, error) {
+				var m ReplyToEmail
 				n, err := scanNote(r, &m.SessionTitle, &m.ProjectName)
 				if err == nil {
 					m.Note = *n
@@ -321,7 +321,7 @@ func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (
 				if err != nil {
 					return err
 				}
-				if err := insertMail(ctx, tx, o.to, MailReply, r.ID, m); err != nil {
+				if err := insertEmail(ctx, tx, o.to, EmailReply, r.ID, m); err != nil {
 					return err
 				}
 				queued++
@@ -336,13 +336,13 @@ func (s *Store) QueueReplyMails(ctx context.Context, compose ComposeReplyMail) (
 		return 0, fmt.Errorf("store: queue reply mails: %w", err)
 	}
 	if queued > 0 {
-		s.notifyAfterCommit(MailTopic.notification(struct{}{}))
+		s.notifyAfterCommit(EmailTopic.notification(struct{}{}))
 	}
 	return queued, nil
 }
 
 // ComposeDigest composes an owner's digest of unread agents' notes.
-type ComposeDigest func(to MailTo, unread []InboxNote) (Mail, error)
+type ComposeDigest func(to EmailTo, unread []InboxNote) (Email, error)
 
 // DigestSize bounds the notes a digest lists.
 const DigestSize = 20
@@ -364,8 +364,8 @@ func (s *Store) QueueDigests(ctx context.Context, compose ComposeDigest) (int, e
 		if err != nil {
 			return err
 		}
-		owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (MailTo, error) {
-			var to MailTo
+		owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (EmailTo, error) {
+			var to EmailTo
 			err := r.Scan(&to.OwnerID, &to.WorkspaceID, &to.Email, &to.Name)
 			return to, err
 		})
@@ -388,7 +388,7 @@ func (s *Store) QueueDigests(ctx context.Context, compose ComposeDigest) (int, e
 				if err != nil {
 					return err
 				}
-				if err := insertMail(ctx, tx, to, MailDigest, 0, m); err != nil {
+				if err := insertEmail(ctx, tx, to, EmailDigest, 0, m); err != nil {
 					return err
 				}
 				queued++
@@ -406,7 +406,7 @@ func (s *Store) QueueDigests(ctx context.Context, compose ComposeDigest) (int, e
 		return 0, fmt.Errorf("store: queue digests: %w", err)
 	}
 	if queued > 0 {
-		s.notifyAfterCommit(MailTopic.notification(struct{}{}))
+		s.notifyAfterCommit(EmailTopic.notification(struct{}{}))
 	}
 	return queued, nil
 }
