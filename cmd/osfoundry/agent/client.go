@@ -10,11 +10,12 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/oauth2"
 )
 
 // revokedError says the server no longer accepts this checkout's grant: the
@@ -94,83 +95,19 @@ func (c *client) token(ctx context.Context, refused string) (string, error) {
 	return c.creds.AccessToken, nil
 }
 
-// tokenResponse is the token endpoint's answer (RFC 6749 §5.1 and §5.2).
-type tokenResponse struct {
-	AccessToken      string `json:"access_token"`
-	TokenType        string `json:"token_type"`
-	ExpiresIn        int64  `json:"expires_in"`
-	RefreshToken     string `json:"refresh_token"`
-	Scope            string `json:"scope"`
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-}
-
 // refresh trades the refresh token for a new pair and saves it at once. The
 // caller holds c.mu and the account's lock.
 func (c *client) refresh(ctx context.Context) error {
 	if c.creds.RefreshToken == "" {
 		return &revokedError{Server: c.acct.server}
 	}
-	tr, err := postToken(ctx, c.http, c.acct.server, c.creds.TokenEndpoint, url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {c.creds.RefreshToken},
-		"client_id":     {c.creds.ClientID},
-		"resource":      {c.creds.Resource},
-	})
+	conf := oauthConfig(c.creds.ClientID, "", "", c.creds.TokenEndpoint)
+	tok, err := conf.TokenSource(tokenContext(ctx, c.http), &oauth2.Token{RefreshToken: c.creds.RefreshToken}).Token()
 	if err != nil {
-		return err
+		return tokenError(c.acct.server, err)
 	}
-	c.creds.apply(tr, c.now())
+	c.creds.apply(tok, c.now())
 	return c.acct.save(c.creds)
-}
-
-// apply stores a token response's pair.
-func (cr *credentials) apply(tr *tokenResponse, now time.Time) {
-	cr.AccessToken = tr.AccessToken
-	if tr.RefreshToken != "" {
-		cr.RefreshToken = tr.RefreshToken
-	}
-	if tr.Scope != "" {
-		cr.Scope = tr.Scope
-	}
-	life := time.Duration(tr.ExpiresIn) * time.Second
-	if life <= 0 {
-		life = 5 * time.Minute
-	}
-	cr.ExpiresAt = now.Add(life)
-}
-
-// postToken posts a token request. invalid_grant means the grant is gone.
-func postToken(ctx context.Context, hc *http.Client, server, endpoint string, form url.Values) (*tokenResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", userAgent)
-	res, err := hc.Do(req)
-	if err != nil {
-		return nil, &unreachableError{Server: server, Err: err}
-	}
-	defer res.Body.Close()
-	var tr tokenResponse
-	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return nil, &unreachableError{Server: server, Err: err}
-	}
-	if err := json.Unmarshal(body, &tr); err != nil {
-		return nil, fmt.Errorf("token endpoint answered HTTP %d with %q", res.StatusCode, truncate(string(body), 200))
-	}
-	switch {
-	case tr.Error == "invalid_grant":
-		return nil, &revokedError{Server: server}
-	case tr.Error != "":
-		return nil, fmt.Errorf("token endpoint: %s: %s", tr.Error, tr.ErrorDescription)
-	case res.StatusCode != http.StatusOK || tr.AccessToken == "":
-		return nil, fmt.Errorf("token endpoint answered HTTP %d without a token", res.StatusCode)
-	}
-	return &tr, nil
 }
 
 // reply is what /mcp answered to one POST.
