@@ -13,8 +13,7 @@ import (
 	"strings"
 )
 
-// serverMeta is what discovery learns: the protected resource (RFC 9728)
-// and its authorization server (RFC 8414).
+// serverMeta is the protected resource (RFC 9728) and its authorization server (RFC 8414).
 type serverMeta struct {
 	Resource              string   `json:"-"`
 	Scopes                []string `json:"-"`
@@ -24,13 +23,11 @@ type serverMeta struct {
 	RegistrationEndpoint  string   `json:"registration_endpoint"`
 	RevocationEndpoint    string   `json:"revocation_endpoint"`
 	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
-	// IssParameter: the server adds iss to its authorization responses
-	// (RFC 9207), so a response without it is refused.
+	// IssParameter (RFC 9207): a response without iss is then refused.
 	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
-// wellKnown inserts a well-known suffix between an URL's origin and its path
-// (RFC 8414 §3.1, RFC 9728 §3.1).
+// wellKnown inserts suffix between an URL's origin and its path (RFC 8414 §3.1).
 func wellKnown(raw, suffix string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -60,11 +57,9 @@ func getJSON(ctx context.Context, hc *http.Client, server, u string, v any) erro
 	return nil
 }
 
-// discover finds the server's MCP resource and authorization server, and
-// checks what they say before anything of it is used: the resource is the
-// server's own (RFC 9728 §3.3), and every endpoint is an https URL on the
-// issuer's origin (plain http only on loopback), so no other scheme ever
-// reaches the browser and no other host the tokens.
+// discover checks the metadata before any of it is used: the resource is the
+// server's own (RFC 9728 §3.3) and every endpoint an https URL on the issuer's
+// origin, so no other scheme reaches the browser and no other host the tokens.
 func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta, error) {
 	resource := server + "/mcp"
 	prmURL, err := wellKnown(resource, "oauth-protected-resource")
@@ -125,9 +120,6 @@ func discover(ctx context.Context, hc *http.Client, server string) (*serverMeta,
 	return &m, nil
 }
 
-// checkEndpoint parses an endpoint of the server's metadata: an absolute
-// https URL (http only to a loopback host), without credentials or a
-// fragment, on origin when that is given.
 func checkEndpoint(raw, origin string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	switch {
@@ -145,9 +137,7 @@ func checkEndpoint(raw, origin string) (*url.URL, error) {
 	return u, nil
 }
 
-// sameResource reports whether a protected resource names the resource the
-// metadata was asked for: the same scheme, host and path (a trailing slash
-// aside).
+// sameResource ignores a trailing slash.
 func sameResource(got, want string) bool {
 	g, err1 := url.Parse(got)
 	w, err2 := url.Parse(want)
@@ -155,8 +145,6 @@ func sameResource(got, want string) bool {
 		strings.TrimRight(g.Path, "/") == strings.TrimRight(w.Path, "/") && g.RawQuery == "" && g.Fragment == "" && g.User == nil
 }
 
-// isLoopback reports whether a host name is this machine: localhost or a
-// loopback address.
 func isLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -16,23 +16,18 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// loginOptions configures login.
 type loginOptions struct {
-	dirs      folders
-	Server    string // normalized
-	Checkout  string
-	NoBrowser bool
-	Timeout   time.Duration
-	// Handle and Name, when set, claim the agent profile right after sign-in.
-	Handle, Name string
-	// InsecureHTTP allows a plain http:// server that is not on this machine.
-	InsecureHTTP bool
+	dirs         folders
+	Server       string // normalized
+	Checkout     string
+	NoBrowser    bool
+	Timeout      time.Duration
+	Handle, Name string // when set, claim the agent profile after sign-in
+	InsecureHTTP bool   // allow plain http:// to another machine
 }
 
-// login connects the checkout to the server with OAuth 2.1: discovery,
-// dynamic registration (once per checkout: a later login reuses it), PKCE
-// (S256) and a loopback redirect on 127.0.0.1 (RFC 8252). The credentials
-// replace the checkout's previous ones, whose tokens are then revoked.
+// login connects the checkout with OAuth 2.1 (dynamic registration, PKCE, a
+// loopback redirect); the checkout's previous tokens are then revoked.
 func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	if u, err := url.Parse(o.Server); err == nil && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.InsecureHTTP {
 		return fmt.Errorf("--server %s is plain http to another machine: the sign-in and the tokens would cross the network unencrypted. "+
@@ -56,10 +51,8 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	conf := oauthConfig("", redirect, m.AuthorizationEndpoint, m.TokenEndpoint)
 	resource := oauth2.SetAuthURLParam("resource", m.Resource)
 	authURL := func() string { return conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), resource) }
-	// A later login of the same checkout keeps its registration, so the
-	// consent page offers to continue the connection it holds (profile,
-	// slug, seats, invitations) rather than start another agent; a
-	// registration the server no longer knows is replaced.
+	// A later login keeps the registration, so the consent page offers to
+	// continue the connection rather than start another agent.
 	acct := account{dirs: o.dirs, server: o.Server, checkout: o.Checkout}
 	if prev, err := acct.load(); err == nil && prev.ClientID != "" && strings.TrimRight(prev.Issuer, "/") == strings.TrimRight(m.Issuer, "/") {
 		conf.ClientID = prev.ClientID
@@ -116,10 +109,8 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	}
 	fmt.Fprintf(out, "Connected %s to %s (scopes: %s).\nCredentials: %s\n", o.Checkout, o.Server, creds.Scope, acct.credentialsPath())
 	if previous != nil {
-		// The old tokens go. When the owner continued the connection, the
-		// server revokes only them (they are superseded); when the owner
-		// chose a new agent, it ends the old connection, which this
-		// checkout no longer holds.
+		// For a continued connection the server revokes only the old tokens;
+		// otherwise it ends the old connection, which no checkout holds now.
 		revoke(ctx, hc, previous)
 		fmt.Fprintln(out, "The checkout's previous credentials were revoked.")
 	}
@@ -134,10 +125,8 @@ func login(ctx context.Context, out io.Writer, o loginOptions) error {
 	return nil
 }
 
-// knownClient reports whether the server still knows the client an
-// authorization URL names: it shows an unknown one a 400 page, and sends a
-// signed-out visitor of a known one to sign in. A server that cannot be
-// asked counts as knowing it (the login then fails on its own).
+// knownClient: the server shows an unknown client a 400 page. A server that
+// cannot be asked counts as knowing it (the login then fails on its own).
 func knownClient(ctx context.Context, hc *http.Client, authURL string) bool {
 	probe := *hc
 	probe.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -154,16 +143,13 @@ func knownClient(ctx context.Context, hc *http.Client, authURL string) bool {
 	return res.StatusCode != http.StatusBadRequest
 }
 
-// clientName names the OAuth client of a checkout: its folder name, for the
-// consent and Connections pages, and a digest of its path, so that two
-// checkouts with the same folder name stay two agents.
+// clientName holds a digest of the checkout's path, so that two checkouts
+// with the same folder name stay two agents.
 func clientName(checkout string) string {
 	sum := sha256.Sum256([]byte(checkout))
 	return fmt.Sprintf("osfoundry agent · %s · %x", filepath.Base(checkout), sum[:4])
 }
 
-// replaceCredentials saves creds under the account's lock and returns the
-// credentials they replace, if any.
 func replaceCredentials(ctx context.Context, acct account, creds *credentials) (*credentials, error) {
 	unlock, err := lockFile(ctx, acct.lockPath())
 	if err != nil {
@@ -177,7 +163,6 @@ func replaceCredentials(ctx context.Context, acct account, creds *credentials) (
 	return old, nil
 }
 
-// claim claims the agent profile and remembers the connection's sender slug.
 func claim(ctx context.Context, acct account, handle, name string) error {
 	if name == "" {
 		name = handle
@@ -202,7 +187,6 @@ func claim(ctx context.Context, acct account, handle, name string) error {
 	return rememberSlug(ctx, acct, p.SenderSlug)
 }
 
-// rememberSlug stores the connection's sender slug in its credentials.
 func rememberSlug(ctx context.Context, acct account, slug string) error {
 	unlock, err := lockFile(ctx, acct.lockPath())
 	if err != nil {

@@ -19,9 +19,8 @@ type callback struct {
 	err  error
 }
 
-// callbackHandler answers the loopback redirect once: it checks state and
-// iss (RFC 9207; required when the server says it sends it) and hands the
-// code, or the refusal, to done.
+// callbackHandler checks state and iss (RFC 9207) and hands the code, or the
+// refusal, to done.
 func callbackHandler(state, issuer string, requireIss bool, done chan<- callback) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
@@ -58,10 +57,8 @@ func callbackHandler(state, issuer string, requireIss bool, done chan<- callback
 	return mux
 }
 
-// openBrowser starts the system's browser on u, an http or https URL (the
-// system's opener would hand any other scheme, file: among them, to
-// whatever program claims it). It fails where no graphical session is
-// available, so the caller prints the URL instead.
+// openBrowser opens http and https URLs only: the system's opener would hand
+// any other scheme (file: among them) to whatever program claims it.
 func openBrowser(u string) error {
 	if p, err := url.Parse(u); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" || printable(u) != u {
 		return fmt.Errorf("not opening %q in a browser: only http and https URLs are", u)

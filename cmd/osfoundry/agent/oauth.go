@@ -70,8 +70,7 @@ func revoke(ctx context.Context, hc *http.Client, c *credentials) {
 	}
 }
 
-// oauthConfig is the checkout's public client: its id goes in the form, and
-// there is no secret.
+// oauthConfig is a public client: its id goes in the form, with no secret.
 func oauthConfig(clientID, redirect, authURL, tokenURL string) *oauth2.Config {
 	return &oauth2.Config{
 		ClientID:    clientID,
@@ -81,8 +80,7 @@ func oauthConfig(clientID, redirect, authURL, tokenURL string) *oauth2.Config {
 	}
 }
 
-// tokenContext makes x/oauth2 send its token requests through hc, with the
-// headers the CLI's other requests carry.
+// tokenContext has x/oauth2 send its requests through hc, with our headers.
 func tokenContext(ctx context.Context, hc *http.Client) context.Context {
 	c := *hc
 	c.Transport = tokenHeaders{hc.Transport}
@@ -101,8 +99,6 @@ func (t tokenHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-// apply stores a token response's pair. A response without expires_in gets
-// five minutes.
 func (cr *credentials) apply(tok *oauth2.Token, now time.Time) {
 	cr.AccessToken = tok.AccessToken
 	if tok.RefreshToken != "" {
@@ -118,8 +114,7 @@ func (cr *credentials) apply(tok *oauth2.Token, now time.Time) {
 	cr.ExpiresAt = now.Add(life)
 }
 
-// tokenError words a failed token request for the user. invalid_grant means
-// the grant is gone.
+// tokenError words a failed token request for the user.
 func tokenError(server string, err error) error {
 	var re *oauth2.RetrieveError
 	var ue *url.Error
