@@ -20,67 +20,45 @@ import (
 
 // config is the server's configuration, from flags with env fallbacks.
 type config struct {
-	addr        string
-	baseURL     string
-	dataDir     string
-	databaseURL string
-	sessionKey  string
-	logLevel    string
-	shutdown    time.Duration
-	opsAddr     string
-	// deprecated lists the deprecated flags and variables given, to warn of.
-	deprecated []string
-	// exposed lists the secret flags given on the command line, to warn of.
-	exposed       []string
+	addr          string
+	baseURL       string
+	dataDir       string
+	databaseURL   string
+	sessionKey    string
+	logLevel      string
+	shutdown      time.Duration
+	opsAddr       string
+	deprecated    []string // deprecated flags and variables given, to warn of
+	exposed       []string // secret flags given on the command line, to warn of
 	trustProxy    bool
 	allowPrivate  bool
 	headerTimeout time.Duration
 	// mcpSDKOnly has the MCP SDK answer every /mcp request (make bench
 	// measures the server with and without the front's own answers).
 	mcpSDKOnly bool
-	// streamLimitsText is --stream-limits as given; streamLimits, parsed.
-	streamLimitsText string
-	streamLimits     live.Limits
-	// waitLimitsText is --wait-limits as given; waitLimits, parsed.
-	waitLimitsText string
-	waitLimits     mcp.WaitLimits
-	// pageLimitsText is --page-limits as given; pageLimits, parsed.
-	pageLimitsText string
-	pageLimits     handlers.PageLimits
-	// metadataDocuments: client ID metadata documents are accepted and advertised.
+	// The *Text fields are the flags as given, beside their parsed values.
+	streamLimitsText  string
+	streamLimits      live.Limits
+	waitLimitsText    string
+	waitLimits        mcp.WaitLimits
+	pageLimitsText    string
+	pageLimits        handlers.PageLimits
 	metadataDocuments onOff
-	// envErr is a variable that could not be read, reported by finish.
-	envErr error
-	// smtpURL and smtpFrom are --smtp-url and --smtp-from as given; smtp,
-	// the server they name, nil when email is off (no --smtp-url).
+	envErr            error // a variable that could not be read, reported by finish
 	smtpURL, smtpFrom string
-	smtp              *email.SMTP
-	// vapidPrivateKey is --vapid-private-key: the Web Push key pair's
-	// private half, generated into the data folder when empty.
-	vapidPrivateKey string
+	smtp              *email.SMTP // nil when email is off (no --smtp-url)
+	vapidPrivateKey   string      // generated into the data folder when empty
 
-	// test holds settings for tests only, which no flag or variable sets.
 	test testConfig
 }
 
-// testConfig is for tests only: what tests of the whole server change about
-// it, set through run's tune functions (main_test.go starts the test binary
-// as the server for that).
+// testConfig is what tests of the whole server change, through run's tune
+// functions; no flag or variable sets it.
 type testConfig struct {
-	// fastWebhooks shortens the webhook sender's retries, leases and sweeps
-	// (webhooks.FastOptions), so that tests need not wait for production
-	// backoffs and leases. For tests only.
-	fastWebhooks bool
-	// fastMail shortens the mail sender's retries, leases and sweeps
-	// (email.FastOptions). For tests only.
-	fastMail bool
-	// fastPush shortens the push sender's retries, leases and polls
-	// (push.FastOptions). For tests only.
-	fastPush bool
-	// questionMinute, when not 0, is how long a minute of the question
-	// delays lasts (store.SetQuestionMinute), so that tests see a notice
-	// after its delay without waiting minutes. For tests only.
-	questionMinute time.Duration
+	fastWebhooks   bool          // webhooks.FastOptions
+	fastMail       bool          // email.FastOptions
+	fastPush       bool          // push.FastOptions
+	questionMinute time.Duration // store.SetQuestionMinute, when not 0
 }
 
 // hiddenFlags are registered but not listed by --help.
@@ -123,8 +101,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.smtpFrom, "smtp-from", envOr("OSFOUNDRY_SMTP_FROM", ""), "sender address of the mail, like \"osFoundry <osfoundry@example.com>\"; needed with --smtp-url (OSFOUNDRY_SMTP_FROM)")
 	fs.StringVar(&c.vapidPrivateKey, "vapid-private-key", envOr("OSFOUNDRY_VAPID_PRIVATE_KEY", ""), "the Web Push (VAPID) private key, a P-256 scalar in base64url, the same on every replica; generated into the data folder (vapid.key) when empty. A secret: set the variable (OSFOUNDRY_VAPID_PRIVATE_KEY)")
 	fs.StringVar(&c.opsAddr, "ops-addr", envOr("OSFOUNDRY_OPS_ADDR", ""), "loopback address of the operations listener: Prometheus /metrics and Go's /debug/pprof profiles; off when empty (OSFOUNDRY_OPS_ADDR)")
-	// The operations listener was first the profiles listener: its old flag
-	// and variable still work, with a warning.
+	// The old name of --ops-addr still works, with a warning.
 	if v := os.Getenv("OSFOUNDRY_PPROF_ADDR"); v != "" && c.opsAddr == "" {
 		c.opsAddr = v
 		c.deprecated = append(c.deprecated, "OSFOUNDRY_PPROF_ADDR")
@@ -136,17 +113,14 @@ func (c *config) register(fs *flag.FlagSet) {
 	})
 }
 
-// secretFlags are the flags whose values are secrets, with the variable to
-// set instead: on the command line anyone on the machine can read them
-// (ps, /proc/<pid>/cmdline).
+// secretFlags map the secret flags to the variable to set instead: anyone on
+// the machine can read a command line (ps, /proc/<pid>/cmdline).
 var secretFlags = map[string]string{"session-key": "OSFOUNDRY_SESSION_KEY", "database-url": "DATABASE_URL", "smtp-url": "OSFOUNDRY_SMTP_URL",
 	"vapid-private-key": "OSFOUNDRY_VAPID_PRIVATE_KEY"}
 
 // urlFlags are the secret flags that are secrets only when they hold a password.
 var urlFlags = map[string]bool{"database-url": true, "smtp-url": true}
 
-// noteSecretFlags records the secret flags given on the command line (a
-// database or SMTP URL only when it holds a password), to warn of at start.
 func (c *config) noteSecretFlags(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) {
 		if _, ok := secretFlags[f.Name]; ok && (!urlFlags[f.Name] || maskURL(f.Value.String()) != f.Value.String()) {
@@ -180,7 +154,6 @@ func (o *onOff) Set(v string) error {
 // IsBoolFlag lets the flag stand alone, meaning on.
 func (o *onOff) IsBoolFlag() bool { return true }
 
-// printFlags lists the flags of fs as PrintDefaults does, hidden ones left out.
 func printFlags(fs *flag.FlagSet) {
 	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
 	visible.SetOutput(fs.Output())
@@ -193,9 +166,8 @@ func printFlags(fs *flag.FlagSet) {
 	visible.PrintDefaults()
 }
 
-// finish checks the flags. A --base-url that was given is normalised here;
-// one that was not stays empty: serve derives it from --addr, token create
-// reads the one the server recorded.
+// finish checks the flags. A --base-url not given stays empty: serve derives
+// it from --addr, token create reads the one the server recorded.
 func (c *config) finish() error {
 	if c.envErr != nil {
 		return c.envErr
@@ -218,8 +190,6 @@ func (c *config) finish() error {
 	return c.finishSMTP()
 }
 
-// finishSMTP checks --smtp-url and --smtp-from; without --smtp-url email
-// is off.
 func (c *config) finishSMTP() error {
 	if c.smtpURL == "" {
 		return nil
@@ -239,8 +209,7 @@ func (c *config) finishSMTP() error {
 	return nil
 }
 
-// parseStreamLimits reads "per sign-in,per owner,per address", each a
-// positive number.
+// parseStreamLimits reads "per sign-in,per owner,per address".
 func parseStreamLimits(s string) (live.Limits, error) {
 	parts := strings.Split(s, ",")
 	var n [3]int
@@ -257,8 +226,7 @@ func parseStreamLimits(s string) (live.Limits, error) {
 	return live.Limits{PerSignIn: n[0], PerOwner: n[1], PerAddress: n[2]}, nil
 }
 
-// parseWaitLimits reads "per connection,per replica", each a positive
-// number.
+// parseWaitLimits reads "per connection,per replica".
 func parseWaitLimits(s string) (mcp.WaitLimits, error) {
 	a, b, ok := strings.Cut(s, ",")
 	per, err1 := strconv.Atoi(strings.TrimSpace(a))
@@ -269,7 +237,7 @@ func parseWaitLimits(s string) (mcp.WaitLimits, error) {
 	return mcp.WaitLimits{PerConnection: per, PerReplica: all}, nil
 }
 
-// parsePageLimits reads "a minute,burst", each a positive number.
+// parsePageLimits reads "a minute,burst".
 func parsePageLimits(s string) (handlers.PageLimits, error) {
 	a, b, ok := strings.Cut(s, ",")
 	rate, err1 := strconv.Atoi(strings.TrimSpace(a))
@@ -280,8 +248,7 @@ func parsePageLimits(s string) (handlers.PageLimits, error) {
 	return handlers.PageLimits{PerMinute: rate, Burst: burst}, nil
 }
 
-// listenBaseURL is serve's base URL when --base-url is not given:
-// http://<addr>, with localhost for a wildcard host.
+// listenBaseURL is http://<addr>, with localhost for a wildcard host.
 func (c *config) listenBaseURL() (string, error) {
 	host, port, err := net.SplitHostPort(c.addr)
 	if err != nil {
@@ -293,7 +260,6 @@ func (c *config) listenBaseURL() (string, error) {
 	return "http://" + net.JoinHostPort(host, port), nil
 }
 
-// log prints the configuration at start, secrets masked.
 func (c *config) log(l *slog.Logger) {
 	db := "private PostgreSQL in " + filepath.Join(c.dataDir, "pg")
 	if c.databaseURL != "" {
@@ -326,7 +292,6 @@ func (c *config) log(l *slog.Logger) {
 	}
 }
 
-// maskURL hides the password of a database URL or keyword DSN.
 func maskURL(s string) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		if j := strings.LastIndex(s, "@"); j > i {
@@ -341,7 +306,6 @@ func maskURL(s string) string {
 	return s
 }
 
-// newLogger is the text logger on stderr at --log-level.
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {

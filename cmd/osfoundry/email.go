@@ -8,17 +8,15 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// questionMail composes a question's email for the question timers: nil
-// when email is off, and then the timers queue no mail.
-func questionMail(cfg config) store.ComposeQuestionEmail {
+// questionEmail composes a question's email; nil when email is off.
+func questionEmail(cfg config) store.ComposeQuestionEmail {
 	if cfg.smtp == nil {
 		return nil
 	}
 	return email.Composer{BaseURL: cfg.baseURL}.Question
 }
 
-// approvalMail composes an approval's email for the timers: nil when email
-// is off.
+// approvalMail composes an approval's email; nil when email is off.
 func approvalMail(cfg config) store.ComposeApprovalMail {
 	if cfg.smtp == nil {
 		return nil
@@ -34,9 +32,8 @@ func inviteMail(cfg config) func(context.Context, *store.PersonInvite, string) e
 	return email.InviteSender(*cfg.smtp, email.Composer{BaseURL: cfg.baseURL})
 }
 
-// startEmail starts, when SMTP is configured, the mail sender (woken by l
-// when messages are queued; call it before l runs) and the sweeps that queue
-// replies and digests. The returned function stops them.
+// startEmail starts, when SMTP is configured, the email sender (woken by l,
+// so call it before l runs) and the sweeps that queue replies and digests.
 func startEmail(ctx context.Context, cfg config, st *store.Store, l *store.Listener, log *slog.Logger) (stop func()) {
 	if cfg.smtp == nil {
 		return func() {}

@@ -50,10 +50,8 @@ func sessionKeys(cfg config) ([]byte, []byte, error) {
 	return hash, block, nil
 }
 
-// vapidKeys returns the Web Push key pair: configured, or generated once
-// into the data folder (vapid.key). Replicas with data folders of their own
-// need it configured, the same on each: browsers subscribed with its public
-// half.
+// vapidKeys returns the Web Push key pair: configured (the same on every
+// replica, since browsers subscribed with it), or generated once into vapid.key.
 func vapidKeys(cfg config) (*push.Keys, error) {
 	if cfg.vapidPrivateKey != "" {
 		k, err := push.ParsePrivateKey(cfg.vapidPrivateKey)

@@ -1,14 +1,6 @@
 // Command osfoundry runs the osFoundry server: the MCP endpoint agents call and
 // the web app their owners read. Run `osfoundry --help` for flags and
-// subcommands.
-//
-// One file per subcommand: serve.go, migrate.go, owner_create.go,
-// owner_set_password.go, token_create.go (the agent side is the package
-// agent). What they share: config.go (flags with env fallbacks), database.go
-// (the private PostgreSQL or DATABASE_URL), keys.go (the cookie keys),
-// setup_code.go (the first run's one-time code), background.go (the
-// goroutines serve runs beside the HTTP server), ops.go (the operations
-// listener).
+// subcommands; each has a file of its own, the agent side is the package agent.
 package main
 
 import (
@@ -43,14 +35,13 @@ Usage:
 Flags (the environment variable named in brackets is used when the flag is not given):
 `
 
-// command is one subcommand: the flags of its own, registered beside the
-// server's configuration, and what it does once both are parsed.
+// command is one subcommand: its own flags, registered beside the server's
+// configuration, and what it does once both are parsed.
 type command interface {
 	flags(fs *flag.FlagSet)
 	run(ctx context.Context, cfg config, log *slog.Logger) error
 }
 
-// commandNamed returns the subcommand called name, or nil.
 func commandNamed(name string) command {
 	switch name {
 	case "serve":
@@ -75,8 +66,7 @@ func main() {
 }
 
 // run runs the subcommand args name (serve when none is named). Each tune
-// changes the configuration once the flags are parsed: the tests' way to set
-// what no flag sets (config.test).
+// changes the configuration once the flags are parsed (the tests' way in).
 func run(args []string, tune ...func(*config)) error {
 	if len(args) > 0 && args[0] == "agent" {
 		return agent.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)

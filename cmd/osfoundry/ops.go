@@ -12,13 +12,9 @@ import (
 	"github.com/osfoundry/osfoundry/metrics"
 )
 
-// serveOps serves the operations listener: Prometheus metrics at /metrics
-// and Go's profiles under /debug/pprof/. It must be on loopback: both reveal
-// internals and are never part of the public app (a scraper on another
-// machine reaches it through a tunnel or a sidecar). Like the web listener
-// it answers only to loopback and the public origin's host (publicHost):
-// a web page that rebinds a name to 127.0.0.1 gets 421. The command line
-// (/debug/pprof/cmdline) is not served: it may hold secrets.
+// serveOps serves /metrics and /debug/pprof/ on loopback only, as both reveal
+// internals; a rebound host name gets 421, and /debug/pprof/cmdline, which
+// may hold secrets, is not served.
 func serveOps(addr, publicHost string, m *metrics.Metrics, log *slog.Logger) error {
 	if err := checkOpsAddr(addr); err != nil {
 		return err

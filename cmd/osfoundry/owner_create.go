@@ -16,8 +16,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// ownerCreateCommand is `osfoundry owner create`: an owner account, its
-// password read from standard input or a prompt.
+// ownerCreateCommand is `osfoundry owner create`.
 type ownerCreateCommand struct {
 	email, name, workspace, role string
 }
@@ -55,8 +54,7 @@ func (c *ownerCreateCommand) run(ctx context.Context, cfg config, log *slog.Logg
 	return nil
 }
 
-// readPassword prompts without echo on a terminal, else reads one line of
-// standard input.
+// readPassword prompts without echo on a terminal, else reads one line.
 func readPassword(prompt string) (string, error) {
 	if term.IsTerminal(int(os.Stdin.Fd())) {
 		fmt.Fprint(os.Stderr, prompt)

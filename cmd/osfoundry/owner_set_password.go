@@ -10,9 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// ownerSetPasswordCommand is `osfoundry owner set-password`: the operator's
-// reset of an owner's password (read from standard input or a prompt, as
-// owner create reads it). Every sign-in of the owner ends.
+// ownerSetPasswordCommand is `osfoundry owner set-password`, the operator's
+// reset; every sign-in of the owner ends.
 type ownerSetPasswordCommand struct {
 	email string
 }

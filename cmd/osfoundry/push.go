@@ -8,8 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// startPush starts the push sender (woken by l when pushes are queued; call
-// it before l runs). The returned function stops it.
+// startPush starts the push sender, woken by l: call it before l runs.
 func startPush(ctx context.Context, cfg config, keys *push.Keys, st *store.Store, l *store.Listener, log *slog.Logger) (stop func()) {
 	opts := push.Options{Store: st, Keys: keys, Subject: push.Subject(cfg.baseURL), Logger: log, AllowPrivate: cfg.allowPrivate}
 	if cfg.test.fastPush {

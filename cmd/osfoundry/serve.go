@@ -20,15 +20,13 @@ import (
 )
 
 // serveCommand is `osfoundry serve`, the default: the web app and the MCP
-// endpoint, until SIGINT or SIGTERM.
+// endpoint until SIGINT or SIGTERM.
 type serveCommand struct{}
 
-// serve has no flags beyond the configuration.
 func (serveCommand) flags(*flag.FlagSet) {}
 
-// defaultGCPercent trades memory for CPU: the MCP SDK allocates generously
-// per request (≈0.4 MB, nearly all garbage at once), so collecting less often
-// saves a large share of CPU while the live heap stays in the tens of MB.
+// defaultGCPercent trades memory for CPU: the MCP SDK allocates ≈0.4 MB of
+// garbage per request while the live heap stays in the tens of MB.
 const defaultGCPercent = 400
 
 func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error {
@@ -69,19 +67,15 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	if setupWatch != nil {
 		defer setupWatch.stop()
 	}
-	// What operators scrape on the operations listener.
 	m := metrics.New()
 	m.WatchStore(st)
 	m.WatchEmailOutbox(st)
 	m.WatchPushOutbox(st)
-	// The listener (one LISTEN connection) keeps the mail cache, every
-	// replica's "newest note per session", current; it stops before the pool closes.
+	// The listener keeps the mail cache current; it stops before the pool closes.
 	listener := st.NewListener(log)
 	mail := st.NewMailCache(listener)
 	m.WatchListener(listener, mail)
-	// The webhook sender delivers the outbox; the listener wakes it when
-	// deliveries are queued. It stops claiming at shutdown and finishes
-	// what it has in flight before the pool closes.
+	// The webhook sender finishes what it has in flight before the pool closes.
 	senderOpts := webhook.Options{Store: st, BaseURL: cfg.baseURL, Logger: log, AllowPrivateTargets: cfg.allowPrivate}
 	if cfg.test.fastWebhooks {
 		log.Warn("webhook test timing in use: retries, leases and sweeps are shortened")
@@ -91,21 +85,18 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 	sender.WakeOn(listener)
 	stopEmail := startEmail(ctx, cfg, st, listener, log)
 	defer stopEmail()
-	// The push sender delivers the push outbox to owners' devices.
 	stopPush := startPush(ctx, cfg, vapid, st, listener, log)
 	defer stopPush()
 	listenerRun := startBackground(ctx, listener.Run)
 	defer listenerRun.stop()
 	senderRun := startBackground(ctx, sender.Run)
 	defer senderRun.stop()
-	// The question timers (notice, reminder, expiry) run on every replica;
-	// each due timer is claimed by one, and mails the owners who want it
-	// when email is on.
+	// Every replica runs the question timers; each due timer is claimed by one.
 	if cfg.test.questionMinute > 0 {
 		log.Warn("question test timing in use: a minute of the question delays lasts", "minute", cfg.test.questionMinute)
 		st.SetQuestionMinute(cfg.test.questionMinute)
 	}
-	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionMail(cfg), ComposeApproval: approvalMail(cfg)})
+	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionEmail(cfg), ComposeApproval: approvalMail(cfg)})
 	questionTimers.WakeOn(listener)
 	timersRun := startBackground(ctx, questionTimers.Run)
 	defer timersRun.stop()

@@ -12,21 +12,16 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// setupCodeFile is the file of the data folder that holds the one-time
-// setup code while no owner exists.
 const setupCodeFile = "setup-code"
 
-// setupCodeCheck is how often serve looks whether the first owner exists,
-// while it offers a setup code.
+// setupCodeCheck is how often serve looks whether the first owner exists.
 const setupCodeCheck = time.Second
 
-// offerSetupCode makes the one-time setup code that /setup asks for, while
-// no owner exists: recorded in the store (every replica's code is valid),
-// logged as "setup code: <code>" and written to <data-dir>/setup-code (0600,
-// a fresh file). Whoever creates the first owner through the web must have
-// it, so a page that reaches the server (DNS rebinding, a port left open)
-// cannot. The returned background removes the file once an owner exists; it
-// is nil, and the code "", when one exists already.
+// offerSetupCode makes the one-time code /setup asks for while no owner
+// exists, so that a page reaching the server (DNS rebinding, a port left
+// open) cannot create the first owner. It is logged and written to
+// <data-dir>/setup-code; the returned background removes the file once an
+// owner exists.
 func offerSetupCode(ctx context.Context, st *store.Store, dataDir string, log *slog.Logger) (string, *background, error) {
 	path := filepath.Join(dataDir, setupCodeFile)
 	code := store.NewSetupCode()
@@ -90,7 +85,6 @@ func writeSetupCode(path, code string) error {
 	return nil
 }
 
-// removeSetupCode removes the setup code file, if there is one.
 func removeSetupCode(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("setup code: %w", err)

@@ -1,8 +1,6 @@
-// Package agent is the agent side of osfoundry (`osfoundry agent …`): it
-// connects a checkout to a server with OAuth, and wires Claude Code or Codex
-// to that connection — an MCP server over stdio and hooks that report status
-// and bring replies into the model's context — so that the model does not
-// have to remember either.
+// Package agent is `osfoundry agent …`: it connects a checkout to a server
+// with OAuth and wires Claude Code or Codex to it through a stdio MCP bridge
+// and hooks, so that the model has to remember neither.
 package agent
 
 import (
@@ -47,10 +45,8 @@ Credentials live in <user config>/osfoundry/agents (0600); the hook logs its fai
 to <user state>/osfoundry/hook.log. docs/claude-code.md explains the setup.
 `
 
-// Run runs `osfoundry agent <command> …`. What the commands people run
-// print, and the error they end with, holds no control characters
-// (printable): some of it comes from the server. The hook and the MCP
-// bridge write JSON for Claude Code, which escapes them.
+// Run runs `osfoundry agent <command> …`. What people read passes through
+// printable, since some of it comes from the server.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, usage)
@@ -70,7 +66,6 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// run runs the command cmd of Run.
 func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var agentCLI hookClient
 	if cmd == "install" || cmd == "uninstall" {
@@ -175,8 +170,6 @@ func run(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) e
 	return nil
 }
 
-// resolveServer is --server, or else the one server the checkout is
-// connected to.
 func resolveServer(dirs folders, checkout, flagValue string, required bool) (string, error) {
 	if flagValue != "" || required {
 		return normalizeServer(flagValue)
@@ -191,7 +184,6 @@ func resolveServer(dirs folders, checkout, flagValue string, required bool) (str
 	return "", fmt.Errorf("%s is connected to %d servers: pick one with --server", checkout, len(accts))
 }
 
-// logout revokes the checkout's grant and deletes its credentials.
 func logout(ctx context.Context, out io.Writer, acct account) error {
 	c, err := acct.load()
 	if err != nil {
@@ -205,7 +197,6 @@ func logout(ctx context.Context, out io.Writer, acct account) error {
 	return nil
 }
 
-// status prints the checkout's connection and checks it with a tool call.
 func status(ctx context.Context, out io.Writer, acct account) error {
 	c, err := newClient(acct)
 	if err != nil {

@@ -13,19 +13,16 @@ import (
 	"time"
 )
 
-// bridgeRequestTimeout bounds one forwarded message. It outlasts the
-// longest call: ask_owner may wait 600 s for an owner's answer.
+// bridgeRequestTimeout outlasts the longest call: ask_owner may wait 600 s.
 const bridgeRequestTimeout = 11 * time.Minute
 
-// metaProtocolVersion is where protocol revision 2026-07-28 carries the
-// version in each request; the HTTP header must repeat it.
+// metaProtocolVersion carries the version in each request of protocol
+// 2026-07-28; the HTTP header must repeat it.
 const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 
-// bridge serves MCP over stdio (newline-delimited JSON-RPC) and forwards
-// each message to the server's /mcp with the checkout's bearer token, the
-// same credentials the hooks use, so Claude Code and the hooks act as one
-// connection. The token is refreshed as it ages, so a session outlives the
-// one-hour access token without Claude Code knowing about OAuth at all.
+// bridge serves MCP over stdio and forwards each message to /mcp with the
+// credentials the hooks use, so Claude Code and the hooks are one connection
+// and a session outlives its access token without the client doing OAuth.
 type bridge struct {
 	acct account
 	http *http.Client
@@ -34,9 +31,8 @@ type bridge struct {
 	mu      sync.Mutex
 	client  *client // nil until credentials exist
 	version string  // protocol version the server answered initialize with
-	// down is why the server did not answer the handshake, nil while it
-	// does: the rest of the handshake is then answered at once, and a tool
-	// call checks the server answers at all before waiting on it.
+	// down is why the server did not answer the handshake: the rest of it is
+	// then answered at once.
 	down error
 
 	outMu sync.Mutex
@@ -45,16 +41,12 @@ type bridge struct {
 	relay relayState // the relay's (relay.go)
 }
 
-// bridgeGrace is how long a signalled bridge lets the messages in flight
-// finish: Claude Code stops a stdio server with SIGINT, then SIGTERM, then
-// SIGKILL, about half a second apart, and the bridge must be gone before
-// the first escalation.
+// bridgeGrace lets the messages in flight finish after a signal: Claude Code
+// sends SIGINT, SIGTERM and SIGKILL about half a second apart.
 const bridgeGrace = 60 * time.Millisecond
 
-// runBridge runs `osfoundry agent mcp` until stdin closes, forwarding the
-// messages to the end, or until ctx ends (SIGINT or SIGTERM): then it reads
-// no more, lets the messages in flight finish within bridgeGrace, answers
-// the others with an error, and returns.
+// runBridge runs `osfoundry agent mcp` until stdin closes or ctx ends; then
+// the messages in flight have bridgeGrace to finish.
 func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin io.Reader, stdout, stderr io.Writer) error {
 	b := &bridge{acct: account{dirs: dirs, server: server, checkout: checkout}, http: newHTTPClient(), log: stderr, out: stdout}
 	if _, err := b.loadClient(); err != nil {
@@ -113,8 +105,8 @@ func runBridge(ctx context.Context, dirs folders, server, checkout string, stdin
 	}
 }
 
-// loadClient returns the account's client, reading the credentials the first
-// time they exist (a login after Claude Code started is picked up).
+// loadClient reads the credentials once they exist, so a login after Claude
+// Code started is picked up.
 func (b *bridge) loadClient() (*client, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -129,7 +121,6 @@ func (b *bridge) loadClient() (*client, error) {
 	return c, nil
 }
 
-// incoming is what the bridge reads of a message from Claude Code.
 type incoming struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
@@ -138,13 +129,10 @@ type incoming struct {
 	} `json:"params"`
 }
 
-// forward sends one message and writes back what the server answers. A
-// tool call may take its time (bridgeRequestTimeout); anything else the
-// server has handshakeTimeout to answer, and a request it does not answer
-// (down, hanging, or refusing the checkout's token) is answered by the
-// bridge itself (localAnswer), so the client always completes initialize
-// and tools/list, and each tool call then says what went wrong and how to
-// sign in again.
+// forward sends one message and writes back the answer. A request the server
+// does not answer in time (or with a refused token) is answered by the bridge
+// itself, so the client always completes its handshake and each tool call
+// says what went wrong.
 func (b *bridge) forward(ctx context.Context, msg []byte) {
 	var m incoming
 	json.Unmarshal(msg, &m)
@@ -196,8 +184,7 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 		endpoint = c.resource()
 		tok, authErr = c.token(ctx, "")
 	}
-	// Notifications that come before the answer (the progress of a call
-	// that waits) go to Claude Code as they arrive.
+	// Notifications before the answer (a waiting call's progress) go on at once.
 	early := func(m json.RawMessage) { b.write(m) }
 	rep, err := postMCP(ctx, b.http, b.acct.server, endpoint, tok, version, msg, early)
 	if err == nil && rep.status == http.StatusUnauthorized && c != nil && tok != "" {
@@ -266,8 +253,6 @@ func (b *bridge) forward(ctx context.Context, msg []byte) {
 	}
 }
 
-// unanswered names a server that did not answer within limit for what it
-// is, instead of as a context error.
 func (b *bridge) unanswered(err error, limit time.Duration) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("the osFoundry server at %s did not answer within %s", b.acct.server, limit)
@@ -275,20 +260,18 @@ func (b *bridge) unanswered(err error, limit time.Duration) error {
 	return err
 }
 
-// isAnswerTo reports whether msg is the response to the request id.
 func isAnswerTo(msg json.RawMessage, id json.RawMessage) bool {
 	var r rpcMessage
 	return json.Unmarshal(msg, &r) == nil && string(bytes.TrimSpace(r.ID)) == string(bytes.TrimSpace(id)) && (r.Result != nil || r.Error != nil)
 }
 
-// hasResult reports whether msg is a response with a result.
 func hasResult(msg json.RawMessage) bool {
 	var r rpcMessage
 	return json.Unmarshal(msg, &r) == nil && len(r.Result) > 0 && string(r.Result) != "null"
 }
 
-// learnVersion keeps the protocol version of an initialize result, which
-// later requests repeat in the MCP-Protocol-Version header.
+// learnVersion keeps the initialize result's protocol version for the
+// MCP-Protocol-Version header.
 func (b *bridge) learnVersion(msg []byte) {
 	var r struct {
 		Result struct {
@@ -302,7 +285,6 @@ func (b *bridge) learnVersion(msg []byte) {
 	}
 }
 
-// write sends one message to Claude Code on a line of its own.
 func (b *bridge) write(msg []byte) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, msg); err != nil {
@@ -316,16 +298,13 @@ func (b *bridge) write(msg []byte) {
 	}
 }
 
-// errorResponse is a JSON-RPC internal error for a request the server never
-// answered.
 func errorResponse(id json.RawMessage, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
 		"error": map[string]any{"code": -32603, "message": msg}})
 	return b
 }
 
-// refusalResult is a tool result the model reads, telling the person what
-// to do (sign in again, or that the server is down).
+// refusalResult is a tool result telling the person what to do.
 func refusalResult(id json.RawMessage, msg string) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
 		"result": map[string]any{"isError": true, "content": []map[string]string{{"type": "text", "text": msg}}}})

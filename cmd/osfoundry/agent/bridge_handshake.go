@@ -13,21 +13,16 @@ import (
 	"time"
 )
 
-// handshakeTimeout bounds what the bridge waits for the server's answer to
-// a message that is not a tool call (initialize, tools/list, ping, the
-// notifications). Then it answers from what it knows, well within the
-// clients' connect timeouts (Codex gives a stdio server 10 s, Claude Code
-// 30 s): a client that gets no valid initialize drops the server, and its
-// user never reads the tool error that says how to sign in again.
+// handshakeTimeout bounds the wait for a message that is not a tool call,
+// well within the clients' connect timeouts (Codex 10 s, Claude Code 30 s):
+// a client with no valid initialize drops the server, and its user never
+// reads the tool error that says how to sign in again.
 const handshakeTimeout = 4 * time.Second
 
-// keptHandshakeTimeout is the wait instead when the bridge has the
-// server's last answer to give: a client that starts its first turn while
-// a server still connects leaves that server's tools out of it (Codex).
+// keptHandshakeTimeout is the wait when the server's last answer is kept:
+// Codex leaves out the tools of a server still connecting at its first turn.
 const keptHandshakeTimeout = time.Second
 
-// hasKept reports whether the bridge has the server's last answer to a
-// method, to give when the server does not answer.
 func (b *bridge) hasKept(method string) bool {
 	kind := map[string]string{"initialize": "initialize", "tools/list": "tools"}[method]
 	if kind == "" || b.acct.dirs.State == "" {
@@ -37,19 +32,16 @@ func (b *bridge) hasKept(method string) bool {
 	return err == nil
 }
 
-// knownProtocolVersions are the MCP revisions the bridge can answer an
-// initialize for by itself, newest first.
+// knownProtocolVersions are the revisions the bridge itself can initialize.
 var knownProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// handshakeParams is what the bridge reads of an initialize request.
 type handshakeParams struct {
 	ProtocolVersion string `json:"protocolVersion"`
 }
 
 // localAnswer answers a request the server did not: initialize and
-// tools/list with a valid result (the last answers the server gave, kept
-// in the state folder, or the least that is valid), anything else with an
-// error. why is what went wrong, for the instructions and the log.
+// tools/list with the last answers kept (or the least that is valid),
+// anything else with an error.
 func (b *bridge) localAnswer(m incoming, msg []byte, why error) []byte {
 	switch m.Method {
 	case "initialize":
@@ -69,10 +61,8 @@ func (b *bridge) localAnswer(m incoming, msg []byte, why error) []byte {
 	return errorResponse(m.ID, why.Error())
 }
 
-// localInitialize is an initialize result of the bridge's own: the version
-// the client asked for when the bridge knows it, and the server's
-// capabilities, identity and instructions from its last answer, with a
-// first line saying why the tools cannot work now.
+// localInitialize is the server's last initialize result, its instructions
+// opening with why the tools cannot work now.
 func (b *bridge) localInitialize(asked string, why error) json.RawMessage {
 	res := map[string]any{
 		"capabilities": map[string]any{"tools": map[string]any{}},
@@ -105,8 +95,7 @@ func (b *bridge) localInitialize(asked string, why error) json.RawMessage {
 	return out
 }
 
-// wayBack is the sentence a refused or failed tool call gives the model:
-// what went wrong, and the command that brings the checkout back.
+// wayBack says what went wrong and the command that brings the checkout back.
 func (b *bridge) wayBack(why error) string {
 	var revoked *revokedError
 	var notConnected *notConnectedError
@@ -117,16 +106,12 @@ func (b *bridge) wayBack(why error) string {
 		why, b.acct.server)
 }
 
-// handshakePath is where the bridge keeps the server's last answer of one
-// kind ("initialize" or "tools"), for when the server is not there. One
-// server gives every checkout the same answer.
+// handshakePath is per server: it gives every checkout the same answer.
 func (b *bridge) handshakePath(kind string) string {
 	sum := sha256.Sum256([]byte(b.acct.server))
 	return filepath.Join(b.acct.dirs.State, "handshake", hex.EncodeToString(sum[:12])+"."+kind+".json")
 }
 
-// keepHandshake saves the result of a server's answer to initialize or
-// tools/list, for the next time the server does not answer.
 func (b *bridge) keepHandshake(method string, answer []byte) {
 	kind := map[string]string{"initialize": "initialize", "tools/list": "tools"}[method]
 	if kind == "" || b.acct.dirs.State == "" {
@@ -146,7 +131,6 @@ func (b *bridge) keepHandshake(method string, answer []byte) {
 	}
 }
 
-// readHandshake is the kept answer of one kind, nil when there is none.
 func (b *bridge) readHandshake(kind string) json.RawMessage {
 	if b.acct.dirs.State == "" {
 		return nil
@@ -158,13 +142,11 @@ func (b *bridge) readHandshake(kind string) json.RawMessage {
 	return raw
 }
 
-// resultResponse is a JSON-RPC result.
 func resultResponse(id json.RawMessage, result json.RawMessage) []byte {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 	return b
 }
 
-// downErr is why the server did not answer the handshake, nil while it does.
 func (b *bridge) downErr() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -177,10 +159,8 @@ func (b *bridge) setDown(err error) {
 	b.mu.Unlock()
 }
 
-// serverAnswers reports whether the server answers a ping within
-// handshakeTimeout: after a handshake it did not answer, a tool call first
-// checks, so that it fails at once instead of waiting for a server that
-// hangs.
+// serverAnswers pings the server, so that a tool call after an unanswered
+// handshake fails at once instead of waiting for a server that hangs.
 func (b *bridge) serverAnswers(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, handshakeTimeout)
 	defer cancel()

@@ -9,11 +9,8 @@ import (
 	"strings"
 )
 
-// The edits install makes to Claude Code's files of a checkout: the
-// project server in .mcp.json, the hooks, the approval and the permission
-// rule in .claude/settings.local.json.
+// The edits install makes to Claude Code's .mcp.json and .claude/settings.local.json.
 
-// editMCPConfig adds (or removes) the osfoundry server of .mcp.json.
 func editMCPConfig(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: mcpConfigFile, path: filepath.Join(o.Checkout, mcpConfigFile)}
 	root, mode, missing, err := readSettings(e.path)
@@ -53,16 +50,14 @@ func editMCPConfig(o installOptions) (*fileEdit, error) {
 	return e, nil
 }
 
-// isOurServer tells the bridge entry install writes from a server of the
-// same name configured by hand.
+// isOurServer tells the entry install writes from one of the same name
+// configured by hand.
 func isOurServer(raw json.RawMessage) bool {
 	var s mcpEntry
 	return json.Unmarshal(raw, &s) == nil && slices.Contains(s.Args, "mcp") && slices.Contains(s.Args, "agent") &&
 		strings.HasPrefix(filepath.Base(s.Command), "osfoundry")
 }
 
-// isOurHook tells the hook install writes (any path, any server) from the
-// other hooks of a settings file.
 func isOurHook(command string) bool {
 	f := strings.Fields(command)
 	for i := 1; i+1 < len(f); i++ {
@@ -73,8 +68,6 @@ func isOurHook(command string) bool {
 	return false
 }
 
-// editSettings adds (or removes) the hooks, the approval of the MCP server
-// and the permission rule for its tools in .claude/settings.local.json.
 func editSettings(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: settingsFile, path: filepath.Join(o.Checkout, filepath.FromSlash(settingsFile))}
 	root, mode, missing, err := readSettings(e.path)
@@ -109,9 +102,8 @@ func editSettings(o installOptions) (*fileEdit, error) {
 	return e, nil
 }
 
-// mergeHooks adds (or with o.Remove takes out) the hook for each of the
-// events in root's "hooks", the shape Claude Code and Codex share: event →
-// matcher groups → handlers. It returns the changes made.
+// mergeHooks edits "hooks", the shape Claude Code and Codex share: event →
+// matcher groups → handlers.
 func mergeHooks(root *object, events []string, o installOptions) ([]string, error) {
 	hooks, err := root.child("hooks")
 	if err != nil {
@@ -155,9 +147,8 @@ func mergeHooks(root *object, events []string, o installOptions) ([]string, erro
 	return all, nil
 }
 
-// mergeHookGroups finds the hook among an event's matcher groups. It keeps
-// one copy (brought up to date), drops duplicates, or with remove drops it,
-// along with a group it leaves empty. found says whether a copy was kept.
+// mergeHookGroups keeps one up-to-date copy of the hook among an event's
+// groups (none with remove), dropping a group it leaves empty.
 func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bool) (kept []json.RawMessage, lines []string, found bool) {
 	for _, g := range groups {
 		obj, err := parseObject(g)
@@ -205,9 +196,8 @@ func mergeHookGroups(groups []json.RawMessage, ev string, want []byte, remove bo
 	return kept, lines, found
 }
 
-// editApproval approves the project server (enabledMcpjsonServers), so
-// Claude Code connects it once the folder is trusted, without a prompt. It
-// returns the change made, or a note when the user rejected the server.
+// editApproval approves the project server, so Claude Code connects it
+// without a prompt; note says when the user rejected it.
 func editApproval(root *object, remove bool) (line, note string, err error) {
 	var enabled, disabled []string
 	if v, ok := root.vals["enabledMcpjsonServers"]; ok && json.Unmarshal(v, &enabled) != nil {
@@ -236,15 +226,11 @@ func editApproval(root *object, remove bool) (line, note string, err error) {
 	return "+ enabledMcpjsonServers: " + mcpServerName, "", nil
 }
 
-// allowRule is the permission rule that lets Claude Code call every tool of
-// the osfoundry server without asking: a headless `claude -p` refuses any
-// tool without one ("Claude requested permissions to use
-// mcp__osfoundry__list_agents").
+// allowRule lets Claude Code call the server's tools without asking: a
+// headless `claude -p` refuses any tool without one.
 const allowRule = "mcp__" + mcpServerName
 
-// editAllowRule adds allowRule to permissions.allow, or with remove takes
-// it out (and an allow list or permissions object it leaves empty), keeping
-// every other rule in its order. It returns the change made.
+// editAllowRule keeps every other rule in its order.
 func editAllowRule(root *object, remove bool) (string, error) {
 	perms, err := root.child("permissions")
 	if err != nil {

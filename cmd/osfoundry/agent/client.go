@@ -10,22 +10,21 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/oauth2"
 )
 
-// revokedError says the server no longer accepts this checkout's grant: the
-// owner revoked the connection, or its refresh token expired or was replayed.
+// revokedError says the server no longer accepts this checkout's grant.
 type revokedError struct{ Server string }
 
 func (e *revokedError) Error() string {
 	return fmt.Sprintf("this checkout's connection to %s was revoked; run `osfoundry agent login --server %s` again", e.Server, e.Server)
 }
 
-// unreachableError says the server did not answer.
 type unreachableError struct {
 	Server string
 	Err    error
@@ -45,9 +44,8 @@ func newHTTPClient() *http.Client {
 	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// client talks to one account's server: it keeps the access token fresh
-// (refreshing under the account's lock, which the server's refresh token
-// rotation needs) and calls MCP tools with it.
+// client calls one account's server, refreshing the access token under the
+// account's lock, which the server's refresh token rotation needs.
 type client struct {
 	acct account
 	http *http.Client
@@ -65,10 +63,8 @@ func newClient(acct account) (*client, error) {
 	return &client{acct: acct, http: newHTTPClient(), creds: creds, now: time.Now}, nil
 }
 
-// token returns an access token with some life left. refused, when not
-// empty, is a token the server just turned down, so another one is needed.
-// Concurrent processes of one account take turns: whoever gets the lock
-// second re-reads the file and finds the pair the first one saved.
+// token returns an access token with some life left, other than refused.
+// Whoever gets the lock second re-reads the pair the first one saved.
 func (c *client) token(ctx context.Context, refused string) (string, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -94,114 +90,42 @@ func (c *client) token(ctx context.Context, refused string) (string, error) {
 	return c.creds.AccessToken, nil
 }
 
-// tokenResponse is the token endpoint's answer (RFC 6749 §5.1 and §5.2).
-type tokenResponse struct {
-	AccessToken      string `json:"access_token"`
-	TokenType        string `json:"token_type"`
-	ExpiresIn        int64  `json:"expires_in"`
-	RefreshToken     string `json:"refresh_token"`
-	Scope            string `json:"scope"`
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-}
-
-// refresh trades the refresh token for a new pair and saves it at once. The
-// caller holds c.mu and the account's lock.
+// refresh saves the new pair at once; the caller holds c.mu and the lock.
 func (c *client) refresh(ctx context.Context) error {
 	if c.creds.RefreshToken == "" {
 		return &revokedError{Server: c.acct.server}
 	}
-	tr, err := postToken(ctx, c.http, c.acct.server, c.creds.TokenEndpoint, url.Values{
-		"grant_type":    {"refresh_token"},
-		"refresh_token": {c.creds.RefreshToken},
-		"client_id":     {c.creds.ClientID},
-		"resource":      {c.creds.Resource},
-	})
+	conf := oauthConfig(c.creds.ClientID, "", "", c.creds.TokenEndpoint)
+	tok, err := conf.TokenSource(tokenContext(ctx, c.http), &oauth2.Token{RefreshToken: c.creds.RefreshToken}).Token()
 	if err != nil {
-		return err
+		return tokenError(c.acct.server, err)
 	}
-	c.creds.apply(tr, c.now())
+	c.creds.apply(tok, c.now())
 	return c.acct.save(c.creds)
 }
 
-// apply stores a token response's pair.
-func (cr *credentials) apply(tr *tokenResponse, now time.Time) {
-	cr.AccessToken = tr.AccessToken
-	if tr.RefreshToken != "" {
-		cr.RefreshToken = tr.RefreshToken
-	}
-	if tr.Scope != "" {
-		cr.Scope = tr.Scope
-	}
-	life := time.Duration(tr.ExpiresIn) * time.Second
-	if life <= 0 {
-		life = 5 * time.Minute
-	}
-	cr.ExpiresAt = now.Add(life)
-}
-
-// postToken posts a token request. invalid_grant means the grant is gone.
-func postToken(ctx context.Context, hc *http.Client, server, endpoint string, form url.Values) (*tokenResponse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", userAgent)
-	res, err := hc.Do(req)
-	if err != nil {
-		return nil, &unreachableError{Server: server, Err: err}
-	}
-	defer res.Body.Close()
-	var tr tokenResponse
-	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return nil, &unreachableError{Server: server, Err: err}
-	}
-	if err := json.Unmarshal(body, &tr); err != nil {
-		return nil, fmt.Errorf("token endpoint answered HTTP %d with %q", res.StatusCode, truncate(string(body), 200))
-	}
-	switch {
-	case tr.Error == "invalid_grant":
-		return nil, &revokedError{Server: server}
-	case tr.Error != "":
-		return nil, fmt.Errorf("token endpoint: %s: %s", tr.Error, tr.ErrorDescription)
-	case res.StatusCode != http.StatusOK || tr.AccessToken == "":
-		return nil, fmt.Errorf("token endpoint answered HTTP %d without a token", res.StatusCode)
-	}
-	return &tr, nil
-}
-
-// reply is what /mcp answered to one POST.
 type reply struct {
 	status int
 	header http.Header
-	// msgs are the JSON-RPC messages of the body: one for a JSON answer, any
-	// number for an event stream, none for 202.
+	// msgs: one for a JSON answer, any number for an event stream, none for 202.
 	msgs []json.RawMessage
 }
 
-// maxReplyBytes caps what is read of one answer.
 const maxReplyBytes = 32 << 20
 
-// post sends one JSON-RPC body to the MCP endpoint. token and version may be
-// empty (anonymous methods; no negotiated protocol version yet).
+// post sends one JSON-RPC body to /mcp; token and version may be empty.
 func (c *client) post(ctx context.Context, token, version string, body []byte) (*reply, error) {
 	return postMCP(ctx, c.http, c.acct.server, c.resource(), token, version, body, nil)
 }
 
-// resource is the MCP endpoint the credentials are for.
 func (c *client) resource() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.creds.Resource
 }
 
-// postMCP posts body and reads the answer. An answer that is an event
-// stream may carry notifications before the result (progress of a call that
-// waits): with notify set, each is handed to it as it arrives instead of
-// being kept in the reply.
+// postMCP posts body and reads the answer. With notify set, notifications
+// before the result (a waiting call's progress) go to it as they arrive.
 func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, version string, body []byte, notify func(json.RawMessage)) (*reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -241,9 +165,7 @@ func postMCP(ctx context.Context, hc *http.Client, server, endpoint, token, vers
 	return r, nil
 }
 
-// readEvents returns the data of each server-sent event that carries JSON;
-// with notify set, the JSON-RPC notifications among them go to notify as
-// each event ends.
+// readEvents returns the JSON data of each server-sent event.
 func readEvents(r io.Reader, notify func(json.RawMessage)) ([]json.RawMessage, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxReplyBytes)
@@ -276,8 +198,6 @@ func readEvents(r io.Reader, notify func(json.RawMessage)) ([]json.RawMessage, e
 	return msgs, sc.Err()
 }
 
-// isNotification reports whether msg is a JSON-RPC notification: a method
-// and no id.
 func isNotification(msg json.RawMessage) bool {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
@@ -286,7 +206,6 @@ func isNotification(msg json.RawMessage) bool {
 	return json.Unmarshal(msg, &m) == nil && m.Method != "" && len(m.ID) == 0
 }
 
-// toolResult is an MCP CallToolResult, with the parts the agent side reads.
 type toolResult struct {
 	IsError bool `json:"isError"`
 	Content []struct {
@@ -296,7 +215,6 @@ type toolResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
 }
 
-// text joins the result's text content.
 func (r *toolResult) text() string {
 	var parts []string
 	for _, c := range r.Content {
@@ -307,7 +225,6 @@ func (r *toolResult) text() string {
 	return strings.Join(parts, "\n")
 }
 
-// decode reads the structured content into v.
 func (r *toolResult) decode(v any) error {
 	if len(r.StructuredContent) == 0 {
 		return errors.New("tool result has no structured content")
@@ -315,9 +232,7 @@ func (r *toolResult) decode(v any) error {
 	return json.Unmarshal(r.StructuredContent, v)
 }
 
-// unreadHint is what every tool result of a connection with unread mail
-// carries in its structured content: the total, and the sessions with the
-// newest unread note first.
+// unreadHint is in every tool result of a connection with unread mail.
 type unreadHint struct {
 	Total    int             `json:"total"`
 	Sessions []unreadSession `json:"sessions"`
@@ -329,7 +244,6 @@ type unreadSession struct {
 	Count       int    `json:"count"`
 }
 
-// unread returns the result's unread hint, nil when there is none.
 func (r *toolResult) unread() *unreadHint {
 	var v struct {
 		Unread *unreadHint `json:"unread"`
@@ -340,7 +254,6 @@ func (r *toolResult) unread() *unreadHint {
 	return v.Unread
 }
 
-// rpcMessage is a JSON-RPC response.
 type rpcMessage struct {
 	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
@@ -350,9 +263,8 @@ type rpcMessage struct {
 	} `json:"error"`
 }
 
-// callTool calls one tool. A refused token is replaced once (a refresh, or
-// the pair another process just saved); a second refusal means the grant is
-// gone. Tool refusals (isError) come back as results, not errors.
+// callTool calls one tool; a refused token is replaced once, and a second
+// refusal means the grant is gone.
 func (c *client) callTool(ctx context.Context, name string, args any) (*toolResult, error) {
 	if args == nil {
 		args = struct{}{}

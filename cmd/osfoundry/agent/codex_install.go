@@ -16,33 +16,25 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// The files install writes for Codex, in the checkout: the project config
-// layer Codex reads in a trusted project, and the hooks beside it.
+// The files install writes for Codex in the checkout (read in a trusted project).
 const (
 	codexConfigFile = ".codex/config.toml"
 	codexHooksFile  = ".codex/hooks.json"
 )
 
-// codexHookEvents are the Codex events the hook is installed for.
-// PermissionRequest is the event Codex asks before a tool runs that needs
-// an approval; Codex has no SessionEnd.
+// codexHookEvents: Codex has no SessionEnd.
 var codexHookEvents = []string{"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "PermissionRequest"}
 
-// codexEnvVars are the variables Codex passes on to the bridge besides its
-// short default list (HOME, PATH, …): where login keeps the credentials
-// and the state, when the user has moved them.
+// codexEnvVars are passed on beside Codex's short default list (HOME, PATH…):
+// where login keeps the credentials and state, when the user moved them.
 var codexEnvVars = []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME"}
 
-// codexApproval is the value of default_tools_approval_mode that lets
-// `codex exec` call the osfoundry tools (some are open-world) without
-// asking; --no-allow-rule leaves it out.
+// codexApproval lets `codex exec` call the open-world tools without asking.
 const codexApproval = "approve"
 
-// codexServerHeader is the TOML table install writes the bridge into.
 const codexServerHeader = "[mcp_servers." + mcpServerName + "]"
 
-// codexEntry is the bridge as Codex starts it, key by key in the order
-// written; an absent approval is left out.
+// codexEntry is the bridge's table, key by key in the order written.
 func (o installOptions) codexEntry() [][2]any {
 	e := o.bridgeEntry()
 	kv := [][2]any{{"command", e.Command}, {"args", e.Args}, {"env_vars", codexEnvVars}}
@@ -52,13 +44,10 @@ func (o installOptions) codexEntry() [][2]any {
 	return kv
 }
 
-// codexOwnKeys are the keys of the table install writes and takes out.
 var codexOwnKeys = []string{"command", "args", "env_vars", "default_tools_approval_mode"}
 
-// editCodexConfig adds (or removes) the osfoundry server of
-// .codex/config.toml. The file is edited as text, a few lines in one
-// table, so its comments and layout stay; keys of the table install does
-// not own (startup_timeout_sec, a tools approval of its own) stay too.
+// editCodexConfig edits .codex/config.toml as text, so its comments, layout
+// and the keys install does not own stay.
 func editCodexConfig(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: codexConfigFile, path: filepath.Join(o.Checkout, filepath.FromSlash(codexConfigFile)), mode: 0o644}
 	before, err := os.ReadFile(e.path)
@@ -144,8 +133,7 @@ func editCodexConfig(o installOptions) (*fileEdit, error) {
 	return e, nil
 }
 
-// editCodexHooks adds (or removes) the hooks of .codex/hooks.json, which
-// has the shape of Claude Code's: {"hooks": {event: [matcher groups]}}.
+// editCodexHooks edits .codex/hooks.json, shaped like Claude Code's hooks.
 func editCodexHooks(o installOptions) (*fileEdit, error) {
 	e := &fileEdit{rel: codexHooksFile, path: filepath.Join(o.Checkout, filepath.FromSlash(codexHooksFile))}
 	root, mode, missing, err := readSettings(e.path)
@@ -162,20 +150,15 @@ func editCodexHooks(o installOptions) (*fileEdit, error) {
 	return e, nil
 }
 
-// isOurCodexServer tells the bridge entry install writes from a server of
-// the same name configured by hand.
 func isOurCodexServer(v map[string]any) bool {
 	b, _ := json.Marshal(map[string]any{"command": v["command"], "args": v["args"]})
 	return isOurServer(b)
 }
 
-// codexHeader matches the header of the osfoundry server's table, however
-// its keys are quoted.
+// codexHeader matches the table's header, however its keys are quoted.
 var codexHeader = regexp.MustCompile(`^\s*\[\s*(mcp_servers|"mcp_servers")\s*\.\s*(` + mcpServerName + `|"` + mcpServerName + `")\s*\]\s*(#.*)?$`)
 
-// codexTable finds the osfoundry server's table among lines: the header's
-// index and the end of its body (the next table header, or the end), or
-// -1 when there is no such header.
+// codexTable returns the table's header index and its body's end, or -1.
 func codexTable(lines []string) (start, end int) {
 	start = slices.IndexFunc(lines, func(l string) bool { return codexHeader.MatchString(strings.TrimRight(l, "\r\n")) })
 	if start < 0 {
@@ -193,8 +176,8 @@ func codexTable(lines []string) (start, end int) {
 	return start, end
 }
 
-// inArray reports whether lines leave a multi-line array open, so a line
-// starting with "[" after them is an element, not a table header.
+// inArray reports whether lines leave a multi-line array open, so a "[" line
+// after them is an element, not a table header.
 func inArray(lines []string) bool {
 	depth := 0
 	for _, l := range lines {
@@ -206,8 +189,7 @@ func inArray(lines []string) bool {
 	return depth > 0
 }
 
-// tomlKey finds the line (or lines, for a multi-line array) that set key
-// in a table's body: [from, to), or -1 when the key is not set.
+// tomlKey finds the lines [from, to) that set key, or -1.
 func tomlKey(body []string, key string) (from, to int) {
 	re := regexp.MustCompile(`^\s*("?)` + regexp.QuoteMeta(key) + `("?)\s*=`)
 	from = slices.IndexFunc(body, func(l string) bool { return re.MatchString(l) })
@@ -221,8 +203,6 @@ func tomlKey(body []string, key string) (from, to int) {
 	return from, to
 }
 
-// tomlInsertAt is where a new key goes in a table's body: after its last
-// key, before trailing blank lines.
 func tomlInsertAt(body []string) int {
 	i := len(body)
 	for i > 0 && strings.TrimSpace(body[i-1]) == "" {
@@ -231,7 +211,6 @@ func tomlInsertAt(body []string) int {
 	return i
 }
 
-// tomlLine is `key = value` in TOML, on one line.
 func tomlLine(key string, v any) string {
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(map[string]any{key: v}); err != nil {
@@ -240,7 +219,6 @@ func tomlLine(key string, v any) string {
 	return strings.TrimSpace(b.String()) + "\n"
 }
 
-// sameTOML reports whether a decoded TOML value is the value install writes.
 func sameTOML(decoded, want any) bool {
 	a, _ := json.Marshal(decoded)
 	b, _ := json.Marshal(want)

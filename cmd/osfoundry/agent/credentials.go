@@ -9,10 +9,8 @@ import (
 	"time"
 )
 
-// credentials are what login leaves for one account: where the server's
-// endpoints are, the OAuth client it registered, and the current token pair.
-// Saved 0600 in a 0700 folder; rewritten (atomically) on every refresh,
-// because the server rotates refresh tokens.
+// credentials are what login leaves for one account, saved 0600 and rewritten
+// on every refresh, because the server rotates refresh tokens.
 type credentials struct {
 	Server             string    `json:"server"`
 	Checkout           string    `json:"checkout"`
@@ -25,27 +23,23 @@ type credentials struct {
 	ExpiresAt          time.Time `json:"expires_at"`
 	RefreshToken       string    `json:"refresh_token"`
 	Scope              string    `json:"scope"`
-	// SenderSlug is the connection's address in Team mail, once known.
-	SenderSlug string    `json:"sender_slug,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
+	SenderSlug         string    `json:"sender_slug,omitempty"` // its address in Team mail
+	CreatedAt          time.Time `json:"created_at"`
 }
 
 // refreshSkew is how long before its expiry an access token is replaced.
 const refreshSkew = 60 * time.Second
 
-// fresh reports whether the access token is good for at least refreshSkew.
 func (c *credentials) fresh(now time.Time) bool {
 	return c.AccessToken != "" && now.Add(refreshSkew).Before(c.ExpiresAt)
 }
 
-// notConnectedError says that a checkout has no credentials for a server.
 type notConnectedError struct{ Server, Checkout string }
 
 func (e *notConnectedError) Error() string {
 	return fmt.Sprintf("%s is not connected to %s: run `osfoundry agent login --server %s` in it", e.Checkout, e.Server, e.Server)
 }
 
-// load reads the account's credentials.
 func (a account) load() (*credentials, error) {
 	b, err := os.ReadFile(a.credentialsPath())
 	if errors.Is(err, os.ErrNotExist) {
@@ -61,9 +55,7 @@ func (a account) load() (*credentials, error) {
 	return &c, nil
 }
 
-// save writes the credentials atomically (a temp file renamed over the old
-// one), so a reader never sees half a file and a crash never loses the
-// rotated refresh token already received.
+// save writes atomically, so a crash never loses a rotated refresh token.
 func (a account) save(c *credentials) error {
 	for _, dir := range []string{a.dirs.Config, filepath.Dir(a.credentialsPath())} {
 		if err := ensureDir(dir); err != nil {
@@ -77,7 +69,6 @@ func (a account) save(c *credentials) error {
 	return writeFileAtomic(a.credentialsPath(), append(b, '\n'), 0o600)
 }
 
-// remove deletes the account's credentials and lock file.
 func (a account) remove() error {
 	err := os.Remove(a.credentialsPath())
 	os.Remove(a.lockPath())
@@ -87,8 +78,7 @@ func (a account) remove() error {
 	return err
 }
 
-// ensureDir creates dir (and its parents) readable by the user alone; an
-// existing folder is narrowed to 0700.
+// ensureDir narrows an existing folder to 0700 too.
 func ensureDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
@@ -120,7 +110,6 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// listAccounts returns the saved credentials whose checkout is checkout.
 func listAccounts(dirs folders, checkout string) []*credentials {
 	entries, _ := os.ReadDir(filepath.Join(dirs.Config, "agents"))
 	var out []*credentials

@@ -11,8 +11,7 @@ import (
 	"github.com/osfoundry/osfoundry/store/repo"
 )
 
-// checkoutOf returns the folder one agent identity belongs to: the git top level
-// of dir, or dir itself (absolute, symlinks resolved) outside git.
+// checkoutOf is dir's git top level, or dir itself outside git.
 func checkoutOf(ctx context.Context, dir string) (string, error) {
 	top, _ := gitTopAndBranch(ctx, dir, false)
 	if top != "" {
@@ -28,8 +27,7 @@ func checkoutOf(ctx context.Context, dir string) (string, error) {
 	return abs, nil
 }
 
-// startDir is the folder Claude Code runs in: $CLAUDE_PROJECT_DIR (set for
-// hooks and stdio servers), else hint (a hook's cwd), else the process's own.
+// startDir is $CLAUDE_PROJECT_DIR, else hint (a hook's cwd), else the working folder.
 func startDir(hint string) string {
 	if d := os.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
 		return d
@@ -41,7 +39,6 @@ func startDir(hint string) string {
 	return d
 }
 
-// git runs git in dir and returns its trimmed stdout.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	var out bytes.Buffer
@@ -50,9 +47,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-// gitTopAndBranch returns the top level of dir's work tree ("" outside git)
-// and, when withBranch, the current branch (the short commit when detached,
-// "" on an unborn branch) — one git process for both.
+// gitTopAndBranch starts one git process for both.
 func gitTopAndBranch(ctx context.Context, dir string, withBranch bool) (top, branch string) {
 	args := []string{"rev-parse", "--show-toplevel"}
 	if withBranch {
@@ -78,9 +73,8 @@ func gitTopAndBranch(ctx context.Context, dir string, withBranch bool) (top, bra
 	return top, branch
 }
 
-// repoName names the checkout's repository for set_status: the origin
-// remote's URL as the server compares repositories (repo.Normalize: owner/name),
-// else the folder name.
+// repoName is the origin remote's URL as repo.Normalize compares it, else the
+// folder name.
 func repoName(ctx context.Context, checkout string) string {
 	remote, _ := git(ctx, checkout, "config", "--get", "remote.origin.url")
 	if name := repo.Normalize(remote); name != "" {

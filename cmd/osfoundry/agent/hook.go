@@ -16,33 +16,26 @@ import (
 	"time"
 )
 
-// Hook timing. Claude Code waits for a hook before it goes on, so the hook
-// answers well under a second and never takes more than hookLimit.
+// Hook timing: Claude Code waits for a hook before it goes on.
 const (
 	hookLimit = 2 * time.Second         // hard limit for the whole run (watchdog)
 	hookWork  = 1700 * time.Millisecond // deadline of the network work
 	mailEvery = 30 * time.Second        // UserPromptSubmit and PostToolUse check mail at most this often
 )
 
-// hookInput is the part of Claude Code's hook event JSON the hook reads
-// (common fields; the per-event ones are not needed).
+// hookInput is the common part of a hook event.
 type hookInput struct {
-	SessionID     string `json:"session_id"`
-	Cwd           string `json:"cwd"`
-	HookEventName string `json:"hook_event_name"`
-	// AgentID is set when the event fires inside a subagent.
-	AgentID string `json:"agent_id"`
-	// StopHookActive is set on a Stop that follows a Stop hook's block.
-	StopHookActive bool `json:"stop_hook_active"`
-	// Client is the agent CLI that sent the event (--client).
-	Client hookClient `json:"-"`
+	SessionID      string     `json:"session_id"`
+	Cwd            string     `json:"cwd"`
+	HookEventName  string     `json:"hook_event_name"`
+	AgentID        string     `json:"agent_id"`         // set inside a subagent
+	StopHookActive bool       `json:"stop_hook_active"` // a Stop after a Stop hook's block
+	Client         hookClient `json:"-"`                // --client
 }
 
-// runHook runs `osfoundry agent hook`: one hook event of Claude Code or
-// Codex (--client, hook_clients.go) on stdin.
-// It never breaks the client: whatever happens it ends with exit status 0,
-// printing either nothing or one valid hook answer, within hookLimit; a
-// problem becomes a line in the hook log instead.
+// runHook runs `osfoundry agent hook` on one event. It never breaks the
+// client: exit status 0, nothing or one valid answer, within hookLimit; a
+// problem becomes a line in the hook log.
 func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	start := time.Now()
 	dirs, _ := defaultDirs()
@@ -117,8 +110,7 @@ func runHook(args []string, stdin io.Reader, stdout io.Writer) {
 	}
 }
 
-// writeAnswer prints a hook's answer as one JSON line, holding out so that
-// the watchdog lets it complete.
+// writeAnswer holds out so that the watchdog lets the answer complete.
 func writeAnswer(out *sync.Mutex, stdout io.Writer, o any, logf func(string, ...any)) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -133,8 +125,8 @@ func writeAnswer(out *sync.Mutex, stdout io.Writer, o any, logf func(string, ...
 	}
 }
 
-// runEvent does the work of one event and returns the context to add, if
-// any. Both may be set: mail read before a later failure is still shown.
+// runEvent returns the context to add; mail read before a later failure is
+// still returned with the error.
 func runEvent(ctx context.Context, dirs folders, server string, in hookInput, now func() time.Time) (string, error) {
 	if dirs.Config == "" {
 		return "", errors.New("no user config folder")
@@ -196,12 +188,11 @@ func runEvent(ctx context.Context, dirs folders, server string, in hookInput, no
 	return text, err
 }
 
-// msgUnclaimed tells the agent its connection has no profile yet.
 const msgUnclaimed = "osFoundry: this checkout's connection has no agent profile yet, so owners cannot see its status. " +
 	"claim_connected_profile (a handle and a display name) creates one."
 
-// sessionStart reports the checkout's repository and branch with set_status
-// and returns as context the agents on the same branch and the unread mail.
+// sessionStart reports the repository and branch, and returns the agents on
+// the same branch and the unread mail.
 func sessionStart(ctx context.Context, c *client, now time.Time) (string, error) {
 	top, branch := gitTopAndBranch(ctx, c.acct.checkout, true)
 	status := map[string]any{"repo": clip(repoName(ctx, c.acct.checkout), 300), "branch": nil}
@@ -241,7 +232,6 @@ func sessionStart(ctx context.Context, c *client, now time.Time) (string, error)
 	return strings.Join(parts, "\n\n"), errors.Join(problem, err)
 }
 
-// sessionEnd clears the task: the session that worked on it is over.
 func sessionEnd(ctx context.Context, c *client) error {
 	res, err := c.callTool(ctx, "set_status", map[string]any{"task": nil})
 	if err != nil {
@@ -253,7 +243,6 @@ func sessionEnd(ctx context.Context, c *client) error {
 	return nil
 }
 
-// mailContext reads the mail a hint announces and formats it.
 func mailContext(ctx context.Context, c *client, hint *unreadHint) (string, error) {
 	if hint == nil {
 		return "", nil
@@ -262,9 +251,8 @@ func mailContext(ctx context.Context, c *client, hint *unreadHint) (string, erro
 	return formatMail(hint.Total, mail), err
 }
 
-// mailDue reports whether a mail check may run now, and if so records it,
-// so UserPromptSubmit and PostToolUse check at most every mailEvery. A
-// concurrent run holding the mark's lock means a check is under way.
+// mailDue records and allows a mail check at most every mailEvery; a run
+// holding the mark's lock means a check is under way.
 func (a account) mailDue(now time.Time) (bool, error) {
 	unlock, ok, err := tryLockFile(a.throttlePath() + ".lock")
 	if err != nil || !ok {
@@ -280,7 +268,6 @@ func (a account) mailDue(now time.Time) (bool, error) {
 	return true, writeFileAtomic(a.throttlePath(), []byte(now.Format(time.RFC3339Nano)+"\n"), 0o600)
 }
 
-// markMailChecked records a mail check made outside the throttle.
 func (a account) markMailChecked(now time.Time) error {
 	if err := ensureDir(filepath.Dir(a.throttlePath())); err != nil {
 		return err
@@ -288,11 +275,11 @@ func (a account) markMailChecked(now time.Time) error {
 	return writeFileAtomic(a.throttlePath(), []byte(now.Format(time.RFC3339Nano)+"\n"), 0o600)
 }
 
-// maxLogBytes is where the hook log starts over (the previous one is kept as .1).
+// maxLogBytes is where the hook log starts over, the previous one kept as .1.
 const maxLogBytes = 1 << 20
 
-// appendLog adds a line to the hook log, without control characters (it
-// may quote a server); it fails silently, having nowhere else to report.
+// appendLog strips control characters (a line may quote a server) and fails
+// silently, having nowhere else to report.
 func appendLog(dirs folders, line string) {
 	if dirs.State == "" || ensureDir(dirs.State) != nil {
 		return
@@ -309,10 +296,8 @@ func appendLog(dirs folders, line string) {
 	f.WriteString(printable(strings.ReplaceAll(line, "\n", " ")) + "\n")
 }
 
-// hookLogPath is the hook's log file.
 func hookLogPath(dirs folders) string { return filepath.Join(dirs.State, "hook.log") }
 
-// clip cuts s to at most n characters.
 func clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

@@ -7,23 +7,18 @@ import (
 	"time"
 )
 
-// The hooks' side of the relay: while a bridge of the account runs with
-// its stream open, UserPromptSubmit, PostToolUse and Stop take what the
-// relay spooled (spool.go) at every event, without the network and without
-// the mail throttle, and mark it delivered; the bridge tells the server.
+// The hooks' side of the relay: while a bridge's stream is open, the hooks
+// take what it spooled at every event, without the network or the throttle.
 
-// spoolIntro and stopIntro open the context the spool's notes make.
 const (
 	spoolIntro = "osFoundry Team mail: %s addressed to this agent just arrived (now in your context; read_session_mail shows them again and marks them read).\n"
 	stopIntro  = "Before you end your turn: osFoundry Team mail brought %s addressed to this agent that you have not seen. " +
 		"Weigh it and act on it or answer it (reply_to_sender) first; then you may end your turn.\n"
 )
 
-// spoolEvent delivers the spool's undelivered notes for an event of a
-// session in the main conversation. ok is false when no bridge of the
-// account runs with its stream open: the hook then checks the network as
-// before (Stop asks the server, stopCheck). A Stop that follows a Stop block
-// (stop_hook_active) adds nothing, so a turn continues once.
+// spoolEvent delivers the spool's undelivered notes; ok is false when no
+// bridge's stream is open, and the hook then asks the server. A Stop after a
+// Stop block adds nothing, so a turn continues once.
 func spoolEvent(acct account, in hookInput, now time.Time) (text string, ok bool, err error) {
 	switch in.HookEventName {
 	case "UserPromptSubmit", "PostToolUse", "Stop":
@@ -60,10 +55,9 @@ func spoolEvent(acct account, in hookInput, now time.Time) (text string, ok bool
 	return text, ok, err
 }
 
-// quickCheckout is the checkout of dir as checkoutOf finds it in the usual
-// case, without starting git (a process costs the hook more than the rest
-// of its work): the nearest folder up from dir holding .git, or dir. A
-// checkout it gets wrong finds no spool, and the hook asks git after all.
+// quickCheckout finds the checkout without starting git, which costs the hook
+// more than the rest of its work; a wrong guess finds no spool, and then git
+// is asked after all.
 func quickCheckout(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

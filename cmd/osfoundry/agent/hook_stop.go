@@ -2,14 +2,11 @@ package agent
 
 import "context"
 
-// msgStopNote leads the reason of a Stop that keeps the turn going.
 const msgStopNote = "osFoundry: before this turn ends, note(s) addressed to this agent arrived that it has not seen. " +
 	"Weigh them and act on what they ask of this task (answer with reply_to_sender if a reply is wanted), then finish."
 
-// stopCheck is the Stop rule: a turn about to end while a note addressed
-// to the agent is unread goes on once, with the fenced notes as the reason
-// the model reads. Reading them marks them read, so no note blocks twice;
-// the Stop after a block (stop_hook_active) lets the turn end.
+// stopCheck lets a turn with an unread note for the agent go on once, with
+// the notes as the reason; reading marks them read, so none blocks twice.
 func stopCheck(ctx context.Context, c *client, in hookInput) (string, error) {
 	if in.StopHookActive {
 		return "", nil

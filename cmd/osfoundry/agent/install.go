@@ -23,51 +23,38 @@ const (
 	excludedSettings = "/" + settingsFile
 )
 
-// hookEvents are the events the hook handles, in the order they happen.
 var hookEvents = []string{"SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd"}
 
-// installOptions configures install.
 type installOptions struct {
-	// Client is the agent CLI whose files install edits.
 	Client   hookClient
 	Checkout string
 	Server   string
-	// Command starts osfoundry: "osfoundry", found on PATH, so the entries
-	// of files a team commits work on every machine; with --absolute the
-	// path of the running binary.
-	Command string
-	DryRun  bool
-	// Remove undoes an install instead.
-	Remove bool
-	// NoAllowRule leaves out (and takes out) the permission rule that lets
-	// Claude Code call the osfoundry tools without asking.
-	NoAllowRule bool
-	// ApprovalWait is the project's approval wait in seconds (0: the
-	// default), which the PermissionRequest hook's timeout covers.
-	ApprovalWait int
+	// Command is "osfoundry", found on PATH, so that committed files work on
+	// every machine; with --absolute the running binary's path.
+	Command      string
+	DryRun       bool
+	Remove       bool
+	NoAllowRule  bool
+	ApprovalWait int // seconds; 0 is the default
 }
 
-// mcpEntry is the project MCP server Claude Code starts: the stdio bridge.
 type mcpEntry struct {
 	Type    string   `json:"type"`
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
 }
 
-// hookHandler is one command hook.
 type hookHandler struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
 	Timeout int    `json:"timeout"`
 }
 
-// hookGroup is a matcher group holding handlers.
 type hookGroup struct {
 	Matcher string        `json:"matcher,omitempty"`
 	Hooks   []hookHandler `json:"hooks"`
 }
 
-// fileEdit is the change install makes to one file.
 type fileEdit struct {
 	rel    string // for the summary, relative to the checkout
 	path   string
@@ -78,12 +65,9 @@ type fileEdit struct {
 	notes  []string // what the user should know, changed or not
 }
 
-// install writes the MCP server entry and the hooks into the client's
-// files of the checkout — for Claude Code .mcp.json and
-// .claude/settings.local.json, for Codex .codex/config.toml and
-// .codex/hooks.json — merging with what is there: other servers, other
-// hooks and every other setting stay as they were, in their order. Running
-// it again changes nothing. With Remove it takes out exactly what it put in.
+// install merges the MCP server entry and the hooks into the client's files
+// of the checkout, leaving every other setting as it was; running it again
+// changes nothing, and Remove takes out exactly what it put in.
 func install(ctx context.Context, out io.Writer, o installOptions) error {
 	var edits, notes []*fileEdit
 	editors := []func(installOptions) (*fileEdit, error){editMCPConfig, editSettings}
@@ -168,7 +152,6 @@ func (e *fileEdit) apply() error {
 	return writeFileAtomic(e.path, e.after, e.mode)
 }
 
-// readSettings reads a JSON settings file; a missing file is an empty object.
 func readSettings(path string) (*object, fs.FileMode, bool, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -208,9 +191,8 @@ func (o installOptions) hook() hookHandler {
 	return hookHandler{Type: "command", Command: shellJoin(words...), Timeout: hookTimeoutSecs}
 }
 
-// hookFor is the hook of one event: PermissionRequest's waits for an
-// owner's decision, so its timeout is the approval wait and a margin for
-// the hook's own setup (the client gives no verdict when it is killed).
+// hookFor gives PermissionRequest a timeout past the approval wait: a hook
+// the client kills gives no verdict.
 func (o installOptions) hookFor(ev string) hookHandler {
 	h := o.hook()
 	if ev == "PermissionRequest" {
@@ -223,11 +205,9 @@ func (o installOptions) hookFor(ev string) hookHandler {
 	return h
 }
 
-// defaultApprovalWait is a project's approval wait unless its owners change it.
 const defaultApprovalWait = 120
 
-// editExclude keeps the personal settings file out of git in a checkout
-// that does not ignore it yet (.git/info/exclude, never committed).
+// editExclude keeps the personal settings file out of git (.git/info/exclude).
 func editExclude(ctx context.Context, checkout string) *fileEdit {
 	if top, _ := gitTopAndBranch(ctx, checkout, false); top == "" {
 		return nil
@@ -260,9 +240,8 @@ func editExclude(ctx context.Context, checkout string) *fileEdit {
 		lines: []string{"+ " + excludedSettings + " (personal settings stay out of git)"}}
 }
 
-// installCommand is the command the installed entries start: "osfoundry",
-// or with absolute the path of the running binary. note, when not empty,
-// says that "osfoundry" on PATH is not this binary.
+// installCommand is "osfoundry" or the running binary's path; note says when
+// "osfoundry" on PATH is not this binary.
 func installCommand(absolute bool) (command, note string) {
 	exe, err := os.Executable()
 	if err == nil {
@@ -287,7 +266,6 @@ func installCommand(absolute bool) (command, note string) {
 	return "osfoundry", note
 }
 
-// shellJoin quotes words for sh where needed.
 func shellJoin(words ...string) string {
 	out := make([]string, len(words))
 	for i, w := range words {

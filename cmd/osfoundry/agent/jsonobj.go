@@ -8,9 +8,8 @@ import (
 	"reflect"
 )
 
-// object is a JSON object that keeps its keys in their order, with values
-// left as raw JSON until needed, so rewriting a settings file changes only
-// what install changes.
+// object keeps a JSON object's keys in their order, so rewriting a settings
+// file changes only what install changes.
 type object struct {
 	keys []string
 	vals map[string]json.RawMessage
@@ -18,7 +17,6 @@ type object struct {
 
 func newObject() *object { return &object{vals: map[string]json.RawMessage{}} }
 
-// parseObject reads a JSON object; empty input is an empty object.
 func parseObject(b []byte) (*object, error) {
 	o := newObject()
 	if len(bytes.TrimSpace(b)) == 0 {
@@ -52,7 +50,6 @@ func parseObject(b []byte) (*object, error) {
 	return o, nil
 }
 
-// child returns the object stored under k (an empty one when k is absent).
 func (o *object) child(k string) (*object, error) {
 	v, ok := o.vals[k]
 	if !ok || string(v) == "null" {
@@ -65,7 +62,6 @@ func (o *object) child(k string) (*object, error) {
 	return c, nil
 }
 
-// array returns the array stored under k (nil when k is absent).
 func (o *object) array(k string) ([]json.RawMessage, error) {
 	v, ok := o.vals[k]
 	if !ok || string(v) == "null" {
@@ -78,7 +74,6 @@ func (o *object) array(k string) ([]json.RawMessage, error) {
 	return a, nil
 }
 
-// set stores v under k, in place when k exists, else at the end.
 func (o *object) set(k string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -122,7 +117,6 @@ func (o *object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// sameJSON reports whether two JSON texts hold the same value.
 func sameJSON(a, b []byte) bool {
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
@@ -131,7 +125,6 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// compactJSON is v on one line, for summaries.
 func compactJSON(v any) string {
 	b, _ := json.Marshal(v)
 	var buf bytes.Buffer

@@ -11,9 +11,8 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive lock on path (created 0600 when missing),
-// waiting until ctx ends. Hook runs, the MCP bridge and logins of one
-// account serialise their token refreshes on it.
+// lockFile serialises the token refreshes of an account's hooks, bridge and
+// logins.
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := openLock(path)
 	if err != nil {
@@ -37,7 +36,6 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	}
 }
 
-// tryLockFile takes the lock only if nobody holds it; ok is false otherwise.
 func tryLockFile(path string) (unlock func(), ok bool, err error) {
 	f, err := openLock(path)
 	if err != nil {

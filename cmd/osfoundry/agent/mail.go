@@ -12,7 +12,6 @@ import (
 	"unicode"
 )
 
-// mailNote is one note as read_session_mail returns it.
 type mailNote struct {
 	ID          int64     `json:"id"`
 	From        string    `json:"from"`
@@ -23,11 +22,8 @@ type mailNote struct {
 	Subject     string    `json:"subject"`
 	Body        string    `json:"body"`
 	CreatedAt   time.Time `json:"created_at"`
-	// ForYou is the server's word that the note is addressed to this
-	// connection: one of the notes its unread hint counts.
-	ForYou bool `json:"for_you"`
-	// Answers is the agent's question the note closed: an owner's answer,
-	// or osFoundry's notice that it expired unanswered.
+	ForYou      bool      `json:"for_you"` // one of the notes the unread hint counts
+	// Answers is the agent's question the note answered or expired.
 	Answers *struct {
 		QuestionID int64  `json:"question_id"`
 		Question   string `json:"question"`
@@ -35,9 +31,7 @@ type mailNote struct {
 	} `json:"answers"`
 }
 
-// text is what the note says inside its fence: its subject and body, or,
-// for the answer to the agent's question, "Your question … was answered by
-// …: …" (or that it expired with no decision).
+// text is what the note says inside its fence.
 func (n *mailNote) text() (kind, text string) {
 	body := truncate(n.Body, maxBodyChars)
 	if a := n.Answers; a != nil {
@@ -52,14 +46,12 @@ func (n *mailNote) text() (kind, text string) {
 	return n.MessageType, "Subject: " + truncate(n.Subject, 200) + "\n" + body
 }
 
-// sessionMail is the unread mail of one session.
 type sessionMail struct {
 	unreadSession
 	Notes []mailNote
 }
 
-// Limits that keep the hook quick and its context under Claude Code's
-// 10,000-character cap for hook output.
+// Limits that keep the hook's context under Claude Code's 10,000-character cap.
 const (
 	maxMailSessions = 5    // sessions read per run
 	maxMailPages    = 3    // read_session_mail pages per session
@@ -67,9 +59,8 @@ const (
 	maxContextChars = 9000 // whole context
 )
 
-// readUnread reads the unread notes the hint counts, newest first, with
-// read_session_mail (which records them as read and marks them for_you). Sessions are read in
-// parallel; a session that fails is left out and the first error returned.
+// readUnread reads the sessions the hint counts in parallel; a session that
+// fails is left out and the first error returned.
 func (c *client) readUnread(ctx context.Context, hint *unreadHint) ([]sessionMail, error) {
 	sessions := hint.Sessions
 	if len(sessions) > maxMailSessions {
@@ -138,24 +129,16 @@ func (c *client) readSessionUnread(ctx context.Context, s unreadSession) (sessio
 	return m, nil
 }
 
-// formatMail renders unread mail as hook context: factual, compact, bodies
-// capped so the whole stays under Claude Code's limit. total is the hint's
-// count, which may be more than was read.
-//
-// Everything a sender wrote (subject and body) is untrusted data, not an
-// instruction: each note's text is fenced between a header line and an end
-// line that carry a boundary token drawn at random for this run, which no
-// note contains, so no text inside a fence can close it or pass for a
-// header. The header holds only what the server vouches for (note id, type,
-// session, time, the sender's slug and kind) and the sender's display name,
-// quoted.
+// formatMail renders unread mail as hook context. What a sender wrote is
+// untrusted data: each note is fenced by a boundary token drawn at random for
+// this run, so no text can close its fence or pass for a header, which holds
+// only what the server vouches for and the quoted display name.
 func formatMail(total int, mail []sessionMail) string {
 	text, _ := formatNotes("osFoundry Team mail: %s addressed to this agent (now marked read; read_session_mail shows them again).\n", total, mail)
 	return text
 }
 
-// formatNotes is formatMail with its first line (intro, where %s is the
-// count of notes shown), and the ids of the notes it shows.
+// formatNotes also returns the ids of the notes it shows.
 func formatNotes(intro string, total int, mail []sessionMail) (string, []int64) {
 	fence := newFence(mail)
 	var ids []int64
@@ -203,8 +186,7 @@ func formatNotes(intro string, total int, mail []sessionMail) (string, []int64) 
 	return b.String(), ids
 }
 
-// newFence is the boundary of one run's notes, "[osfoundry-note <token>]",
-// its token drawn at random and redrawn in the unlikely case a note holds it.
+// newFence draws the token again in the unlikely case a note holds it.
 func newFence(mail []sessionMail) string {
 	for {
 		b := make([]byte, 12)
@@ -223,8 +205,7 @@ func newFence(mail []sessionMail) string {
 	}
 }
 
-// oneLine keeps a value the server vouches for on the header line even if
-// it did not: any control character becomes a space.
+// oneLine keeps a vouched-for value on the header line even if it is not.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {

@@ -12,17 +12,13 @@ import (
 	"strings"
 )
 
-// folders are where the agent side keeps its files.
 type folders struct {
-	// Config holds credentials, one file per (server, checkout), folder 0700.
-	Config string
-	// State holds the hook's log and its throttle marks.
-	State string
+	Config string // credentials, one file per (server, checkout)
+	State  string // the hook's log, throttle marks, the spool
 }
 
-// defaultDirs returns <user config>/osfoundry and <user state>/osfoundry.
-// The state folder is $XDG_STATE_HOME (or ~/.local/state) where XDG applies,
-// and the user cache folder elsewhere (macOS, Windows).
+// defaultDirs puts the state in $XDG_STATE_HOME where XDG applies, else in
+// the user cache folder.
 func defaultDirs() (folders, error) {
 	cfg, err := os.UserConfigDir()
 	if err != nil {
@@ -50,8 +46,7 @@ func userStateDir() (string, error) {
 	return filepath.Join(home, ".local", "state"), nil
 }
 
-// normalizeServer turns what a user types for --server into the server's
-// base URL: scheme and host, any base path, no trailing slash and no /mcp.
+// normalizeServer drops a trailing slash and /mcp from --server.
 func normalizeServer(raw string) (string, error) {
 	s := strings.TrimSpace(raw)
 	if s == "" {
@@ -69,16 +64,14 @@ func normalizeServer(raw string) (string, error) {
 	return u.Scheme + "://" + strings.ToLower(u.Host) + p, nil
 }
 
-// account names one agent identity: a server and a checkout. Claude Code's
-// MCP connection and the hooks of that checkout share its credentials, so
-// they act as one connection.
+// account is one agent identity, a server and a checkout, whose MCP bridge
+// and hooks share the credentials.
 type account struct {
 	dirs     folders
 	server   string // normalized base URL
 	checkout string // absolute folder
 }
 
-// key is a stable file name for the account.
 func (a account) key() string {
 	sum := sha256.Sum256([]byte(a.server + "\n" + a.checkout))
 	return hex.EncodeToString(sum[:12])

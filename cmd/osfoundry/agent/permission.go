@@ -15,31 +15,18 @@ import (
 	"time"
 )
 
-// The PermissionRequest hook: a client (Claude Code, Codex) is about to ask
-// its user whether a tool may run. The hook brings the prompt to the owners
-// as an approval and waits for one of them to decide: allowed → allow,
-// denied → deny with the owner's reason. No decision within the project's
-// wait, or no server, gives no verdict at all, and the client falls back
-// to its own prompt (a headless run refuses): the hook never allows by
-// itself. When the client's own prompt is answered first, the client ends
-// the hook; the next hook event of the checkout closes the approval as
-// "answered at the terminal".
+// The PermissionRequest hook brings a client's prompt to the owners as an
+// approval and waits for their decision. Without one (no server, the wait
+// over) it gives no verdict, so the client falls back to its own prompt: the
+// hook never allows by itself.
 
 const (
-	// permissionSetup bounds everything before the wait (the credentials,
-	// git, creating the approval): with no server, no verdict within 2 s.
-	permissionSetup = 1700 * time.Millisecond
-	// permissionPoll is one long poll of the wait.
-	permissionPoll = 50 * time.Second
-	// permissionGrace is how long past its wait the hook still listens for
-	// the server's last word.
-	permissionGrace = 3 * time.Second
-	// maxSummary is what the server takes of a tool input's summary.
-	maxSummary = 500
+	permissionSetup = 1700 * time.Millisecond // with no server, no verdict within 2 s
+	permissionPoll  = 50 * time.Second
+	permissionGrace = 3 * time.Second // past the wait, for the server's last word
+	maxSummary      = 500             // what the server takes of a summary
 )
 
-// permissionInput is a PermissionRequest event: the common fields, the
-// tool and its input.
 type permissionInput struct {
 	hookInput
 	ToolName  string          `json:"tool_name"`
@@ -57,7 +44,6 @@ type permissionOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// approvalState is an approval as /agent/approvals answers it.
 type approvalState struct {
 	ID          int64  `json:"id"`
 	State       string `json:"state"`
@@ -66,9 +52,8 @@ type approvalState struct {
 	WaitSeconds int    `json:"wait_seconds"`
 }
 
-// runPermission handles one PermissionRequest: it returns the verdict to
-// print, or nil for none. extend moves the hook's watchdog to the end of
-// the wait once the server said how long that is.
+// runPermission returns the verdict to print, or nil for none. extend moves
+// the hook's watchdog once the server said how long the wait is.
 func runPermission(dirs folders, server string, raw []byte, extend func(time.Duration), logf func(string, ...any)) *permissionOutput {
 	var in permissionInput
 	if err := json.Unmarshal(raw, &in); err != nil {
@@ -138,10 +123,8 @@ func verdict(event, behavior, message string) *permissionOutput {
 	return &o
 }
 
-// awaitDecision long-polls the approval until it is decided or ended, or
-// until deadline; a server that cannot be reached is tried again (with
-// backoff) until then. Past the deadline the approval is what it was last
-// seen as: pending means no verdict.
+// awaitDecision long-polls the approval until it is decided, ended or past
+// deadline, retrying a server out of reach.
 func (c *client) awaitDecision(a approvalState, deadline time.Time, logf func(string, ...any)) approvalState {
 	backoff := 250 * time.Millisecond
 	path := "/agent/approvals/" + strconv.FormatInt(a.ID, 10)
@@ -178,7 +161,6 @@ func (c *client) awaitDecision(a approvalState, deadline time.Time, logf func(st
 	return a
 }
 
-// checkoutClient is the client of the checkout a hook event runs in.
 func checkoutClient(ctx context.Context, dirs folders, server string, in hookInput) (*client, error) {
 	if dirs.Config == "" {
 		return nil, errors.New("no user config folder")
@@ -194,9 +176,8 @@ func checkoutClient(ctx context.Context, dirs folders, server string, in hookInp
 	return newClient(account{dirs: dirs, server: server, checkout: checkout})
 }
 
-// agentJSON sends one request to the server's agent endpoints with the
-// connection's access token (replaced once if refused) and decodes a JSON
-// answer into out; it returns the HTTP status.
+// agentJSON calls an agent endpoint (a refused token is replaced once) and
+// decodes its JSON answer into out.
 func (c *client) agentJSON(ctx context.Context, method, path string, body, out any) (int, error) {
 	var payload []byte
 	if body != nil {
@@ -247,9 +228,8 @@ func (c *client) agentJSON(ctx context.Context, method, path string, body, out a
 	}
 }
 
-// summarize is the one line owners read of a tool's input: the command,
-// the file, the address, the MCP tool's arguments; at most maxSummary
-// characters. The server treats it as the agent's own, untrusted text.
+// summarize is the one line owners read of a tool's input; the server treats
+// it as the agent's own, untrusted text.
 func summarize(tool string, input json.RawMessage) string {
 	var fields map[string]any
 	json.Unmarshal(input, &fields)
@@ -278,17 +258,14 @@ func summarize(tool string, input json.RawMessage) string {
 	return s
 }
 
-// promptsDir holds one file per approval a hook of this machine is waiting
-// on, locked while it waits: one left unlocked is a prompt whose hook the
-// client ended, because its own prompt was answered first.
+// promptsDir holds one locked file per approval a hook waits on: one left
+// unlocked is a prompt the client answered itself, ending the hook.
 func (a account) promptsDir() string { return filepath.Join(a.dirs.State, "approvals") }
 
 func (a account) promptPath(id int64) string {
 	return filepath.Join(a.promptsDir(), a.key()+"-"+strconv.FormatInt(id, 10))
 }
 
-// markPrompt records that this hook waits on approval id, holding the
-// file's lock; release removes it.
 func (a account) markPrompt(id int64) (release func()) {
 	path := a.promptPath(id)
 	unlock, ok, err := tryLockFile(path)
@@ -298,15 +275,13 @@ func (a account) markPrompt(id int64) (release func()) {
 	return func() { os.Remove(path); unlock() }
 }
 
-// endAnsweredPrompts closes, as answered at the terminal, the approvals of
-// the account whose hook the client ended before they were decided: their
-// files are still there, and nobody holds their lock.
+// endAnsweredPrompts closes, as answered at the terminal, the approvals whose
+// hook the client ended.
 func (c *client) endAnsweredPrompts(ctx context.Context) error {
 	return endAnsweredPrompts(ctx, c.acct)
 }
 
-// endAnsweredPrompts is the client's method for an account whose client is
-// made only when a prompt file is there (the spool's events need none).
+// endAnsweredPrompts makes a client only when a prompt file is there.
 func endAnsweredPrompts(ctx context.Context, acct account) error {
 	entries, err := os.ReadDir(acct.promptsDir())
 	if err != nil {
@@ -342,9 +317,8 @@ func endAnsweredPrompts(ctx context.Context, acct account) error {
 	return errors.Join(errs...)
 }
 
-// serverApprovalWait asks the server how long this checkout's approvals
-// wait (its project's setting); 0, the default, when it cannot tell (not
-// logged in, or the server is out of reach).
+// serverApprovalWait is the project's approval wait, 0 when the server cannot
+// tell.
 func serverApprovalWait(ctx context.Context, acct account) int {
 	c, err := newClient(acct)
 	if err != nil {

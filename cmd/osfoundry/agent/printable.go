@@ -6,12 +6,9 @@ import (
 	"unicode"
 )
 
-// printable is s without the characters that a terminal would act on rather
-// than show: control characters other than line breaks and tabs (escape
-// sequences start with one), and the bidirectional overrides and isolates
-// that reorder what is shown. Text a server sent (endpoints, errors, scopes)
-// and local names (a checkout's path) pass through it on their way to the
-// terminal.
+// printable drops what a terminal would act on rather than show: control
+// characters (escape sequences) and the bidirectional overrides that reorder
+// text. A server's words pass through it on their way to the terminal.
 func printable(s string) string {
 	if !strings.ContainsFunc(s, unprintable) {
 		return s
@@ -36,7 +33,6 @@ func unprintable(r rune) bool {
 	return false
 }
 
-// printableWriter writes what printable leaves of each write.
 type printableWriter struct{ w io.Writer }
 
 func (p printableWriter) Write(b []byte) (int, error) {
@@ -46,7 +42,6 @@ func (p printableWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// printableError is an error whose message printable has cleaned.
 type printableError struct{ err error }
 
 func (e printableError) Error() string { return printable(e.err.Error()) }

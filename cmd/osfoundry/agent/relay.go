@@ -17,58 +17,41 @@ import (
 	"time"
 )
 
-// The bridge's relay: one event stream per bridge process (GET
-// /agent/events on the server, the bridge's bearer token), reconnecting
-// with backoff and jitter and resuming with Last-Event-ID, whose notes go
-// into the spool (spool.go) for the hooks, and, when Claude Code listens to
-// channels, straight into the conversation as notifications/claude/channel.
-// What the hooks or the channel delivered, the relay reports to the server
-// (POST /agent/delivered), so that owners see it in the agent's context.
+// The bridge's relay: one event stream per bridge process (GET /agent/events),
+// whose notes go into the spool for the hooks and, when Claude Code listens,
+// into the conversation as channel notifications; what was delivered is
+// reported back (POST /agent/delivered) for the owners to see.
 
 // Relay timing.
 const (
-	relayMinBackoff = 500 * time.Millisecond
-	relayMaxBackoff = 30 * time.Second
-	// relayRevokedWait is how long a revoked connection waits before it
-	// tries again (a login in the checkout brings new credentials).
-	relayRevokedWait = time.Minute
-	// relayIdle ends a stream that sent nothing, not even a heartbeat
-	// (every 20 s), for this long: the connection is dead.
-	relayIdle = 65 * time.Second
-	// relayReportEvery is how often the spool is looked at for deliveries
-	// to report.
+	relayMinBackoff  = 500 * time.Millisecond
+	relayMaxBackoff  = 30 * time.Second
+	relayRevokedWait = time.Minute      // a login in the checkout may bring new credentials
+	relayIdle        = 65 * time.Second // the server sends a heartbeat every 20 s
 	relayReportEvery = 200 * time.Millisecond
 )
 
-// channelEnv, set to 1 in the MCP entry's environment, says the client
-// listens to channels (Claude Code started with its channel flag): a note
-// sent as a channel notification then counts as delivered, and the hooks
-// leave it out. Without it the notification is still sent (a client that
-// does not listen drops it) and the hooks deliver the note.
+// channelEnv=1 in the MCP entry's environment says the client listens to
+// channels, so a note sent as a channel notification counts as delivered and
+// the hooks leave it out; otherwise the hooks deliver it.
 const channelEnv = "OSFOUNDRY_CHANNEL"
 
-// relayState is what the relay keeps beside the bridge.
 type relayState struct {
-	mu sync.Mutex
-	// initialized: the client sent notifications/initialized, so
-	// notifications may go to it.
-	initialized bool
+	mu          sync.Mutex
+	initialized bool // notifications may go to the client
 	channel     bool // channelEnv is set
 }
 
-// startRelay starts the bridge's relay; it ends with ctx or with stop,
-// which waits for its last delivery report.
+// startRelay starts the bridge's relay; stop waits for its last delivery report.
 func (b *bridge) startRelay(ctx context.Context) (stop func()) {
 	b.relay.channel = os.Getenv(channelEnv) == "1"
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); b.runRelay(ctx) }()
-	// Stopping waits for the last delivery report (bounded in reportDeliveries).
 	return func() { cancel(); <-done }
 }
 
-// relayLog writes a line to the bridge's log (Claude Code keeps a stdio
-// server's stderr in its MCP log).
+// relayLog writes to stderr, which Claude Code keeps in its MCP log.
 func (b *bridge) relayLog(format string, a ...any) {
 	fmt.Fprintf(b.log, "osfoundry agent mcp: relay: "+format+"\n", a...)
 }
@@ -126,12 +109,12 @@ func (b *bridge) runRelay(ctx context.Context) {
 	}
 }
 
-// errRelayRenew ends a stream whose token must be replaced (refused or
-// expired): the relay reconnects at once with a fresh one.
+// errRelayRenew ends a stream whose token was refused or expired; the relay
+// reconnects at once with a fresh one.
 var errRelayRenew = errors.New("the token needs renewing")
 
-// relayOnce holds one stream until it ends. refused is the token the
-// server last refused, which the next token must replace.
+// relayOnce holds one stream until it ends. refused is the token the server
+// last refused.
 func (b *bridge) relayOnce(ctx context.Context, refused *string) error {
 	c, err := b.loadClient()
 	if err != nil {
@@ -197,9 +180,8 @@ func (b *bridge) relayOnce(ctx context.Context, refused *string) error {
 	}, func() { idle.Reset(relayIdle) })
 }
 
-// readRelay reads server-sent events, handing each named event to fn (a
-// comment line, the heartbeat, to beat) until fn returns an error or the
-// stream ends.
+// readRelay hands each named event to fn and each comment line (the
+// heartbeat) to beat.
 func readRelay(res *http.Response, fn func(name string, data []byte) error, beat func()) error {
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
@@ -234,8 +216,8 @@ func readRelay(res *http.Response, fn func(name string, data []byte) error, beat
 	return errors.New("the relay stream ended")
 }
 
-// setConnected records in the spool whether this bridge's stream is open:
-// the hooks read the spool only while one is.
+// setConnected records whether this bridge's stream is open: the hooks read
+// the spool only while one is.
 func (b *bridge) setConnected(up bool) {
 	pid := os.Getpid()
 	b.acct.withSpool(func(sp *spoolFile) bool {
@@ -255,8 +237,6 @@ func (b *bridge) setConnected(up bool) {
 	}, nil)
 }
 
-// noteArrived spools a note and, once the client is ready, sends it as a
-// channel notification.
 func (b *bridge) noteArrived(n relayedNote) {
 	now := time.Now()
 	var fresh bool
@@ -270,8 +250,6 @@ func (b *bridge) noteArrived(n relayedNote) {
 	}
 }
 
-// channelReady is called when the client has initialized: what the
-// spool holds undelivered goes out as channel notifications.
 func (b *bridge) channelReady() {
 	b.relay.mu.Lock()
 	b.relay.initialized = true
@@ -279,10 +257,8 @@ func (b *bridge) channelReady() {
 	b.sendChannel()
 }
 
-// sendChannel sends each spooled note no channel notification carried yet
-// as notifications/claude/channel: content the fenced note, meta its
-// sender, session and id. Where the client listens (channelEnv) that is
-// its delivery.
+// sendChannel sends each spooled note no notification carried yet as
+// notifications/claude/channel.
 func (b *bridge) sendChannel() {
 	b.relay.mu.Lock()
 	ready, listens := b.relay.initialized, b.relay.channel
@@ -349,10 +325,9 @@ func declareChannel(msg []byte) []byte {
 	return out
 }
 
-// reportDeliveries tells the server, as they happen, which spooled notes
-// went into the agent's context (by a hook or the channel). When the bridge
-// stops it reports once more, briefly: a client ends its bridge right after
-// the turn whose Stop hook delivered the last note.
+// reportDeliveries tells the server which spooled notes went into the
+// agent's context. It reports once more when the bridge stops: a client ends
+// its bridge right after the turn whose Stop hook delivered the last note.
 func (b *bridge) reportDeliveries(ctx context.Context) {
 	t := time.NewTicker(relayReportEvery)
 	defer t.Stop()
@@ -370,8 +345,7 @@ func (b *bridge) reportDeliveries(ctx context.Context) {
 	}
 }
 
-// reportOnce reports what the spool delivered since it last changed (seen,
-// its modification time then) and returns the time to compare next.
+// reportOnce reports what the spool delivered since its modification time seen.
 func (b *bridge) reportOnce(ctx context.Context, seen time.Time) time.Time {
 	fi, err := os.Stat(b.acct.spoolPath())
 	if err != nil || fi.ModTime().Equal(seen) {
@@ -393,7 +367,6 @@ func (b *bridge) reportOnce(ctx context.Context, seen time.Time) time.Time {
 	return fi.ModTime()
 }
 
-// report posts one delivery report.
 func (b *bridge) report(ctx context.Context, ids []int64) error {
 	c, err := b.loadClient()
 	if err != nil {

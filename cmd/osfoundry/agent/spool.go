@@ -11,66 +11,49 @@ import (
 	"time"
 )
 
-// The spool is where the bridge's relay leaves what the server sent it, in
-// the checkout's state folder, for the hooks to read without the network:
-// one JSON file per account (0600), rewritten whole under the account's
-// spool lock, bounded in size and age (the oldest notes go first, with a
-// line in the hook log). Each note records whether, when and by which path
-// (a hook or the channel) it went into the agent's context, and whether the
-// server was told so: a note is delivered once, by whichever path is first.
-//
-// A running bridge holds the bridge lock shared for its life; a hook that
-// can take it exclusively knows no bridge runs and checks the network
-// instead.
+// The spool is where the relay leaves notes for the hooks to read without the
+// network: one JSON file per account, rewritten under its lock and bounded.
+// A note is delivered once, by whichever path (a hook, the channel) is first.
+// A running bridge holds the bridge lock shared, so a hook that can take it
+// exclusively knows no bridge runs.
 
 // Bounds of the spool.
 const (
 	spoolMaxNotes = 200
 	spoolMaxBytes = 2 << 20
 	spoolMaxAge   = 7 * 24 * time.Hour
-	// spoolKeepDone is how long a note stays once delivered and reported:
-	// long enough that a copy from another bridge of the account (each
-	// holds its own stream) is recognised.
+	// spoolKeepDone keeps a delivered note long enough to recognise a copy
+	// from another bridge of the account.
 	spoolKeepDone = time.Minute
 )
 
-// spooledNote is one note the relay brought.
 type spooledNote struct {
-	Note       relayedNote `json:"note"`
-	ReceivedAt time.Time   `json:"received_at"`
-	// DeliveredAt and By say when and how the note went into the agent's
-	// context ("hook", "stop" or "channel"); Reported that the server
-	// recorded it (POST /agent/delivered).
-	DeliveredAt *time.Time `json:"delivered_at,omitempty"`
-	By          string     `json:"by,omitempty"`
-	Reported    bool       `json:"reported,omitempty"`
-	// Channeled: a channel notification carried it (delivered only where
-	// the client listens to channels).
+	Note        relayedNote `json:"note"`
+	ReceivedAt  time.Time   `json:"received_at"`
+	DeliveredAt *time.Time  `json:"delivered_at,omitempty"`
+	By          string      `json:"by,omitempty"` // "hook", "stop" or "channel"
+	Reported    bool        `json:"reported,omitempty"`
+	// Channeled counts as delivered only where the client listens to channels.
 	Channeled bool `json:"channeled,omitempty"`
 }
 
-// relayedNote is a note as the relay carries it: read_session_mail's
-// fields and its session.
+// relayedNote is read_session_mail's fields and the note's session.
 type relayedNote struct {
 	mailNote
 	SessionType string `json:"session_type"`
 	SessionID   string `json:"session_id"`
 }
 
-// spoolFile is the spool's content.
 type spoolFile struct {
-	// LastEventID is the newest note id the relay has had, which a
-	// reconnect sends as Last-Event-ID.
+	// LastEventID is what a reconnect sends as Last-Event-ID.
 	LastEventID int64         `json:"last_event_id"`
 	Notes       []spooledNote `json:"notes"`
-	// Revoked is the server's word that the connection was revoked.
-	Revoked string `json:"revoked,omitempty"`
-	// Streams are the bridges (process ids) whose stream is open: only
-	// while one is do the hooks rely on the spool rather than the network.
+	Revoked     string        `json:"revoked,omitempty"`
+	// Streams are the process ids of bridges whose stream is open; only then
+	// do the hooks rely on the spool.
 	Streams []int `json:"streams,omitempty"`
 }
 
-// connected reports whether a bridge's stream is open.
 func (sp *spoolFile) connected() bool { return len(sp.Streams) > 0 }
 
 func (a account) spoolDir() string { return filepath.Join(a.dirs.State, "relay", a.key()) }
@@ -81,7 +64,6 @@ func (a account) spoolLockPath() string { return filepath.Join(a.spoolDir(), "sp
 
 func (a account) bridgeLockPath() string { return filepath.Join(a.spoolDir(), "bridge.lock") }
 
-// bridgeRunning reports whether a bridge of the account holds its lock.
 func (a account) bridgeRunning() bool {
 	if _, err := os.Stat(a.bridgeLockPath()); err != nil {
 		return false
@@ -89,8 +71,8 @@ func (a account) bridgeRunning() bool {
 	return lockHeld(a.bridgeLockPath())
 }
 
-// withSpool runs fn on the spool under its lock and saves what fn left
-// when it reports a change. logf hears of the notes the bounds dropped.
+// withSpool runs fn on the spool under its lock and saves it when fn reports
+// a change.
 func (a account) withSpool(fn func(*spoolFile) bool, logf func(string, ...any)) error {
 	if err := ensureDir(a.spoolDir()); err != nil {
 		return err
@@ -110,8 +92,7 @@ func (a account) withSpool(fn func(*spoolFile) bool, logf func(string, ...any)) 
 	return a.writeSpool(sp, logf)
 }
 
-// readSpool reads the spool; a missing one is empty, an unreadable one is
-// started over.
+// readSpool starts an unreadable spool over.
 func (a account) readSpool() (*spoolFile, error) {
 	sp := &spoolFile{}
 	b, err := os.ReadFile(a.spoolPath())
@@ -127,8 +108,8 @@ func (a account) readSpool() (*spoolFile, error) {
 	return sp, nil
 }
 
-// writeSpool trims the spool to its bounds and saves it (0600, atomically,
-// without waiting for the disk: a spool lost in a crash is fetched again).
+// writeSpool trims the spool to its bounds and saves it without fsync: a
+// spool lost in a crash is fetched again.
 func (a account) writeSpool(sp *spoolFile, logf func(string, ...any)) error {
 	now := time.Now()
 	drop := func(i int, why string) {
@@ -165,7 +146,6 @@ func (a account) writeSpool(sp *spoolFile, logf func(string, ...any)) error {
 	}
 }
 
-// add keeps a note that arrived, once; it reports whether it is new.
 func (sp *spoolFile) add(n relayedNote, now time.Time) bool {
 	sp.LastEventID = max(sp.LastEventID, n.ID)
 	if slices.ContainsFunc(sp.Notes, func(s spooledNote) bool { return s.Note.ID == n.ID }) {
@@ -175,7 +155,6 @@ func (sp *spoolFile) add(n relayedNote, now time.Time) bool {
 	return true
 }
 
-// undelivered returns the notes not yet in the agent's context.
 func (sp *spoolFile) undelivered() []*spooledNote {
 	var out []*spooledNote
 	for i := range sp.Notes {
@@ -186,8 +165,6 @@ func (sp *spoolFile) undelivered() []*spooledNote {
 	return out
 }
 
-// markDelivered records that the notes with these ids went into the
-// agent's context by path by.
 func (sp *spoolFile) markDelivered(ids []int64, by string, now time.Time) {
 	for i := range sp.Notes {
 		if n := &sp.Notes[i]; n.DeliveredAt == nil && slices.Contains(ids, n.Note.ID) {
@@ -196,7 +173,6 @@ func (sp *spoolFile) markDelivered(ids []int64, by string, now time.Time) {
 	}
 }
 
-// toReport returns the delivered notes the server has not recorded.
 func (sp *spoolFile) toReport() []int64 {
 	var ids []int64
 	for _, n := range sp.Notes {
@@ -207,7 +183,6 @@ func (sp *spoolFile) toReport() []int64 {
 	return ids
 }
 
-// markReported records that the server recorded these deliveries.
 func (sp *spoolFile) markReported(ids []int64) {
 	for i := range sp.Notes {
 		if slices.Contains(ids, sp.Notes[i].Note.ID) {
@@ -216,8 +191,7 @@ func (sp *spoolFile) markReported(ids []int64) {
 	}
 }
 
-// asMail groups spooled notes by session, as formatMail takes them, in the
-// order they arrived.
+// asMail groups spooled notes by session in the order they arrived.
 func asMail(notes []*spooledNote) []sessionMail {
 	var out []sessionMail
 	for _, n := range notes {
