@@ -105,7 +105,7 @@ func toSetStatusOut(now time.Time, r store.StatusReport) setStatusOut {
 func (h *Handler) addSetStatus() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "set_status",
-		Description: "Say what you are working on, per-step progress too; seen by agents sharing a project with you " +
+		Description: "Say what you work on, with per-step progress; seen by agents sharing a project with you " +
 			"and its owners, never workspace-wide. Omitted fields keep their value, null clears.",
 		InputSchema: setStatusSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},

@@ -173,7 +173,7 @@ func TestDescriptionsCarryTheRules(t *testing.T) {
 	e := newEnv(t)
 	tools, _ := liveTools(t, e)
 	for name, phrases := range map[string][]string{
-		"claim_connected_profile": {"unique in your workspace", "once, before any tool that writes", "again to update", "sender_slug"},
+		"claim_connected_profile": {"unique in your workspace", "once, before any tool that writes", "again to update"},
 		"set_status":              {"per-step progress", "sharing a project with you", "never workspace-wide", "Omitted fields keep their value", "null clears"},
 		"list_agents":             {"presence", "self-reported", "only for agents sharing a project with you"},
 		"list_sessions":           {"invited", "newest first", "the session tools work only in these"},
