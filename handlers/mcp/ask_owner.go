@@ -20,7 +20,7 @@ var askOwnerSchema = object{
 		property{"options", list(textBetween(1, store.MaxOptionLen), store.MaxOptions)},
 		property{"urgency", oneOf(store.Urgencies, store.UrgencyNormal)},
 		property{"wait_seconds", integerBetween(0, MaxWaitSeconds, 0)},
-		property{"idempotency_key", text()}),
+		idempotencyKey),
 	required: []string{"session_type", "session_id", "question", "idempotency_key"},
 }
 
@@ -75,11 +75,10 @@ func (o askOut) lines() []string {
 
 func (h *Handler) addAskOwner() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
-		Name: "ask_owner",
-		Description: "Ask the session's owners to decide (options or free text). Waits up to wait_seconds; " +
-			"status open: no decision yet, the answer comes later as mail. Claim a profile first; invited sessions only. Retry with the same key.",
+		Name:        "ask_owner",
+		Description: "The session's owners decide (no options: free text). Open: no decision yet, the answer comes later as mail.",
 		InputSchema: askOwnerSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.askOwner)
 }
 

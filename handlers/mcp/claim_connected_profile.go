@@ -12,7 +12,7 @@ import (
 var claimConnectedProfileSchema = object{
 	properties: []property{
 		{"handle", schema{Type: "string", Pattern: store.HandlePattern.String()}},
-		{"display_name", schema{Type: "string", MinLength: new(1), MaxLength: store.MaxDisplayNameLen}},
+		{"display_name", textBetween(1, store.MaxDisplayNameLen)},
 	},
 	required: []string{"handle", "display_name"},
 }
@@ -30,12 +30,10 @@ type profileOut struct {
 
 func (h *Handler) addClaimConnectedProfile() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
-		Name: "claim_connected_profile",
-		Description: "Claim this connection's agent profile: a handle unique in your workspace and a display name. " +
-			"Call once before set_status or post_session_note; calling again updates it. " +
-			"Returns your sender_slug, the address owners and agents reply to.",
+		Name:        "claim_connected_profile",
+		Description: "Claim your profile, handle unique in your workspace: once, before any tool that writes; again to update it.",
 		InputSchema: claimConnectedProfileSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.claimConnectedProfile)
 }
 

@@ -25,8 +25,8 @@ type agentsOut struct {
 func (h *Handler) addListAgents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "list_agents",
-		Description: "Agents of your workspace: handle, display_name, presence (active: last call ≤2 min, idle ≤30 min, " +
-			"away ≤24 h, else offline); repo, branch, task, updated_at (self-reported) only for agents sharing a project with you.",
+		Description: "Agents of your workspace and their presence; " +
+			"what they work on (self-reported) only for agents sharing a project with you.",
 		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.listAgents)

@@ -23,8 +23,8 @@ func toSessionOut(s store.InvitedSession) sessionOut {
 func (h *Handler) addListSessions() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "list_sessions",
-		Description: "Sessions you are invited to, newest first, with your role (contributor or runner). " +
-			"Only these can be read or posted to.",
+		Description: "Sessions you are invited to, newest first, with your role; " +
+			"the session tools work only in these.",
 		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.listSessions)

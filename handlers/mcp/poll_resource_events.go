@@ -41,8 +41,8 @@ type eventOut struct {
 func (h *Handler) addPollResourceEvents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "poll_resource_events",
-		Description: "Events of a session you are invited to after after_sequence, oldest first. Pass next_sequence back " +
-			"as after_sequence; start from 0 or read_session_state's last_sequence.",
+		Description: "A session's events after after_sequence, oldest first. Pass next_sequence back; " +
+			"start from 0 or read_session_state's last_sequence.",
 		InputSchema: pollResourceEventsSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.pollResourceEvents)

@@ -28,11 +28,10 @@ type postNoteOut struct {
 
 func (h *Handler) addPostSessionNote() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
-		Name: "post_session_note",
-		Description: "Post what a person must read to a session's owners and participants. " +
-			"Claim a profile first; invited sessions only. Retry with the same key.",
+		Name:        "post_session_note",
+		Description: "Post what a person must read to a session's owners and participants. Retry with the same key.",
 		InputSchema: postSessionNoteSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.postSessionNote)
 }
 

@@ -14,7 +14,7 @@ const defaultMailLimit = 10
 
 var readSessionMailSchema = object{
 	properties: append(sessionProps("session_type", "session_id"),
-		property{"before_id", integerMin(1)},
+		property{"before_id", noteID()},
 		property{"limit", pageLimit(store.MaxMailPage, defaultMailLimit)}),
 	required: []string{"session_type", "session_id"},
 }

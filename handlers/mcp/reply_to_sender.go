@@ -11,7 +11,7 @@ import (
 // reply_to_sender is post_session_note addressed to one sender: the same
 // fields and the same idempotency, plus to, and optionally the note it
 // answers (store.AgentNote.InReplyTo).
-var replyToSenderSchema = noteSchema(property{"to", text()}).optional(property{"in_reply_to", integerMin(1)})
+var replyToSenderSchema = noteSchema(property{"to", text()}).optional(property{"in_reply_to", noteID()})
 
 type replyArgs struct {
 	postNoteArgs
@@ -22,10 +22,10 @@ type replyArgs struct {
 func (h *Handler) addReplyToSender() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "reply_to_sender",
-		Description: "Reply to one sender (to: a from of read_session_mail, in_reply_to: its id); seen by them and the owners. " +
-			"Claim a profile first; invited sessions only. Retry with the same key.",
+		Description: "post_session_note to one sender (to: a from of read_session_mail, in_reply_to: its id); " +
+			"seen by them and the owners.",
 		InputSchema: replyToSenderSchema.raw(),
-		Annotations: &mcpsdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)},
+		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.replyToSender)
 }
 

@@ -133,9 +133,16 @@ func noteProps() []property {
 	return []property{
 		{"subject", textMax(store.MaxSubjectLen)},
 		{"body", textMax(store.MaxBodyLen)},
-		{"idempotency_key", text()},
+		idempotencyKey,
 	}
 }
+
+// idempotencyKey is the key of every tool that writes a note or a question,
+// one key space per connection.
+var idempotencyKey = property{"idempotency_key", text()}
+
+// noteID is a note's id as an argument (before_id, in_reply_to).
+func noteID() schema { return integerMin(1) }
 
 // noteSchema is the input of a tool that writes a note in a session: the
 // session, then extra (reply_to_sender's recipient), then the note's

@@ -15,20 +15,21 @@ type listToolsResult struct {
 
 // listedTool is a tool as tools/list shows it: with the top-level
 // securitySchemes mcp.Tool has no field for, and with only the annotations
-// that mean something.
+// a client acts on.
 type listedTool struct {
 	*mcpsdk.Tool
 	Annotations     annotations      `json:"annotations"`
 	SecuritySchemes []securityScheme `json:"securitySchemes"`
 }
 
-// annotations are a tool's hints. destructiveHint and idempotentHint mean
-// something only for a tool that is not read-only (MCP), so a read-only tool
-// leaves them out, where the SDK would always send idempotentHint.
+// annotations are the hints clients decide by (Codex asks before a write
+// unless destructiveHint is false and openWorldHint is not true). A read-only
+// tool leaves out destructiveHint, which MCP gives meaning only for writers;
+// no tool sends idempotentHint, which no client acts on for a stateless
+// server (the descriptions say how to retry).
 type annotations struct {
 	ReadOnlyHint    bool  `json:"readOnlyHint"`
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
 	OpenWorldHint   *bool `json:"openWorldHint,omitempty"`
 }
 
@@ -36,7 +37,7 @@ func listedAnnotations(a *mcpsdk.ToolAnnotations) annotations {
 	if a.ReadOnlyHint {
 		return annotations{ReadOnlyHint: true, OpenWorldHint: a.OpenWorldHint}
 	}
-	return annotations{DestructiveHint: a.DestructiveHint, IdempotentHint: new(a.IdempotentHint), OpenWorldHint: a.OpenWorldHint}
+	return annotations{DestructiveHint: a.DestructiveHint, OpenWorldHint: a.OpenWorldHint}
 }
 
 // listToolsMiddleware shows each tool of tools/list as listedTool.

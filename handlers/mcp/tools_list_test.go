@@ -91,7 +91,7 @@ func TestToolsListGolden(t *testing.T) {
 
 // TestToolDefinitions checks what every tool must carry: the ten names,
 // Draft 2020-12 object schemas closed with additionalProperties false,
-// annotations with the documented hints, a top-level securitySchemes with the
+// annotations with the documented hints (destructiveHint false on a write), a top-level securitySchemes with the
 // tool's scope mirrored in _meta, and a short description. It logs the
 // serialized size of each definition and of the whole list.
 func TestToolDefinitions(t *testing.T) {
@@ -135,6 +135,10 @@ func TestToolDefinitions(t *testing.T) {
 		if lt.Annotations["readOnlyHint"] != w.readOnly || lt.Annotations["openWorldHint"] != w.openWorld {
 			t.Errorf("%s: annotations %v, want readOnlyHint %v openWorldHint %v", w.name, lt.Annotations, w.readOnly, w.openWorld)
 		}
+		// Codex asks before a write whose destructiveHint is not false.
+		if !w.readOnly && lt.Annotations["destructiveHint"] != false {
+			t.Errorf("%s: annotations %v, want destructiveHint false", w.name, lt.Annotations)
+		}
 		if len(lt.SecuritySchemes) != 1 || lt.SecuritySchemes[0].Type != "oauth2" || !slices.Equal(lt.SecuritySchemes[0].Scopes, []string{w.scope}) {
 			t.Errorf("%s: securitySchemes %+v, want oauth2 [%s]", w.name, lt.SecuritySchemes, w.scope)
 		}
@@ -157,25 +161,28 @@ func TestToolDefinitions(t *testing.T) {
 	}
 }
 
-// TestDescriptionsCarryTheRules: however short, each description keeps the
+// TestDescriptionsCarryTheRules: however short, the descriptions keep the
 // rules an agent needs (who sees it, partial update, null clears, claim
 // first, order of results, retry with the same key, whom a reply goes to,
-// what clears the unread hint).
+// what clears the unread hint). A rule several tools share is said once, by
+// the tool it belongs to: claim first by claim_connected_profile, invited
+// sessions only by list_sessions, the same key by post_session_note, whose
+// kind reply_to_sender is.
 func TestDescriptionsCarryTheRules(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	tools, _ := liveTools(t, e)
 	for name, phrases := range map[string][]string{
-		"claim_connected_profile": {"unique in your workspace", "once before set_status", "sender_slug"},
-		"set_status":              {"sharing a project with you", "never workspace-wide", "Omitted fields keep their value", "null clears", "{} changes nothing", "Claim a profile first"},
+		"claim_connected_profile": {"unique in your workspace", "once, before any tool that writes", "again to update"},
+		"set_status":              {"per-step progress", "sharing a project with you", "never workspace-wide", "Omitted fields keep their value", "null clears"},
 		"list_agents":             {"presence", "self-reported", "only for agents sharing a project with you"},
-		"list_sessions":           {"invited", "newest first"},
-		"read_session_state":      {"invited", "last_sequence"},
+		"list_sessions":           {"invited", "newest first", "the session tools work only in these"},
+		"read_session_state":      {"your role", "participants with presence", "last_sequence"},
 		"read_session_mail":       {"to you, to all and from you", "newest first", "next_before_id", "until an id you have seen", "clears unread"},
-		"post_session_note":       {"what a person must read", "owners and participants", "Claim a profile first", "invited sessions only", "same key"},
-		"reply_to_sender":         {"one sender", "a from of read_session_mail", "seen by them and the owners", "Claim a profile first", "invited sessions only", "same key"},
-		"poll_resource_events":    {"after after_sequence", "oldest first", "next_sequence"},
-		"ask_owner":               {"session's owners", "options or free text", "wait_seconds", "no decision yet", "comes later as mail", "Claim a profile first", "invited sessions only", "same key"},
+		"post_session_note":       {"what a person must read", "owners and participants", "same key"},
+		"reply_to_sender":         {"post_session_note to one sender", "a from of read_session_mail", "seen by them and the owners"},
+		"poll_resource_events":    {"after after_sequence", "oldest first", "next_sequence", "read_session_state's last_sequence"},
+		"ask_owner":               {"session's owners", "no options: free text", "no decision yet", "comes later as mail"},
 	} {
 		for _, p := range phrases {
 			if !strings.Contains(tools[name].Description, p) {
