@@ -73,6 +73,9 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := st.SetProjectWriteLimits(ctx, owner.WorkspaceID, project.ID, benchWriteLimits); err != nil {
+		return nil, err
+	}
 	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID, ownerSlug: store.OwnerSlug(owner.ID),
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: maxWorkers, MaxConnsPerHost: 0}, Timeout: 30 * time.Second}}
 	for i := range o.sessions {
@@ -256,6 +259,9 @@ func (fx *fixture) post(url, token, method string, params any) (int, error) {
 	}
 	if res.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
+	}
+	if err := refusal(b); err != nil {
+		return 0, err
 	}
 	if bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"error":{`)) {
 		return 0, fmt.Errorf("tool error: %.300s", b)

@@ -12,6 +12,9 @@ import (
 // step is one scenario at one concurrency for one round.
 type step struct {
 	calls, errors int
+	// refused are calls refused past the write limit (limits.go), not
+	// counted in errors.
+	refused       int
 	firstError    string
 	perSecond     float64
 	p50, p95, p99 float64 // ms
@@ -41,7 +44,7 @@ func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Durat
 				if serverPID > 0 {
 					s.serverRSSMB = rssMB(serverPID)
 				}
-				fmt.Fprintf(os.Stderr, "  round %d  %-26s c=%-3d %9.0f calls/s  p99 %6.2f ms  errors %d\n", round+1, sc.name, c, s.perSecond, s.p99, s.errors)
+				fmt.Fprintf(os.Stderr, "  round %d  %-26s c=%-3d %9.0f calls/s  p99 %6.2f ms  errors %d  refused %d\n", round+1, sc.name, c, s.perSecond, s.p99, s.errors, s.refused)
 				steps[key{sc.name, c}] = append(steps[key{sc.name, c}], s)
 			}
 		}
@@ -73,6 +76,7 @@ func summarize(sc scenario, c int, steps []step) result {
 	for _, s := range steps {
 		res.Calls += s.calls
 		res.Errors += s.errors
+		res.Refused += s.refused
 		if res.FirstError == "" {
 			res.FirstError = s.firstError
 		}
@@ -91,7 +95,7 @@ func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 // closedLoop runs call in a closed loop on c workers for d.
 func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 	lat := make([][]time.Duration, c)
-	errs := make([]int, c)
+	errs, refused := make([]int, c), make([]int, c)
 	var firstErr atomic.Value
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
@@ -104,7 +108,11 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 				t0 := time.Now()
 				err := call(w, i)
 				lat[w] = append(lat[w], time.Since(t0))
-				if err != nil {
+				switch {
+				case err == nil:
+				case isRefused(err):
+					refused[w]++
+				default:
 					errs[w]++
 					firstErr.CompareAndSwap(nil, err.Error())
 				}
@@ -114,10 +122,11 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 	wg.Wait()
 	elapsed := time.Since(start)
 	var all []time.Duration
-	nerr := 0
+	nerr, nref := 0, 0
 	for w := range c {
 		all = append(all, lat[w]...)
 		nerr += errs[w]
+		nref += refused[w]
 	}
 	slices.Sort(all)
 	pct := func(p float64) float64 {
@@ -126,7 +135,7 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 		}
 		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
 	}
-	s := step{calls: len(all), errors: nerr, perSecond: float64(len(all)) / elapsed.Seconds(), p50: pct(.50), p95: pct(.95), p99: pct(.99)}
+	s := step{calls: len(all), errors: nerr, refused: nref, perSecond: float64(len(all)) / elapsed.Seconds(), p50: pct(.50), p95: pct(.95), p99: pct(.99)}
 	if v, ok := firstErr.Load().(string); ok {
 		s.firstError = v
 	}

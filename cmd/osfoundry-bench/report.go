@@ -16,8 +16,11 @@ type result struct {
 	Concurrency int    `json:"concurrency"`
 	Rounds      int    `json:"rounds"`
 	// Calls and Errors are totals over the rounds.
-	Calls      int    `json:"calls"`
-	Errors     int    `json:"errors"`
+	Calls  int `json:"calls"`
+	Errors int `json:"errors"`
+	// Refused are the calls refused past the write limit (limits.go):
+	// not errors, but a sign the step wrote past what the project allows.
+	Refused    int    `json:"refused"`
 	FirstError string `json:"first_error,omitempty"`
 	// PerSecond is the median of the rounds' calls/s, listed in PerSecondByRound.
 	PerSecond        float64   `json:"calls_per_second"`
@@ -107,7 +110,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nosfoundry-bench — mode %s, rounds %d, %s per step (figures: medians of the rounds), %d CPUs, server %s\n", r.Mode, r.Rounds, r.DurationPerStep, r.CPUs, r.URL)
 	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at start, %s at end\n\n", r.LoadAverageStart, r.LoadAverageEnd)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\tratio to physical\tcomposite/s\tratio to composite\tserver RSS MB\t")
+	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\trefused\tratio to physical\tcomposite/s\tratio to composite\tserver RSS MB\t")
 	for _, x := range r.Results {
 		ratio, composite, toComposite := "-", "-", "-"
 		if x.RatioToPhysical != nil {
@@ -120,7 +123,7 @@ func (r *report) print(w io.Writer) {
 		if x.ServerRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f", x.ServerRSSMB)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, ratio, composite, toComposite, rss)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%s\t%s\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, x.Refused, ratio, composite, toComposite, rss)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nratio to physical: write tools to %q, read tools to %q, tools/list and initialize to %q, at the same concurrency\n",

@@ -47,23 +47,24 @@ var initializeParams = map[string]any{"protocolVersion": "2025-06-18", "capabili
 // tools are bounded by the physical note insert, read tools by the physical
 // mail page, the methods that read no database by the round trip alone.
 func scenarios(ctx context.Context, fx *fixture) []scenario {
+	writes := func() error { return fx.fillBuckets(ctx) }
 	s := []scenario{
 		{name: physicalHTTP, call: func(w, i int) error { return fx.physicalRoundTrip(w) }},
 		{name: physicalInsert, call: func(w, i int) error { return fx.physicalInsert(ctx, w, i) }},
 		{name: "set_status", physical: physicalInsert, mcp: func(base string, w, i int) error {
 			return fx.tool(base, w, "set_status", map[string]any{"task": fmt.Sprintf("step %d", i), "repo": "osfoundry", "branch": "main"})
 		}},
-		{name: "post_session_note", physical: physicalInsert, mcp: func(base string, w, i int) error {
+		{name: "post_session_note", physical: physicalInsert, before: writes, mcp: func(base string, w, i int) error {
 			s := fx.session(w)
 			return fx.tool(base, w, "post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID,
 				"subject": "Progress", "body": fmt.Sprintf("Note %d of worker %d", i, w), "idempotency_key": fx.key("u")})
 		}},
-		{name: "post_session_note retry", physical: physicalInsert, mcp: func(base string, w, i int) error {
+		{name: "post_session_note retry", physical: physicalInsert, before: writes, mcp: func(base string, w, i int) error {
 			s := fx.session(w)
 			return fx.tool(base, w, "post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID,
 				"subject": "Retry", "body": "The same note again", "idempotency_key": fmt.Sprintf("r-%s-%d", fx.runID, w)})
 		}},
-		{name: "reply_to_sender", physical: physicalInsert, mcp: func(base string, w, i int) error {
+		{name: "reply_to_sender", physical: physicalInsert, before: writes, mcp: func(base string, w, i int) error {
 			s := fx.session(w)
 			return fx.tool(base, w, "reply_to_sender", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "to": fx.ownerSlug,
 				"subject": "Re: seed", "body": fmt.Sprintf("Reply %d of worker %d", i, w), "idempotency_key": fx.key("a")})
