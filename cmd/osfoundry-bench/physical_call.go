@@ -96,13 +96,14 @@ func toolResult(id json.RawMessage, rows [][]any, size int) ([]byte, error) {
 }
 
 // physicalCallPool is the physical call's pool on dsn, as many connections
-// as the osfoundry server's.
+// as the osfoundry server's, opened at once (as the server's are after its
+// first steps), so that no call's time is a connection's set-up.
 func physicalCallPool(dsn string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
-	cfg.MaxConns = store.DefaultMaxConns
+	cfg.MaxConns, cfg.MinConns = store.DefaultMaxConns, store.DefaultMaxConns
 	return pgxpool.NewWithConfig(context.Background(), cfg)
 }
 

@@ -39,9 +39,10 @@ type tailBreakdown struct {
 	SlowHandlerMs   *float64 `json:"slow_handler_ms,omitempty"`
 	SlowOutsideMs   *float64 `json:"slow_outside_handler_ms,omitempty"`
 	// For a tool, from the server's osfoundry_mcp_tool_call_duration_seconds:
-	// its handler's p99 (a bucket's upper bound) and the share of its calls
-	// that took longer than the client's p99 (1 % if the tail is all the
-	// handler's).
+	// its handler's mean and p99 (a bucket's upper bound), and the share of
+	// its calls that took longer than the client's p99 (1 % if the tail is
+	// all the handler's; a lower bound, by the buckets).
+	ServerHandlerMeanMs *float64 `json:"server_handler_mean_ms,omitempty"`
 	ServerHandlerP99Ms  *float64 `json:"server_handler_p99_ms,omitempty"`
 	ServerOverClientP99 *float64 `json:"server_calls_over_client_p99,omitempty"`
 	// The server's pool (osfoundry_db_pool_*): mean acquire and the share
@@ -51,7 +52,8 @@ type tailBreakdown struct {
 	// The server's GC pauses during the step (go_gc_duration_seconds).
 	ServerGCPauses  *int     `json:"server_gc_pauses,omitempty"`
 	ServerGCPauseMs *float64 `json:"server_gc_pause_ms,omitempty"`
-	// The server's scheduling latency p99, when it exports it.
+	// The server's scheduling latency p99 (a bucket's upper bound), when it
+	// exports it.
 	ServerSchedP99Ms *float64 `json:"server_sched_p99_ms,omitempty"`
 	// The load generator's and the physical calls' server's scheduling
 	// latency p99 and GC pauses (/sched/latencies:seconds,
@@ -310,6 +312,8 @@ func breakdown(sc scenario, before, after tailProbe, calls []slowCall, p99 float
 		tool := map[string]string{"tool": sc.tool}
 		h := promHist(after.server, "osfoundry_mcp_tool_call_duration_seconds", tool).sub(promHist(before.server, "osfoundry_mcp_tool_call_duration_seconds", tool))
 		if n := h.total(); n > 0 {
+			took := sum(after.server, "osfoundry_mcp_tool_call_duration_seconds_sum", tool) - sum(before.server, "osfoundry_mcp_tool_call_duration_seconds_sum", tool)
+			t.ServerHandlerMeanMs = ptr(took * 1000 / n)
 			t.ServerHandlerP99Ms = ptr(h.quantile(0.99))
 			over := 0.0
 			for i, c := range h.Counts {
@@ -359,7 +363,7 @@ func (r *report) printTail(w io.Writer) {
 			fmt.Fprintf(&b, " = handler %.1f (acquire %.2f, statement %.1f) + outside it %.1f", *t.SlowHandlerMs, *t.SlowAcquireMs, *t.SlowStatementMs, *t.SlowOutsideMs)
 		}
 		if t.ServerHandlerP99Ms != nil {
-			fmt.Fprintf(&b, "; server handler p99 ≤ %.1f, %.1f %% of its calls over the client's p99", *t.ServerHandlerP99Ms, *t.ServerOverClientP99*100)
+			fmt.Fprintf(&b, "; server handler mean %.1f, p99 ≤ %.0f, ≥ %.1f %% of its calls over the client's p99", *t.ServerHandlerMeanMs, *t.ServerHandlerP99Ms, *t.ServerOverClientP99*100)
 		}
 		if t.PoolAcquireMeanMs != nil {
 			fmt.Fprintf(&b, "; pool acquire mean %.2f, %.0f %% waited", *t.PoolAcquireMeanMs, *t.PoolWaited*100)
@@ -369,7 +373,7 @@ func (r *report) printTail(w io.Writer) {
 		}
 		b.WriteString("; sched p99")
 		if t.ServerSchedP99Ms != nil {
-			fmt.Fprintf(&b, " server %.2f,", *t.ServerSchedP99Ms)
+			fmt.Fprintf(&b, " server ≤ %.2f,", *t.ServerSchedP99Ms)
 		}
 		fmt.Fprintf(&b, " load generator %.2f", t.LoadGenSchedP99Ms)
 		if t.PhysicalSchedP99Ms != nil {
