@@ -47,6 +47,8 @@ type fixture struct {
 	// tail asks the physical calls for their phases, kept in phases (tail.go).
 	tail   bool
 	phases phaseLog
+	// level is the concurrency of the step that writes now (limits.go).
+	level int
 	// sdkURL is the server whose MCP SDK answers every request
 	// (--mcp-sdk-only), on the same database, when the bench started one.
 	sdkURL string

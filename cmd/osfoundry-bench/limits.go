@@ -12,10 +12,11 @@ import (
 // The bench's agents write as fast as the server answers, far past what a
 // project lets one agent write (a token bucket per connection). The bench's
 // project allows the most a project may (store.MaxWritesPerMinute, bursts
-// of store.MaxWriteBurst), and every step that writes starts with its
-// agents' buckets full, so that a step measures the write path with its
-// bucket granting; a refusal past them still happens as it would, and is
-// counted as refused, apart from the errors.
+// of store.MaxWriteBurst), every step that writes starts with its agents'
+// buckets full, and a worker writes as each of the agents its share of them
+// in turn (writer), so that a step measures the write path with its bucket
+// granting; a refusal past them still happens as it would, and is counted
+// as refused, apart from the errors.
 
 // benchWriteLimits are the bench project's write limits.
 var benchWriteLimits = store.WriteLimits{PerMinute: store.MaxWritesPerMinute, Burst: store.MaxWriteBurst}
@@ -38,6 +39,18 @@ func refusal(b []byte) error {
 func isRefused(err error) bool {
 	var r *errRefused
 	return errors.As(err, &r)
+}
+
+// writer is the agent worker w writes its i-th call as, at the concurrency
+// of the step (level): each worker has len(agents)/level of them, taken in
+// turn, all invited to every session, so that the session stays the
+// worker's.
+func (fx *fixture) writer(w, i int) int {
+	n := len(fx.agents) / max(fx.level, 1)
+	if n <= 1 {
+		return w
+	}
+	return w + fx.level*(i%n)
 }
 
 // fillBuckets fills the write buckets of the bench's agents.

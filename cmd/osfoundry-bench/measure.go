@@ -42,7 +42,7 @@ func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Durat
 		for _, c := range levels {
 			for _, sc := range plan {
 				if sc.before != nil {
-					if err := sc.before(); err != nil {
+					if err := sc.before(c); err != nil {
 						return fmt.Errorf("%s: %w", sc.name, err)
 					}
 				}

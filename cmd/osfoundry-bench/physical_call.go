@@ -178,7 +178,7 @@ func (fx *fixture) physicalCall(tool string, w, i int, args map[string]any, a ph
 // phys gives worker w's statement arguments for its i-th call.
 func (fx *fixture) physicalCallScenario(tool string, args func(w, i int) map[string]any, phys func(w, i int) physicalArgs) scenario {
 	return scenario{name: physicalCallPrefix + tool,
-		before: func() error { fx.phases.reset(); return nil },
+		before: func(int) error { fx.phases.reset(); return nil },
 		call:   func(w, i int) error { return fx.physicalCall(tool, w, i, args(w, i), phys(w, i)) },
 		phases: fx.phases.get,
 	}

@@ -18,8 +18,9 @@ type scenario struct {
 	// physical HTTP round trip it is reported against, or the round trip
 	// itself for a method that runs no statement.
 	physical string
-	// before runs before each of the scenario's steps (nil: nothing).
-	before func() error
+	// before runs before each of the scenario's steps, given its
+	// concurrency (nil: nothing).
+	before func(c int) error
 	// call makes worker w's i-th call; any error counts as a failed call.
 	call func(w, i int) error
 	// mcp, set for an MCP method, makes the call to the server at base;
@@ -150,7 +151,6 @@ func (fx *fixture) tools() []toolCase {
 // mail page, the methods that read no database by the round trip alone; and
 // each tool by its own physical call, run right before it.
 func scenarios(ctx context.Context, fx *fixture) []scenario {
-	fill := func() error { return fx.fillBuckets(ctx) }
 	s := []scenario{
 		{name: physicalHTTP, call: func(w, i int) error { return fx.physicalRoundTrip(w) }},
 		{name: physicalInsert, call: func(w, i int) error { return fx.physicalInsert(ctx, w, i) }},
@@ -166,8 +166,11 @@ func scenarios(ctx context.Context, fx *fixture) []scenario {
 			return fx.tool(base, w, t.tool(), t.args(w, i))
 		}}
 		if t.writes {
-			pc.before = func() error { fx.phases.reset(); return fill() }
-			sc.before = fill
+			sc.before = func(c int) error { fx.level = c; return fx.fillBuckets(ctx) }
+			sc.mcp = func(base string, w, i int) error {
+				a := fx.writer(w, i)
+				return fx.tool(base, a, t.tool(), t.args(a, i))
+			}
 		}
 		s = append(s, pc, sc)
 	}
@@ -180,7 +183,7 @@ func scenarios(ctx context.Context, fx *fixture) []scenario {
 	}
 	if fx.pollURL != "" {
 		// The write steps add notes: reload the page for a current cursor.
-		s = append(s, scenario{name: pollScenario, before: fx.loadPollURL, call: func(w, i int) error { return fx.poll() }})
+		s = append(s, scenario{name: pollScenario, before: func(int) error { return fx.loadPollURL() }, call: func(w, i int) error { return fx.poll() }})
 	}
 	return append(fx.withSDKTwins(s), fx.searchScenarios()...)
 }
