@@ -83,7 +83,7 @@ func run() error {
 	flag.IntVar(&o.searchNotes, "search-notes", 0, "fill a workspace of its own with this many notes (1000000 for the published figures; minutes) and add the \""+searchPrefix+": …\" scenarios (0: none)")
 	flag.StringVar(&scale, "scale", "", "comma-separated note counts (10000,1000000 for the published figures; minutes) at which to measure every tool and owner page over a spread of "+
 		"workspaces of their own, the \"scale\" section (empty: none)")
-	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip on this address and nothing else (the bench starts itself so)")
+	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip and the physical tool calls (on DATABASE_URL) on this address and nothing else (the bench starts itself so)")
 	flag.IntVar(&serveBytes, "serve-http-bytes", defaultResultBytes, "the size of the physical HTTP round trip's result")
 	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
 	flag.BoolVar(&o.tail, "tail", false, "break each step's slowest 1 % of calls down: the physical calls' phases, the server's handler time, pool waits and GC pauses, and scheduling latencies (tail in the JSON)")

@@ -74,8 +74,8 @@ func (fx *fixture) runAnswers(ctx context.Context, n int) (*answerResult, error)
 			return nil, err
 		}
 		if early != nil {
-			// The call ended before its question was written: refused.
-			fail(fmt.Errorf("ask_owner ended before its question was written: %v", cmp.Or(early.err, errors.New(early.status))))
+			// Refused (past a limit), or it did not wait.
+			fail(fmt.Errorf("ask_owner ended before the owner answered: %v", cmp.Or(early.err, errors.New(early.status))))
 			continue
 		}
 		sent := time.Now()
