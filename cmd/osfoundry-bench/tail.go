@@ -28,8 +28,10 @@ type slowCall struct {
 // tailBreakdown is one step's tail; the figures a step could not measure are
 // left out.
 type tailBreakdown struct {
-	// SlowCalls are the slowest 1 % of the step's calls, SlowMeanMs their
-	// mean latency as the client saw it.
+	// P99ms is the step's own p99 (the row's is the rounds' median);
+	// SlowCalls are its slowest 1 % of calls, SlowMeanMs their mean latency
+	// as the client saw it.
+	P99ms      float64 `json:"step_p99_ms"`
 	SlowCalls  int     `json:"slow_calls"`
 	SlowMeanMs float64 `json:"slow_mean_ms"`
 	// For a physical call, the means of those calls' phases in its handler,
@@ -289,7 +291,7 @@ func (fx *fixture) probeTail(server bool) tailProbe {
 // breakdown is the tail of a step of sc, from the probes before and after
 // it and its calls, given its client-side p99 (ms).
 func breakdown(sc scenario, before, after tailProbe, calls []slowCall, p99 float64) *tailBreakdown {
-	t := &tailBreakdown{}
+	t := &tailBreakdown{P99ms: p99}
 	slow := slowest(calls)
 	t.SlowCalls = len(slow)
 	var acq, db, handler, outside float64
@@ -354,11 +356,11 @@ func (r *report) printTail(w io.Writer) {
 			continue
 		}
 		if !header {
-			fmt.Fprintf(w, "\ntail: the slowest 1 %% of each step's calls (the median round's); ms\n")
+			fmt.Fprintf(w, "\ntail: the slowest 1 %% of each step's calls (of the round whose p99 is nearest the median; ms)\n")
 			header = true
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "  %s at %d: p99 %.1f, slowest 1 %% (%d calls) mean %.1f", x.Scenario, x.Concurrency, x.P99ms, t.SlowCalls, t.SlowMeanMs)
+		fmt.Fprintf(&b, "  %s at %d: p99 %.1f, slowest 1 %% (%d calls) mean %.1f", x.Scenario, x.Concurrency, t.P99ms, t.SlowCalls, t.SlowMeanMs)
 		if t.SlowHandlerMs != nil {
 			fmt.Fprintf(&b, " = handler %.1f (acquire %.2f, statement %.1f) + outside it %.1f", *t.SlowHandlerMs, *t.SlowAcquireMs, *t.SlowStatementMs, *t.SlowOutsideMs)
 		}
