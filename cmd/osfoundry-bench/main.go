@@ -68,7 +68,7 @@ func run() error {
 	var o options
 	var levels, scale, serveAddr string
 	var serveBytes int
-	flag.StringVar(&o.mode, "mode", "short", "short (about a minute and a half in all) or full (about nine minutes, steadier figures)")
+	flag.StringVar(&o.mode, "mode", "short", "short (about four minutes in all) or full (about half an hour, steadier figures)")
 	flag.StringVar(&o.url, "url", "", "base URL of a running server to measure (needs DATABASE_URL of its database); default: start one")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "database of the --url server (DATABASE_URL)")
 	flag.StringVar(&o.out, "json", "bench-results.json", "where to write the results as JSON")
