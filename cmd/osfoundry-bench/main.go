@@ -2,8 +2,10 @@
 // tool an agent calls in a hot loop, the anonymous tools/list, and the owner's
 // unchanged Team mail poll, at several concurrencies; and, in the same run and
 // against the same PostgreSQL, the physical limit of what they do (one
-// statement per call straight through pgx), so that each tool can be read as
-// a fraction of what the database alone allows.
+// statement per call straight through pgx), and each tool's physical call
+// (its statement behind a minimal HTTP handler), so that each tool can be
+// read as a fraction of what the database alone allows and of the simplest
+// call that does its work.
 //
 // Steps run in rounds, physical and tool steps interleaved, and the figures
 // are the medians over the rounds, so that the noise of a shared machine hits
@@ -52,6 +54,7 @@ type options struct {
 	searchNotes int
 	scale       []int
 	questions   int
+	tail        bool
 }
 
 func main() {
@@ -65,7 +68,7 @@ func run() error {
 	var o options
 	var levels, scale, serveAddr string
 	var serveBytes int
-	flag.StringVar(&o.mode, "mode", "short", "short (about a minute and a half in all) or full (about nine minutes, steadier figures)")
+	flag.StringVar(&o.mode, "mode", "short", "short (about four minutes in all) or full (about half an hour, steadier figures)")
 	flag.StringVar(&o.url, "url", "", "base URL of a running server to measure (needs DATABASE_URL of its database); default: start one")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "database of the --url server (DATABASE_URL)")
 	flag.StringVar(&o.out, "json", "bench-results.json", "where to write the results as JSON")
@@ -80,12 +83,13 @@ func run() error {
 	flag.IntVar(&o.searchNotes, "search-notes", 0, "fill a workspace of its own with this many notes (1000000 for the published figures; minutes) and add the \""+searchPrefix+": …\" scenarios (0: none)")
 	flag.StringVar(&scale, "scale", "", "comma-separated note counts (10000,1000000 for the published figures; minutes) at which to measure every tool and owner page over a spread of "+
 		"workspaces of their own, the \"scale\" section (empty: none)")
-	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip on this address and nothing else (the bench starts itself so)")
+	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip and the physical tool calls (on DATABASE_URL) on this address and nothing else (the bench starts itself so)")
 	flag.IntVar(&serveBytes, "serve-http-bytes", defaultResultBytes, "the size of the physical HTTP round trip's result")
 	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
+	flag.BoolVar(&o.tail, "tail", false, "break each step's slowest 1 % of calls down: the physical calls' phases, the server's handler time, pool waits and GC pauses, and scheduling latencies (tail in the JSON)")
 	flag.Parse()
 	if serveAddr != "" {
-		return serveHTTP(serveAddr, serveBytes)
+		return serveHTTP(serveAddr, serveBytes, o.databaseURL)
 	}
 	for _, v := range strings.Split(scale, ",") {
 		if v = strings.TrimSpace(v); v == "" {
@@ -221,12 +225,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("size the physical HTTP round trip: %w", err)
 	}
-	url, stopHTTP, err := startPhysicalHTTP(size)
+	base, stopHTTP, err := startPhysicalHTTP(size, o.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer stopHTTP()
-	fx.physicalURL, report.PhysicalHTTPBytes = url, size
+	fx.physicalURL, fx.physicalCallURL, report.PhysicalHTTPBytes = base+"/mcp", base+"/call", size
 	if o.searchNotes > 0 {
 		fmt.Fprintf(os.Stderr, "filling the search workspace with %d notes …\n", o.searchNotes)
 		if err := fx.prepareSearch(ctx, st, fx.pool, o.searchNotes); err != nil {
@@ -240,8 +244,15 @@ func run() error {
 			plan = append(plan, sc)
 		}
 	}
+	if err := fx.checkPhysicalCalls(plan); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "measuring %d scenarios × %v concurrency × %d rounds, %v each …\n", len(plan), o.levels, o.rounds, o.duration)
-	if err := report.measure(plan, o.levels, o.rounds, o.duration, serverPID); err != nil {
+	var probe func(bool) tailProbe
+	if fx.tail = o.tail; o.tail {
+		probe = fx.probeTail
+	}
+	if err := report.measure(plan, o.levels, o.rounds, o.duration, serverPID, probe); err != nil {
 		return err
 	}
 	if n, err := fx.pollStatements(); err == nil {
