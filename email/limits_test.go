@@ -23,11 +23,11 @@ func (w *world) fireAll(t *testing.T) store.TimerResult {
 	return r
 }
 
-// TestABurstOfQuestionsIsOneMail: questions whose notices fire together
+// TestABurstOfQuestionsIsOneEmail: questions whose notices fire together
 // reach an owner as one email ("3 questions from @ada") with every
 // question's links; the next question email to that owner waits out
 // store.EmailFoldWindow, and what comes meanwhile folds into it.
-func TestABurstOfQuestionsIsOneMail(t *testing.T) {
+func TestABurstOfQuestionsIsOneEmail(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	for i := range 3 {
@@ -66,11 +66,11 @@ func TestABurstOfQuestionsIsOneMail(t *testing.T) {
 	}
 }
 
-// TestAgentTextIsEncodedInMailHeaders: an agent's display name holding an
+// TestAgentTextIsEncodedInEmailHeaders: an agent's display name holding an
 // encoded word reaches the subject encoded whole, so a email client shows
 // the characters as written, never the right-to-left override the encoded
 // word spells.
-func TestAgentTextIsEncodedInMailHeaders(t *testing.T) {
+func TestAgentTextIsEncodedInEmailHeaders(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	const name = "Build bot =?UTF-8?B?4oCu?=gpj.exe"

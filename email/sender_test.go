@@ -181,7 +181,7 @@ func TestQuestionEmailArrivesWhenTheTimerFires(t *testing.T) {
 	}
 }
 
-func TestRepliesAreMailedToOwnersWhoOptedIn(t *testing.T) {
+func TestRepliesAreEmailedToOwnersWhoOptedIn(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	ctx := context.Background()

@@ -54,7 +54,7 @@ func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountDa
 		return err
 	}
 	s.page(c).Nav = "account"
-	d.Owner, d.SignIns, d.Current, d.Mail, d.EmailOn = o, signIns, currentSignIn(c).ID, mail, s.cfg.Email
+	d.Owner, d.SignIns, d.Current, d.EmailSettings, d.EmailOn = o, signIns, currentSignIn(c).ID, mail, s.cfg.Email
 	d.Push, d.Devices, d.VAPIDKey = pushSettings, devices, s.cfg.VAPIDPublicKey
 	return s.render(c, status, "Account", views.AccountPage(d))
 }

@@ -197,9 +197,9 @@ func TestAnswerLinkAnswersAsItsOwner(t *testing.T) {
 	}
 }
 
-// TestAccountMailSettings: the account page shows what mails the owner
+// TestAccountEmailSettings: the account page shows what mails the owner
 // (questions on by default), saves the form, and says when email is off.
-func TestAccountMailSettings(t *testing.T) {
+func TestAccountEmailSettings(t *testing.T) {
 	t.Parallel()
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint("email on ", on), func(t *testing.T) {

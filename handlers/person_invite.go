@@ -34,5 +34,5 @@ func (s *Server) personInvite(c echo.Context) error {
 		}
 	}
 	s.log.Info("person invited", "invite_id", inv.ID, "role", inv.Role, "owner_id", currentOwner(c).ID)
-	return s.renderPeople(c, http.StatusOK, views.PeopleView{Link: link, Mailed: mailed})
+	return s.renderPeople(c, http.StatusOK, views.PeopleView{Link: link, Emailed: mailed})
 }

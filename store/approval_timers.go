@@ -46,12 +46,12 @@ func (a *nullableApproval) approval() *Approval {
 		SessionTitle: derefOr(a.sessionTitle, ""), SessionType: derefOr(a.sessionType, ""), SessionPublicID: derefOr(a.publicID, "")}
 }
 
-// ComposeApprovalMail composes an approval's email to an owner, with the
+// ComposeApprovalEmail composes an approval's email to an owner, with the
 // tokens of its Allow and Deny links.
-type ComposeApprovalMail func(to EmailTo, a *Approval, allow, deny string) (Email, error)
+type ComposeApprovalEmail func(to EmailTo, a *Approval, allow, deny string) (Email, error)
 
-// MailApproval is the kind of an approval's email.
-const MailApproval = "approval"
+// EmailApproval is the kind of an approval's email.
+const EmailApproval = "approval"
 
 // FireApprovalTimers fires up to limit due approval timers in one
 // transaction: each due notice queues the approval event for every enabled
@@ -59,7 +59,7 @@ const MailApproval = "approval"
 // Allow and Deny links to each owner of the workspace who wants questions
 // mailed; pending approvals whose hook stopped
 // listening end expired, with their approval_decided event.
-func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose ComposeApprovalMail) (TimerResult, error) {
+func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose ComposeApprovalEmail) (TimerResult, error) {
 	var res TimerResult
 	var announced []notification
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -102,7 +102,7 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose Compo
 			if compose == nil {
 				continue
 			}
-			m, err := s.mailApproval(ctx, tx, n.id, compose)
+			m, err := s.emailApproval(ctx, tx, n.id, compose)
 			if err != nil {
 				return err
 			}
@@ -149,9 +149,9 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose Compo
 	return res, nil
 }
 
-// mailApproval queues, inside tx, approval id's email to each owner of its
+// emailApproval queues, inside tx, approval id's email to each owner of its
 // workspace who wants questions mailed.
-func (s *Store) mailApproval(ctx context.Context, tx pgx.Tx, id int64, compose ComposeApprovalMail) (int, error) {
+func (s *Store) emailApproval(ctx context.Context, tx pgx.Tx, id int64, compose ComposeApprovalEmail) (int, error) {
 	a, err := scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`WHERE a.id = $1`, id))
 	if err != nil {
 		return 0, err
@@ -173,7 +173,7 @@ func (s *Store) mailApproval(ctx context.Context, tx pgx.Tx, id int64, compose C
 		if err != nil {
 			return 0, err
 		}
-		if err := insertEmail(ctx, tx, to, MailApproval, 0, m); err != nil {
+		if err := insertEmail(ctx, tx, to, EmailApproval, 0, m); err != nil {
 			return 0, err
 		}
 	}

@@ -39,10 +39,10 @@ type QuestionEmailItem struct {
 // notice or reminder, or several folded into one message.
 type ComposeQuestionEmail func(to EmailTo, items []QuestionEmailItem) (Email, error)
 
-// queueQuestionMail queues d's notice or reminder to an owner, folded into
+// queueQuestionEmail queues d's notice or reminder to an owner, folded into
 // the owner's question email not yet claimed when there is one (its row
 // locked, so a sender claiming it waits, or is waited for and then skipped).
-func (s *Store) queueQuestionMail(ctx context.Context, tx pgx.Tx, to EmailTo, d *DueQuestion, compose ComposeQuestionEmail) error {
+func (s *Store) queueQuestionEmail(ctx context.Context, tx pgx.Tx, to EmailTo, d *DueQuestion, compose ComposeQuestionEmail) error {
 	kind := EmailQuestion
 	if d.Reminder() {
 		kind = EmailReminder

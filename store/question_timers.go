@@ -146,7 +146,7 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 // reachOwners queues a question's notice or reminder: its webhook event for
 // each enabled endpoint of its project, and (compose not nil) an email with
 // answer links to each owner of the workspace who wants questions mailed,
-// folded into the owner's question mail not yet sent (queueQuestionMail).
+// folded into the owner's question mail not yet sent (queueQuestionEmail).
 func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionEmail) (deliveries, mails int, err error) {
 	event := "question"
 	if d.Reminder() {
@@ -171,7 +171,7 @@ func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, comp
 		return 0, 0, err
 	}
 	for _, to := range owners {
-		if err := s.queueQuestionMail(ctx, tx, to, d, compose); err != nil {
+		if err := s.queueQuestionEmail(ctx, tx, to, d, compose); err != nil {
 			return 0, 0, fmt.Errorf("queue question mail: %w", err)
 		}
 		mails++

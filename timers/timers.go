@@ -33,7 +33,7 @@ type Options struct {
 	// the timers queue none.
 	Compose store.ComposeQuestionEmail
 	// ComposeApproval writes the approvals' emails; nil when email is off.
-	ComposeApproval store.ComposeApprovalMail
+	ComposeApproval store.ComposeApprovalEmail
 	Batch           int
 	Idle            time.Duration
 }
@@ -44,7 +44,7 @@ type Runner struct {
 	log     *slog.Logger
 	compose store.ComposeQuestionEmail
 	// composeApproval writes the approvals' emails (nil: none).
-	composeApproval store.ComposeApprovalMail
+	composeApproval store.ComposeApprovalEmail
 	batch           int
 	idle            time.Duration
 	wake            store.Waker

@@ -21,8 +21,8 @@ type AccountData struct {
 	Notice string
 	// Mail is what the owner wants mailed; EmailOn says whether this server
 	// sends mail at all (SMTP configured).
-	Mail    store.EmailSettings
-	EmailOn bool
+	EmailSettings store.EmailSettings
+	EmailOn       bool
 	// Push is what is pushed to the owner's devices, Devices those devices,
 	// VAPIDKey the key a browser subscribes with.
 	Push     store.PushSettings

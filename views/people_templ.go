@@ -23,7 +23,7 @@ type PeopleView struct {
 	Invites []store.PersonInvite
 	Invite  Form
 	Link    string
-	Mailed  bool
+	Emailed bool
 	// Error is a refusal of a role change or removal.
 	Error string
 }
@@ -321,7 +321,7 @@ func PeoplePage(v PeopleView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if v.Mailed {
+			if v.Emailed {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "Invitation mailed. You can also send this link yourself; it works once, for 7 days, and is not shown again:")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -56,7 +56,7 @@ type config struct {
 // functions; no flag or variable sets it.
 type testConfig struct {
 	fastWebhooks   bool          // webhooks.FastOptions
-	fastMail       bool          // email.FastOptions
+	fastEmail      bool          // email.FastOptions
 	fastPush       bool          // push.FastOptions
 	questionMinute time.Duration // store.SetQuestionMinute, when not 0
 }

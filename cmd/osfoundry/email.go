@@ -16,16 +16,16 @@ func questionEmail(cfg config) store.ComposeQuestionEmail {
 	return email.Composer{BaseURL: cfg.baseURL}.Question
 }
 
-// approvalMail composes an approval's email; nil when email is off.
-func approvalMail(cfg config) store.ComposeApprovalMail {
+// approvalEmail composes an approval's email; nil when email is off.
+func approvalEmail(cfg config) store.ComposeApprovalEmail {
 	if cfg.smtp == nil {
 		return nil
 	}
 	return email.Composer{BaseURL: cfg.baseURL}.Approval
 }
 
-// inviteMail mails invitations of people at once; nil when email is off.
-func inviteMail(cfg config) func(context.Context, *store.PersonInvite, string) error {
+// inviteEmail mails invitations of people at once; nil when email is off.
+func inviteEmail(cfg config) func(context.Context, *store.PersonInvite, string) error {
 	if cfg.smtp == nil {
 		return nil
 	}
@@ -39,7 +39,7 @@ func startEmail(ctx context.Context, cfg config, st *store.Store, l *store.Liste
 		return func() {}
 	}
 	opts := email.Options{Store: st, SMTP: *cfg.smtp, Logger: log}
-	if cfg.test.fastMail {
+	if cfg.test.fastEmail {
 		log.Warn("email test timing in use: retries, leases and sweeps are shortened")
 		opts = email.FastOptions(opts)
 	}

@@ -73,10 +73,10 @@ func TestSMTPConfig(t *testing.T) {
 	}
 }
 
-// TestServerMailsOwnersOverSMTP: a server started with --smtp-url sends
+// TestServerEmailsOwnersOverSMTP: a server started with --smtp-url sends
 // the replies an owner opted in to to a real SMTP server, with links to its
 // base URL; its log never shows the password.
-func TestServerMailsOwnersOverSMTP(t *testing.T) {
+func TestServerEmailsOwnersOverSMTP(t *testing.T) {
 	t.Parallel()
 	mp := mailpittest.Start(t)
 	dsn := storetest.NewDatabase(t)
@@ -120,11 +120,11 @@ func flagSetOf(t *testing.T, c *config, args ...string) *flag.FlagSet {
 	return fs
 }
 
-// TestServerMailsQuestionsAndTheLinkAnswers: a blocking question nobody
+// TestServerEmailsQuestionsAndTheLinkAnswers: a blocking question nobody
 // answered on the page is mailed after its delay (a minute lasts a second
 // here), and the mail's link answers it after one click: the GET asks, the
 // POST answers as the owner mailed, once.
-func TestServerMailsQuestionsAndTheLinkAnswers(t *testing.T) {
+func TestServerEmailsQuestionsAndTheLinkAnswers(t *testing.T) {
 	t.Parallel()
 	mp := mailpittest.Start(t)
 	dsn := storetest.NewDatabase(t)
@@ -176,10 +176,10 @@ func TestServerMailsQuestionsAndTheLinkAnswers(t *testing.T) {
 	}
 }
 
-// TestServerWithoutSMTPMailsNothing: without --smtp-url the log says email
+// TestServerWithoutSMTPEmailsNothing: without --smtp-url the log says email
 // is off, and a question whose notice fires queues no mail and mints no
 // answer link.
-func TestServerWithoutSMTPMailsNothing(t *testing.T) {
+func TestServerWithoutSMTPEmailsNothing(t *testing.T) {
 	t.Parallel()
 	dsn := storetest.NewDatabase(t)
 	base := "http://" + freePort(t)
@@ -200,11 +200,11 @@ func TestServerWithoutSMTPMailsNothing(t *testing.T) {
 	}
 }
 
-// TestServerMailsApprovalsAndTheLinksDecide: an approval nobody decided
+// TestServerEmailsApprovalsAndTheLinksDecide: an approval nobody decided
 // within its project's delay (0 by default) is mailed with an Allow and a
 // Deny link; the GET of one asks, the POST denies with the reason as the
 // owner mailed, once.
-func TestServerMailsApprovalsAndTheLinksDecide(t *testing.T) {
+func TestServerEmailsApprovalsAndTheLinksDecide(t *testing.T) {
 	t.Parallel()
 	mp := mailpittest.Start(t)
 	dsn := storetest.NewDatabase(t)

@@ -23,7 +23,7 @@ const testServerArg = "osfoundry-test-server"
 // runs with: the webhook and mail senders' waits shortened, and a minute
 // of the question delays lasting a second.
 func testServerConfig(c *config) {
-	c.test.fastWebhooks, c.test.fastMail, c.test.fastPush = true, true, true
+	c.test.fastWebhooks, c.test.fastEmail, c.test.fastPush = true, true, true
 	c.test.questionMinute = time.Second
 }
 

@@ -96,7 +96,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		log.Warn("question test timing in use: a minute of the question delays lasts", "minute", cfg.test.questionMinute)
 		st.SetQuestionMinute(cfg.test.questionMinute)
 	}
-	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionEmail(cfg), ComposeApproval: approvalMail(cfg)})
+	questionTimers := timers.New(timers.Options{Store: st, Logger: log, Compose: questionEmail(cfg), ComposeApproval: approvalEmail(cfg)})
 	questionTimers.WakeOn(listener)
 	timersRun := startBackground(ctx, questionTimers.Run)
 	defer timersRun.stop()
@@ -109,7 +109,7 @@ func (serveCommand) run(ctx context.Context, cfg config, log *slog.Logger) error
 		Config: handlers.Config{BaseURL: cfg.baseURL, SessionHashKey: hashKey, SessionBlockKey: blockKey, TrustProxyHeaders: cfg.trustProxy,
 			AllowPrivateTargets: cfg.allowPrivate, NoClientMetadataDocuments: !bool(cfg.metadataDocuments), StreamLimits: cfg.streamLimits,
 			WaitLimits: cfg.waitLimits, PageLimits: cfg.pageLimits, Email: cfg.smtp != nil, MCPSDKOnly: cfg.mcpSDKOnly, VAPIDPublicKey: vapid.PublicKey()},
-		SendInvite: inviteMail(cfg),
+		SendInvite: inviteEmail(cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
