@@ -8,6 +8,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"sync/atomic"
 	"time"
 
@@ -77,7 +78,11 @@ func New() *Metrics {
 			}
 			return 0
 		}),
-		collectors.NewGoCollector(),
+		// Goroutines' scheduling latency (go_sched_latencies_seconds): how
+		// long a runnable goroutine waited for a CPU, a tail's first suspect
+		// on a busy machine.
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+			collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/sched/latencies:seconds$`)})),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

@@ -73,7 +73,7 @@ func TestSeries(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+	for _, name := range []string{"go_goroutines", "go_sched_latencies_seconds", "process_resident_memory_bytes"} {
 		if s.Value(name) < 0 {
 			t.Errorf("%s missing", name)
 		}

@@ -39,8 +39,14 @@ type fixture struct {
 	owner      *http.Client
 	pollURL    string
 	metricsURL string // the server's /metrics, when known
-	// physicalURL is the physical HTTP round trip's server (physical_http.go).
-	physicalURL string
+	// physicalURL is the physical HTTP round trip's server (physical_http.go),
+	// physicalCallURL its physical tool calls' (physical_call.go).
+	physicalURL, physicalCallURL string
+	// answerBytes is each tool's answer size, as worker 0 got it.
+	answerBytes map[string]int
+	// tail asks the physical calls for their phases, kept in phases (tail.go).
+	tail   bool
+	phases phaseLog
 	// sdkURL is the server whose MCP SDK answers every request
 	// (--mcp-sdk-only), on the same database, when the bench started one.
 	sdkURL string
@@ -71,6 +77,9 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	}
 	project, err := st.CreateProject(ctx, owner.WorkspaceID, "Bench")
 	if err != nil {
+		return nil, err
+	}
+	if err := st.SetProjectWriteLimits(ctx, owner.WorkspaceID, project.ID, benchWriteLimits); err != nil {
 		return nil, err
 	}
 	fx := &fixture{url: o.url, workspaceID: owner.WorkspaceID, runID: runID, ownerSlug: store.OwnerSlug(owner.ID),
@@ -124,29 +133,18 @@ func prepare(ctx context.Context, st *store.Store, o options) (*fixture, error) 
 	return fx, nil
 }
 
-// typicalAnswer is the median size of the answers of the tools an agent
-// calls in a loop, as worker 0 gets them: the size of the physical HTTP
-// round trip's fixed result.
+// typicalAnswer sizes the answer of each tool an agent calls in a loop, as
+// worker 0 gets it (the size its physical call writes), and returns the
+// median: the size of the physical HTTP round trip's fixed result.
 func (fx *fixture) typicalAnswer() (int, error) {
-	s := fx.session(0)
-	ref := map[string]any{"session_type": s.Type, "session_id": s.PublicID}
+	fx.answerBytes = map[string]int{}
 	var sizes []int
-	for _, c := range []struct {
-		tool string
-		args map[string]any
-	}{
-		{"set_status", map[string]any{"task": "sizing", "repo": "osfoundry", "branch": "main"}},
-		{"post_session_note", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "subject": "Progress", "body": "Note 0 of worker 0", "idempotency_key": fx.key("size")}},
-		{"read_session_mail", map[string]any{"session_type": s.Type, "session_id": s.PublicID, "limit": 10}},
-		{"list_agents", map[string]any{}},
-		{"list_sessions", map[string]any{}},
-		{"read_session_state", ref},
-		{"poll_resource_events", map[string]any{"resource_type": s.Type, "resource_id": s.PublicID, "after_sequence": 0, "limit": 10}},
-	} {
-		n, err := fx.post(fx.url+"/mcp", fx.agents[0].token, "tools/call", map[string]any{"name": c.tool, "arguments": c.args})
+	for _, t := range fx.tools() {
+		n, err := fx.post(fx.url+"/mcp", fx.agents[0].token, "tools/call", map[string]any{"name": t.tool(), "arguments": t.args(0, 0)})
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", c.tool, err)
+			return 0, fmt.Errorf("%s: %w", t.name, err)
 		}
+		fx.answerBytes[t.name] = n
 		sizes = append(sizes, n)
 	}
 	slices.Sort(sizes)
@@ -230,6 +228,12 @@ func (fx *fixture) rpc(base, token, method string, params any) error {
 // post posts one JSON-RPC request as a client of /mcp does, to url, and
 // returns the size of the answer; anything but a success is an error.
 func (fx *fixture) post(url, token, method string, params any) (int, error) {
+	n, _, err := fx.postHeader(url, token, method, params, nil)
+	return n, err
+}
+
+// postHeader is post with more request headers, returning the answer's.
+func (fx *fixture) postHeader(url, token, method string, params any, more http.Header) (int, http.Header, error) {
 	msg := map[string]any{"jsonrpc": "2.0", "id": fx.seq.Add(1), "method": method}
 	if params != nil {
 		msg["params"] = params
@@ -245,22 +249,28 @@ func (fx *fixture) post(url, token, method string, params any) (int, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	for k, v := range more {
+		req.Header[k] = v
+	}
 	res, err := fx.http.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	b, err := io.ReadAll(res.Body)
 	res.Body.Close()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if res.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
+		return 0, nil, fmt.Errorf("HTTP %d: %.200s", res.StatusCode, b)
+	}
+	if err := refusal(b); err != nil {
+		return 0, nil, err
 	}
 	if bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"error":{`)) {
-		return 0, fmt.Errorf("tool error: %.300s", b)
+		return 0, nil, fmt.Errorf("tool error: %.300s", b)
 	}
-	return len(b), nil
+	return len(b), res.Header, nil
 }
 
 // poll is the owner's unchanged Team mail poll: it must answer 204.

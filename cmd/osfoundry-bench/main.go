@@ -2,8 +2,10 @@
 // tool an agent calls in a hot loop, the anonymous tools/list, and the owner's
 // unchanged Team mail poll, at several concurrencies; and, in the same run and
 // against the same PostgreSQL, the physical limit of what they do (one
-// statement per call straight through pgx), so that each tool can be read as
-// a fraction of what the database alone allows.
+// statement per call straight through pgx), and each tool's physical call
+// (its statement behind a minimal HTTP handler), so that each tool can be
+// read as a fraction of what the database alone allows and of the simplest
+// call that does its work.
 //
 // Steps run in rounds, physical and tool steps interleaved, and the figures
 // are the medians over the rounds, so that the noise of a shared machine hits
@@ -52,6 +54,7 @@ type options struct {
 	searchNotes int
 	scale       []int
 	questions   int
+	tail        bool
 }
 
 func main() {
@@ -83,9 +86,10 @@ func run() error {
 	flag.StringVar(&serveAddr, "serve-http", "", "serve the physical HTTP round trip on this address and nothing else (the bench starts itself so)")
 	flag.IntVar(&serveBytes, "serve-http-bytes", defaultResultBytes, "the size of the physical HTTP round trip's result")
 	flag.IntVar(&o.questions, "questions", 60, "questions answered while their ask_owner call waits, timed from the owner's click to the answer (0: skip)")
+	flag.BoolVar(&o.tail, "tail", false, "break each step's slowest 1 % of calls down: the physical calls' phases, the server's handler time, pool waits and GC pauses, and scheduling latencies (tail in the JSON)")
 	flag.Parse()
 	if serveAddr != "" {
-		return serveHTTP(serveAddr, serveBytes)
+		return serveHTTP(serveAddr, serveBytes, o.databaseURL)
 	}
 	for _, v := range strings.Split(scale, ",") {
 		if v = strings.TrimSpace(v); v == "" {
@@ -221,12 +225,12 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("size the physical HTTP round trip: %w", err)
 	}
-	url, stopHTTP, err := startPhysicalHTTP(size)
+	base, stopHTTP, err := startPhysicalHTTP(size, o.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer stopHTTP()
-	fx.physicalURL, report.PhysicalHTTPBytes = url, size
+	fx.physicalURL, fx.physicalCallURL, report.PhysicalHTTPBytes = base+"/mcp", base+"/call", size
 	if o.searchNotes > 0 {
 		fmt.Fprintf(os.Stderr, "filling the search workspace with %d notes …\n", o.searchNotes)
 		if err := fx.prepareSearch(ctx, st, fx.pool, o.searchNotes); err != nil {
@@ -240,8 +244,15 @@ func run() error {
 			plan = append(plan, sc)
 		}
 	}
+	if err := fx.checkPhysicalCalls(plan); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "measuring %d scenarios × %v concurrency × %d rounds, %v each …\n", len(plan), o.levels, o.rounds, o.duration)
-	if err := report.measure(plan, o.levels, o.rounds, o.duration, serverPID); err != nil {
+	var probe func(bool) tailProbe
+	if fx.tail = o.tail; o.tail {
+		probe = fx.probeTail
+	}
+	if err := report.measure(plan, o.levels, o.rounds, o.duration, serverPID, probe); err != nil {
 		return err
 	}
 	if n, err := fx.pollStatements(); err == nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,18 +14,25 @@ import (
 // step is one scenario at one concurrency for one round.
 type step struct {
 	calls, errors int
+	// refused are calls refused past the write limit (limits.go), not
+	// counted in errors.
+	refused       int
 	firstError    string
 	perSecond     float64
 	p50, p95, p99 float64 // ms
 	serverRSSMB   float64
+	// all are the step's calls, kept for its tail (--tail).
+	all  []slowCall
+	tail *tailBreakdown
 }
 
 // measure runs every scenario of plan at every level, rounds times over:
 // within a round, level by level, each scenario's step in plan order, so
 // that a tool and its physical limit are measured within the same minute and
 // a slow moment of the machine tends to hit both. Each row of the report
-// holds the medians over the rounds.
-func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Duration, serverPID int) error {
+// holds the medians over the rounds. With probe (--tail), each step's tail
+// is read around it (tail.go).
+func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Duration, serverPID int, probe func(server bool) tailProbe) error {
 	type key struct {
 		name string
 		c    int
@@ -37,11 +46,19 @@ func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Durat
 						return fmt.Errorf("%s: %w", sc.name, err)
 					}
 				}
-				s := closedLoop(c, d, sc.call)
+				var before tailProbe
+				server := sc.tool != "" && !strings.HasSuffix(sc.name, sdkSuffix)
+				if probe != nil {
+					before = probe(server)
+				}
+				s := closedLoop(c, d, sc.call, probe != nil)
+				if probe != nil {
+					s.tail, s.all = breakdown(sc, before, probe(server), s.all, s.p99), nil
+				}
 				if serverPID > 0 {
 					s.serverRSSMB = rssMB(serverPID)
 				}
-				fmt.Fprintf(os.Stderr, "  round %d  %-26s c=%-3d %9.0f calls/s  p99 %6.2f ms  errors %d\n", round+1, sc.name, c, s.perSecond, s.p99, s.errors)
+				fmt.Fprintf(os.Stderr, "  round %d  %-26s c=%-3d %9.0f calls/s  p99 %6.2f ms  errors %d  refused %d\n", round+1, sc.name, c, s.perSecond, s.p99, s.errors, s.refused)
 				steps[key{sc.name, c}] = append(steps[key{sc.name, c}], s)
 			}
 		}
@@ -58,6 +75,7 @@ func (r *report) measure(plan []scenario, levels []int, rounds int, d time.Durat
 // summarize is one row: medians over the rounds, totals of calls and errors.
 func summarize(sc scenario, c int, steps []step) result {
 	res := result{Scenario: sc.name, Concurrency: c, Rounds: len(steps)}
+	var nearest float64
 	median := func(f func(step) float64) float64 {
 		v := make([]float64, len(steps))
 		for i, s := range steps {
@@ -73,6 +91,7 @@ func summarize(sc scenario, c int, steps []step) result {
 	for _, s := range steps {
 		res.Calls += s.calls
 		res.Errors += s.errors
+		res.Refused += s.refused
 		if res.FirstError == "" {
 			res.FirstError = s.firstError
 		}
@@ -83,15 +102,22 @@ func summarize(sc scenario, c int, steps []step) result {
 	res.P50ms = median(func(s step) float64 { return s.p50 })
 	res.P95ms = median(func(s step) float64 { return s.p95 })
 	res.P99ms = median(func(s step) float64 { return s.p99 })
+	// The tail of the round whose p99 is nearest the median.
+	for _, s := range steps {
+		if s.tail != nil && (res.Tail == nil || math.Abs(s.p99-res.P99ms) < math.Abs(nearest-res.P99ms)) {
+			res.Tail, nearest = s.tail, s.p99
+		}
+	}
 	return res
 }
 
 func round1(v float64) float64 { return float64(int64(v*10+0.5)) / 10 }
 
-// closedLoop runs call in a closed loop on c workers for d.
-func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
+// closedLoop runs call in a closed loop on c workers for d; keep keeps
+// every call's latency in the step's all.
+func closedLoop(c int, d time.Duration, call func(w, i int) error, keep bool) step {
 	lat := make([][]time.Duration, c)
-	errs := make([]int, c)
+	errs, refused := make([]int, c), make([]int, c)
 	var firstErr atomic.Value
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
@@ -104,7 +130,11 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 				t0 := time.Now()
 				err := call(w, i)
 				lat[w] = append(lat[w], time.Since(t0))
-				if err != nil {
+				switch {
+				case err == nil:
+				case isRefused(err):
+					refused[w]++
+				default:
 					errs[w]++
 					firstErr.CompareAndSwap(nil, err.Error())
 				}
@@ -114,10 +144,11 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 	wg.Wait()
 	elapsed := time.Since(start)
 	var all []time.Duration
-	nerr := 0
+	nerr, nref := 0, 0
 	for w := range c {
 		all = append(all, lat[w]...)
 		nerr += errs[w]
+		nref += refused[w]
 	}
 	slices.Sort(all)
 	pct := func(p float64) float64 {
@@ -126,9 +157,16 @@ func closedLoop(c int, d time.Duration, call func(w, i int) error) step {
 		}
 		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
 	}
-	s := step{calls: len(all), errors: nerr, perSecond: float64(len(all)) / elapsed.Seconds(), p50: pct(.50), p95: pct(.95), p99: pct(.99)}
+	s := step{calls: len(all), errors: nerr, refused: nref, perSecond: float64(len(all)) / elapsed.Seconds(), p50: pct(.50), p95: pct(.95), p99: pct(.99)}
 	if v, ok := firstErr.Load().(string); ok {
 		s.firstError = v
+	}
+	if keep {
+		for w := range c {
+			for i, l := range lat[w] {
+				s.all = append(s.all, slowCall{w: w, i: i, ms: float64(l.Microseconds()) / 1000})
+			}
+		}
 	}
 	return s
 }

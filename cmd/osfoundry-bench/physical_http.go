@@ -26,16 +26,26 @@ const physicalHTTP = "physical HTTP round trip"
 // answers were not measured.
 const defaultResultBytes = 1500
 
-// serveHTTP is the server of the physical round trip: it answers every POST
-// with body until the process is ended.
-func serveHTTP(addr string, size int) error {
+// serveHTTP is the server of the physical round trip, which answers every
+// POST to /mcp with a fixed result of size bytes, and of the physical tool
+// calls on /call, on the database at dsn, until the process is ended.
+func serveHTTP(addr string, size int, dsn string) error {
 	body := fixedResult(size)
-	return (&http.Server{Addr: addr, ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pool, err := physicalCallPool(dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache, no-transform")
 		_, _ = w.Write(body)
-	})}).ListenAndServe()
+	})
+	mux.Handle("/call", physicalCallHandler(pool))
+	mux.HandleFunc("/runtime", serveRuntime)
+	return (&http.Server{Addr: addr, ReadHeaderTimeout: 10 * time.Second, Handler: mux}).ListenAndServe()
 }
 
 // fixedResult is a JSON-RPC tools/call result of size bytes, shaped as a
@@ -54,9 +64,9 @@ func fixedResult(size int) []byte {
 }
 
 // startPhysicalHTTP starts the physical round trip's server process on a
-// free loopback port, answering results of size bytes, and returns its
-// URL and how to stop it.
-func startPhysicalHTTP(size int) (url string, stop func(), err error) {
+// free loopback port, answering results of size bytes and physical calls on
+// the database at dsn, and returns its base URL and how to stop it.
+func startPhysicalHTTP(size int, dsn string) (base string, stop func(), err error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return "", nil, err
@@ -66,17 +76,18 @@ func startPhysicalHTTP(size int) (url string, stop func(), err error) {
 		return "", nil, err
 	}
 	cmd := exec.Command(self, "--serve-http", addr, "--serve-http-bytes", strconv.Itoa(size))
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
 	stop = func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-	url = "http://" + addr + "/mcp"
+	base = "http://" + addr
 	for range 200 {
-		res, err := http.Post(url, "application/json", strings.NewReader("{}"))
+		res, err := http.Post(base+"/mcp", "application/json", strings.NewReader("{}"))
 		if err == nil {
 			res.Body.Close()
-			return url, stop, nil
+			return base, stop, nil
 		}
 		time.Sleep(25 * time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,12 +35,24 @@ type answerResult struct {
 	FirstError string  `json:"first_error,omitempty"`
 }
 
+// reply is how an ask_owner call ended, and when.
+type reply struct {
+	at     time.Time
+	status string
+	err    error
+}
+
 // runAnswers asks n questions, one at a time, with the first agent in the
 // first session, each answered by the owner while the call waits.
 func (fx *fixture) runAnswers(ctx context.Context, n int) (*answerResult, error) {
 	s, a := fx.sessions[0], fx.agents[0]
 	csrf, err := fx.ownerCSRF(s.ID)
 	if err != nil {
+		return nil, err
+	}
+	// Questions draw on the agent's write bucket, which the steps before
+	// may have emptied.
+	if err := fx.fillBuckets(ctx); err != nil {
 		return nil, err
 	}
 	r := &answerResult{Questions: n}
@@ -52,20 +65,20 @@ func (fx *fixture) runAnswers(ctx context.Context, n int) (*answerResult, error)
 	}
 	for i := range n {
 		key := fx.key("ask")
-		type reply struct {
-			at     time.Time
-			status string
-			err    error
-		}
 		done := make(chan reply, 1)
 		go func() {
 			status, err := fx.askOwner(a.token, map[string]any{"session_type": s.Type, "session_id": s.PublicID,
 				"question": fmt.Sprintf("Question %d: go ahead?", i), "options": []string{"Yes", "No"}, "wait_seconds": 30, "idempotency_key": key})
 			done <- reply{time.Now(), status, err}
 		}()
-		id, err := fx.waitQuestion(ctx, a.connectionID, key)
+		id, early, err := fx.waitQuestion(ctx, a.connectionID, key, done)
 		if err != nil {
 			return nil, err
+		}
+		if early != nil {
+			// The call ended before its question was written: refused.
+			fail(fmt.Errorf("ask_owner ended before its question was written: %v", cmp.Or(early.err, errors.New(early.status))))
+			continue
 		}
 		sent := time.Now()
 		if err := fx.answer(s.ID, id, csrf); err != nil {
@@ -95,16 +108,22 @@ func (fx *fixture) runAnswers(ctx context.Context, n int) (*answerResult, error)
 }
 
 // waitQuestion returns the id of the question the connection asked with
-// key, once it is written (at most ten seconds).
-func (fx *fixture) waitQuestion(ctx context.Context, connectionID int64, key string) (int64, error) {
+// key, once it is written (at most ten seconds), or the call's reply when the
+// call ended first.
+func (fx *fixture) waitQuestion(ctx context.Context, connectionID int64, key string, done <-chan reply) (int64, *reply, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		id, err := testfactory.QuestionByKey(ctx, fx.pool, connectionID, key)
 		if err == nil {
-			return id, nil
+			return id, nil, nil
+		}
+		select {
+		case rep := <-done:
+			return 0, &rep, nil
+		default:
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("the question %s was not written: %w", key, err)
+			return 0, nil, fmt.Errorf("the question %s was not written: %w", key, err)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -16,8 +16,11 @@ type result struct {
 	Concurrency int    `json:"concurrency"`
 	Rounds      int    `json:"rounds"`
 	// Calls and Errors are totals over the rounds.
-	Calls      int    `json:"calls"`
-	Errors     int    `json:"errors"`
+	Calls  int `json:"calls"`
+	Errors int `json:"errors"`
+	// Refused are the calls refused past the write limit (limits.go):
+	// not errors, but a sign the step wrote past what the project allows.
+	Refused    int    `json:"refused"`
 	FirstError string `json:"first_error,omitempty"`
 	// PerSecond is the median of the rounds' calls/s, listed in PerSecondByRound.
 	PerSecond        float64   `json:"calls_per_second"`
@@ -37,6 +40,13 @@ type result struct {
 	// that runs no statement. RatioToComposite is calls/s over it.
 	Composite        *float64 `json:"composite_calls_per_second,omitempty"`
 	RatioToComposite *float64 `json:"ratio_to_composite,omitempty"`
+	// PhysicalCall names the tool's physical call (physical_call.go), the
+	// round trip for a method that runs no statement;
+	// RatioToPhysicalCall is calls/s over its at the same concurrency.
+	PhysicalCall        string   `json:"physical_call,omitempty"`
+	RatioToPhysicalCall *float64 `json:"ratio_to_physical_call,omitempty"`
+	// Tail is where the slowest 1 % of the calls went (--tail, tail.go).
+	Tail *tailBreakdown `json:"tail,omitempty"`
 }
 
 type report struct {
@@ -71,9 +81,9 @@ type report struct {
 
 // finish computes each scenario's ratio to its physical limit.
 func (r *report) finish(plan []scenario) {
-	physical := map[string]string{}
+	physical, call := map[string]string{}, map[string]string{}
 	for _, sc := range plan {
-		physical[sc.name] = sc.physical
+		physical[sc.name], call[sc.name] = sc.physical, sc.physicalCall
 	}
 	limit := map[string]float64{}
 	for _, x := range r.Results {
@@ -81,8 +91,12 @@ func (r *report) finish(plan []scenario) {
 		r.MaxServerRSSMB = max(r.MaxServerRSSMB, x.ServerRSSMB)
 	}
 	for i, x := range r.Results {
-		p := physical[x.Scenario]
 		at := "@" + strconv.Itoa(x.Concurrency)
+		if pc := call[x.Scenario]; limit[pc+at] > 0 {
+			ratio := x.PerSecond / limit[pc+at]
+			r.Results[i].PhysicalCall, r.Results[i].RatioToPhysicalCall = pc, &ratio
+		}
+		p := physical[x.Scenario]
 		l := limit[p+at]
 		if p == "" || l <= 0 {
 			continue
@@ -107,7 +121,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "\nosfoundry-bench — mode %s, rounds %d, %s per step (figures: medians of the rounds), %d CPUs, server %s\n", r.Mode, r.Rounds, r.DurationPerStep, r.CPUs, r.URL)
 	fmt.Fprintf(w, "load average (1, 5, 15 min): %s at start, %s at end\n\n", r.LoadAverageStart, r.LoadAverageEnd)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\tratio to physical\tcomposite/s\tratio to composite\tserver RSS MB\t")
+	fmt.Fprintln(tw, "scenario\tconcurrency\tcalls/s\tp50 ms\tp95 ms\tp99 ms\terrors\trefused\tratio to physical\tcomposite/s\tratio to composite\tratio to physical call\tserver RSS MB\t")
 	for _, x := range r.Results {
 		ratio, composite, toComposite := "-", "-", "-"
 		if x.RatioToPhysical != nil {
@@ -116,17 +130,22 @@ func (r *report) print(w io.Writer) {
 		if x.Composite != nil {
 			composite, toComposite = fmt.Sprintf("%.0f", *x.Composite), fmt.Sprintf("%.1f %%", *x.RatioToComposite*100)
 		}
+		toCall := "-"
+		if x.RatioToPhysicalCall != nil {
+			toCall = fmt.Sprintf("%.1f %%", *x.RatioToPhysicalCall*100)
+		}
 		rss := "-"
 		if x.ServerRSSMB > 0 {
 			rss = fmt.Sprintf("%.0f", x.ServerRSSMB)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, ratio, composite, toComposite, rss)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", x.Scenario, x.Concurrency, x.PerSecond, x.P50ms, x.P95ms, x.P99ms, x.Errors, x.Refused, ratio, composite, toComposite, toCall, rss)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nratio to physical: write tools to %q, read tools to %q, tools/list and initialize to %q, at the same concurrency\n",
 		physicalInsert, physicalMailPage, physicalHTTP)
 	fmt.Fprintf(w, "composite: 1 / (1/http + 1/statement), %q (%d-byte answers) and the tool's physical statement at the same concurrency\n",
 		physicalHTTP, r.PhysicalHTTPBytes)
+	fmt.Fprintf(w, "physical call: each tool over %q, its statement behind a minimal handler in one process, at the same concurrency\n", physicalCallPrefix+"<tool>")
 	if r.MaxServerRSSMB > 0 {
 		fmt.Fprintf(w, "max server RSS: %.0f MB\n", r.MaxServerRSSMB)
 	}
@@ -141,6 +160,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "  one note to all %d streams, %d notes: p50 %.1f ms, p99 %.1f ms per stream; all reached in %.1f ms (median), %.1f ms (worst); %d events missing\n",
 			s.Streams, s.Notes, s.P50ms, s.P99ms, s.LastP50ms, s.LastMaxms, s.Missing)
 	}
+	r.printTail(w)
 	r.printFastPaths(w)
 	r.printScale(w)
 	if a := r.Answers; a != nil {
