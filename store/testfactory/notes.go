@@ -93,9 +93,11 @@ type step struct {
 }
 
 // notesSQL writes notes $9 to $10 of the timeline: 7 in 10 to a busy
-// session ($14), the rest to a quiet one ($15); senders among the
-// session's invited agents ($4, $5: a range of $6 to $8) or its owner ($3,
-// $16 the owner's slug, $17 name), dated $11 - ($12 - g) × $13 seconds.
+// session ($14), the rest to a quiet one ($15), by a prime stride over
+// g / 10 so that each kind of note (g % 10) reaches every session; senders
+// among the session's invited agents ($4, $5: a range of $6 to $8) or its
+// owner ($3, $16 the owner's slug, $17 name), dated $11 - ($12 - g) × $13
+// seconds.
 const notesSQL = `
 	INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id, sender_slug, sender_name,
 		recipient_slug, message_type, subject, body, created_at)
@@ -109,8 +111,8 @@ const notesSQL = `
 		(SELECT string_agg('w' || floor(3000 * random() ^ 3)::int, ' ') FROM generate_series(1, 20 + g % 25)),
 		$11::timestamptz - ($12::bigint - g) * make_interval(secs => $13::float8)
 	FROM generate_series($9::int, $10::int) g
-	CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 < 7 THEN ($14::int[])[1 + (g::bigint * 7919) % cardinality($14::int[])]
-		ELSE ($15::int[])[1 + (g::bigint * 104729) % cardinality($15::int[])] END AS s) x0
+	CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 < 7 THEN ($14::int[])[1 + ((g / 10) * 7919 + g % 10) % cardinality($14::int[])]
+		ELSE ($15::int[])[1 + ((g / 10) * 104729 + g % 10) % cardinality($15::int[])] END AS s) x0
 	CROSS JOIN LATERAL (SELECT x0.s, ($4::int[])[x0.s] AS first, ($5::int[])[x0.s] AS cnt) x1
 	CROSS JOIN LATERAL (SELECT x1.s, x1.first + (g / 3) % greatest(x1.cnt, 1) AS a,
 		x1.first + (g / 3 + 1) % greatest(x1.cnt, 1) AS other, x1.cnt) x

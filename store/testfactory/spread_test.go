@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -20,6 +21,13 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 // newSpread loads a small spread (2 workspaces of 8 sessions, 4 agents
 // each) with notes notes.
 func newSpread(t *testing.T, notes int) (*store.Store, *testfactory.Spread) {
+	t.Helper()
+	st, sp, _ := newSpreadDB(t, notes)
+	return st, sp
+}
+
+// newSpreadDB is newSpread with the pool it loaded through.
+func newSpreadDB(t *testing.T, notes int) (*store.Store, *testfactory.Spread, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	dsn := storetest.NewDatabase(t)
@@ -41,7 +49,7 @@ func newSpread(t *testing.T, notes int) (*store.Store, *testfactory.Spread) {
 	if err := sp.Fill(ctx, notes); err != nil {
 		t.Fatal(err)
 	}
-	return st, sp
+	return st, sp, pool
 }
 
 // ownersMail is a session's whole mail as its owners read it, newest first.
@@ -280,4 +288,52 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func TestSpreadEveryBusySessionHearsItsOwnerAndAgents(t *testing.T) {
+	t.Parallel()
+	st, sp := newSpread(t, 600)
+	for i, s := range sp.Sessions {
+		kinds := map[store.SenderKind]int{}
+		for _, n := range ownersMail(t, st, sp.Owners[s.Owner].WorkspaceID, s.ID) {
+			kinds[n.SenderKind]++
+		}
+		switch {
+		case kinds[store.SenderOwner]+kinds[store.SenderAgent] == 0:
+			t.Errorf("Sessions[%d] holds no notes", i)
+		case s.Busy && len(s.Invited) > 0 && (kinds[store.SenderOwner] == 0 || kinds[store.SenderAgent] == 0):
+			t.Errorf("busy Sessions[%d]: %d notes from its owner, %d from agents; want both", i, kinds[store.SenderOwner], kinds[store.SenderAgent])
+		}
+	}
+}
+
+func TestFillBucketsGrantsTheNextWrites(t *testing.T) {
+	t.Parallel()
+	st, sp, pool := newSpreadDB(t, 50)
+	ctx := context.Background()
+	s, heavy, ws := sp.Sessions[0], sp.Agents[0], sp.Owners[0].WorkspaceID
+	if err := st.SetProjectWriteLimits(ctx, ws, s.ProjectID, store.WriteLimits{PerMinute: 1, Burst: 2}); err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	post := func() error {
+		k++
+		_, _, err := st.PostAgentNote(ctx, store.AgentNote{WorkspaceID: ws, ConnectionID: heavy.ConnectionID, SessionType: s.Type, SessionID: s.PublicID,
+			Subject: "Write", Body: "A write that draws on the bucket", IdempotencyKey: fmt.Sprintf("k%d", k)})
+		return err
+	}
+	var limited *store.WriteLimited
+	for range 2 {
+		for range 2 {
+			if err := post(); err != nil {
+				t.Fatalf("write %d refused with a full bucket: %v", k, err)
+			}
+		}
+		if err := post(); !errors.As(err, &limited) {
+			t.Fatalf("write %d past the burst: %v, want refused", k, err)
+		}
+		if err := testfactory.FillBuckets(ctx, pool, []int64{heavy.ConnectionID}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
