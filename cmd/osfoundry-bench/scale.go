@@ -35,6 +35,8 @@ type scaleRow struct {
 	P99ms  float64 `json:"p99_ms"`
 	Calls  int     `json:"calls"`
 	Errors int     `json:"errors,omitempty"`
+	// Refused are the calls refused past a limit (limits.go), not errors.
+	Refused int `json:"refused"`
 	// FirstError is the first failed call's error.
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -124,6 +126,13 @@ func (fx *fixture) prepareScale(ctx context.Context, st *store.Store, total int)
 	if err != nil {
 		return nil, err
 	}
+	for _, o := range sp.Owners {
+		for _, p := range o.Projects {
+			if err := st.SetProjectWriteLimits(ctx, o.WorkspaceID, p, benchWriteLimits); err != nil {
+				return nil, err
+			}
+		}
+	}
 	sf := &scaleFixture{runID: fx.runID, spread: sp}
 	m := &sf.measured
 	owner := sp.Owners[0]
@@ -153,9 +162,11 @@ func (fx *fixture) prepareScale(ctx context.Context, st *store.Store, total int)
 
 // scaleCall is one measured call: before runs untimed before each call (nil:
 // nothing), call is timed; a call that returns errRetry is made again, and
-// timed again, for at most a few seconds.
+// timed again, for at most a few seconds. A call that writes starts with the
+// measured agents' write buckets full (limits.go).
 type scaleCall struct {
 	name   string
+	writes bool
 	before func() error
 	call   func(i int) error
 }
@@ -173,6 +184,12 @@ func (sf *scaleFixture) measure(ctx context.Context, fx *fixture, st *store.Stor
 	var out []scaleRow
 	for _, c := range calls {
 		row := scaleRow{Call: c.name, Notes: n}
+		if c.writes {
+			m := sf.measured
+			if err := testfactory.FillBuckets(ctx, fx.pool, []int64{m.heavy.connectionID, m.light.connectionID}); err != nil {
+				return nil, err
+			}
+		}
 		var lat []time.Duration
 		deadline := time.Now().Add(scaleStep)
 		for i := 0; i < scaleMaxCalls && (i < scaleMinCalls || time.Now().Before(deadline)); i++ {
@@ -192,7 +209,11 @@ func (sf *scaleFixture) measure(ctx context.Context, fx *fixture, st *store.Stor
 				}
 			}
 			lat = append(lat, d)
-			if err != nil {
+			switch {
+			case err == nil:
+			case isRefused(err):
+				row.Refused++
+			default:
 				row.Errors++
 				if row.FirstError == "" {
 					row.FirstError = err.Error()
@@ -204,14 +225,16 @@ func (sf *scaleFixture) measure(ctx context.Context, fx *fixture, st *store.Stor
 			return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 		}
 		row.Calls, row.P50ms, row.P99ms = len(lat), pct(.5), pct(.99)
-		fmt.Fprintf(os.Stderr, "  scale %8d notes  %-44s p50 %8.2f ms  p99 %8.2f ms  (%d calls, %d errors)\n", n, c.name, row.P50ms, row.P99ms, row.Calls, row.Errors)
+		fmt.Fprintf(os.Stderr, "  scale %8d notes  %-44s p50 %8.2f ms  p99 %8.2f ms  (%d calls, %d errors, %d refused)\n",
+			n, c.name, row.P50ms, row.P99ms, row.Calls, row.Errors, row.Refused)
 		out = append(out, row)
 	}
 	return out, nil
 }
 
-// printScale prints the scale section: each call at each note count, and
-// the ratio of the last count's p50 to the first's.
+// printScale prints the scale section: each call at each note count, the
+// ratio of the last count's p50 to the first's, and its errors and refusals
+// at all counts.
 func (r *report) printScale(w io.Writer) {
 	if len(r.Scale) == 0 {
 		return
@@ -230,7 +253,7 @@ func (r *report) printScale(w io.Writer) {
 	for _, n := range counts {
 		head += fmt.Sprintf("%d notes\t", n)
 	}
-	fmt.Fprintln(tw, head+"p50 ratio\t")
+	fmt.Fprintln(tw, head+"p50 ratio\terrors\trefused\t")
 	var names []string
 	byCall := map[string]map[int]scaleRow{}
 	for _, x := range r.Scale {
@@ -242,16 +265,18 @@ func (r *report) printScale(w io.Writer) {
 	}
 	for _, name := range names {
 		line := name + "\t"
+		errs, refused := 0, 0
 		for _, n := range counts {
 			x := byCall[name][n]
 			line += fmt.Sprintf("%.2f / %.2f\t", x.P50ms, x.P99ms)
+			errs, refused = errs+x.Errors, refused+x.Refused
 		}
 		first, last := byCall[name][counts[0]], byCall[name][counts[len(counts)-1]]
 		ratio := "-"
 		if first.P50ms > 0 {
 			ratio = fmt.Sprintf("%.2f×", last.P50ms/first.P50ms)
 		}
-		fmt.Fprintln(tw, line+ratio+"\t")
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t\n", line, ratio, errs, refused)
 	}
 	tw.Flush()
 	for _, x := range r.Scale {

@@ -44,11 +44,11 @@ func (sf *scaleFixture) calls(ctx context.Context, fx *fixture, st *store.Store)
 		{name: "set_status", call: tool(m.heavy, "set_status", func(i int) map[string]any {
 			return map[string]any{"task": fmt.Sprintf("scale step %d", i), "repo": "osfoundry", "branch": "main"}
 		})},
-		{name: "post_session_note", call: tool(m.heavy, "post_session_note", func(i int) map[string]any {
+		{name: "post_session_note", writes: true, call: tool(m.heavy, "post_session_note", func(i int) map[string]any {
 			return with(busy, "subject", "Progress", "body", fmt.Sprintf("Scale note %d", i), "idempotency_key", fx.key("scale"))
 		})},
-		{name: "post_session_note retry", call: tool(m.heavy, "post_session_note", fixed(with(busy, "subject", "Retry", "body", "The same note", "idempotency_key", retryKey)))},
-		{name: "reply_to_sender", call: tool(m.heavy, "reply_to_sender", func(i int) map[string]any {
+		{name: "post_session_note retry", writes: true, call: tool(m.heavy, "post_session_note", fixed(with(busy, "subject", "Retry", "body", "The same note", "idempotency_key", retryKey)))},
+		{name: "reply_to_sender", writes: true, call: tool(m.heavy, "reply_to_sender", func(i int) map[string]any {
 			return with(busy, "to", ownerSlug, "subject", "Re", "body", fmt.Sprintf("Scale reply %d", i), "idempotency_key", fx.key("scale-r"))
 		})},
 		{name: "claim_connected_profile", call: tool(m.heavy, "claim_connected_profile", fixed(map[string]any{"handle": m.heavyHandle, "display_name": "Scale agent 0.0"}))},
@@ -186,6 +186,9 @@ func (sf *scaleFixture) do(req *http.Request, status int) error {
 	}
 	n, _ := io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	if err := pageRefusal(req.URL.Path, res.StatusCode); err != nil {
+		return err
+	}
 	if res.StatusCode != status {
 		return fmt.Errorf("%s %s answered %d, want %d", req.Method, req.URL.Path, res.StatusCode, status)
 	}

@@ -123,7 +123,8 @@ func (fx *fixture) searchScenarios() []scenario {
 	return out
 }
 
-// searchOnce runs one search as the search workspace's owner: 200 and a page.
+// searchOnce runs one search as the search workspace's owner: 200 and a
+// page; a 429 is refused.
 func (fx *fixture) searchOnce(path string) error {
 	res, err := fx.search.owner.Get(path)
 	if err != nil {
@@ -131,6 +132,9 @@ func (fx *fixture) searchOnce(path string) error {
 	}
 	n, _ := io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	if err := pageRefusal(res.Request.URL.Path, res.StatusCode); err != nil {
+		return err
+	}
 	if res.StatusCode != http.StatusOK {
 		return errors.New("search answered " + strconv.Itoa(res.StatusCode))
 	}
