@@ -264,12 +264,12 @@ func noteWriteSQL(src, conflict string, extra ...string) string {
 		RETURNING ` + noteColumns + `
 	), seq AS (
 		UPDATE sessions s SET last_event_seq = s.last_event_seq + 1, updated_at = now()
-		FROM note WHERE s.id = note.session_id AND note.message_type <> 'analysis'
+		FROM note WHERE s.id = note.session_id AND ` + notePosted("note") + `
 		RETURNING s.last_event_seq
 	), ev AS (
 		INSERT INTO resource_events (session_id, sequence, kind, note_id, payload)
 		SELECT note.session_id, seq.last_event_seq, 'note_posted', note.id,
-			jsonb_build_object('note_id', note.id, 'sender_slug', note.sender_slug, 'message_type', note.message_type)
+			` + notePostedPayload("note") + `
 		FROM note, seq
 	), outbox AS (
 		INSERT INTO webhook_deliveries (endpoint_id, note_id)

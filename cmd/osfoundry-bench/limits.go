@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // The bench's agents write as fast as the server answers, far past what a
@@ -21,11 +23,27 @@ import (
 // benchWriteLimits are the bench project's write limits.
 var benchWriteLimits = store.WriteLimits{PerMinute: store.MaxWritesPerMinute, Burst: store.MaxWriteBurst}
 
-// errRefused is a write refused past its connection's write limit: the
-// isError result that says when to try again.
+// benchPageLimits are the --page-limits of the server the bench starts: its
+// owners load search and the inbox thousands of times a second on one
+// sign-in, where the default allows 60 a minute (a --url server needs them
+// raised the same way).
+const benchPageLimits = "10000000,1000000"
+
+// errRefused is a call refused past a limit: a write past its connection's
+// write limit (the isError result that says when to try again), or an owner
+// page past the page limits (429).
 type errRefused struct{ msg string }
 
 func (e *errRefused) Error() string { return e.msg }
+
+// pageRefusal returns the refusal of an owner page that answered status, or
+// nil when it was not refused.
+func pageRefusal(path string, status int) error {
+	if status == http.StatusTooManyRequests {
+		return &errRefused{fmt.Sprintf("refused: %s answered 429", path)}
+	}
+	return nil
+}
 
 // refusal returns the refusal in a JSON-RPC answer b, or nil for none.
 func refusal(b []byte) error {
@@ -35,7 +53,7 @@ func refusal(b []byte) error {
 	return nil
 }
 
-// isRefused reports whether err is a write refused past the write limit.
+// isRefused reports whether err is a call refused past a limit.
 func isRefused(err error) bool {
 	var r *errRefused
 	return errors.As(err, &r)
@@ -59,6 +77,5 @@ func (fx *fixture) fillBuckets(ctx context.Context) error {
 	for i, a := range fx.agents {
 		ids[i] = a.connectionID
 	}
-	_, err := fx.pool.Exec(ctx, `UPDATE write_buckets SET tokens = burst, refilled_at = now() WHERE connection_id = ANY($1)`, ids)
-	return err
+	return testfactory.FillBuckets(ctx, fx.pool, ids)
 }

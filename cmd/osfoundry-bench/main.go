@@ -170,7 +170,8 @@ func run() error {
 		// scenario opens one after another, each closed as its first event
 		// arrives, which the server may not have seen yet.
 		limit := max(o.streams, 64)
-		args := []string{"--data-dir", tmp, "--log-level", "warn", "--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit)}
+		args := []string{"--data-dir", tmp, "--log-level", "warn", "--stream-limits", fmt.Sprintf("%d,%d,%d", limit, limit, limit),
+			"--page-limits", benchPageLimits}
 		cmd, err := startServer(bin, pg.DSN, o.url, append(args, "--ops-addr", o.opsAddr))
 		if err != nil {
 			return err

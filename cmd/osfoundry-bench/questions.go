@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // The answer scenario: an agent's ask_owner call waits for the owner's
@@ -111,9 +113,7 @@ func (fx *fixture) runAnswers(ctx context.Context, n int) (*answerResult, error)
 func (fx *fixture) waitQuestion(ctx context.Context, connectionID int64, key string, done <-chan reply) (int64, *reply, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var id int64
-		err := fx.pool.QueryRow(ctx, `SELECT q.note_id FROM questions q JOIN notes n ON n.id = q.note_id
-			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, connectionID, key).Scan(&id)
+		id, err := testfactory.QuestionByKey(ctx, fx.pool, connectionID, key)
 		if err == nil {
 			return id, nil, nil
 		}

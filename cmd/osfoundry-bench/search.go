@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // The search scenarios (--search-notes N): an owner's workspace of its own
@@ -72,8 +73,7 @@ func (fx *fixture) prepareSearch(ctx context.Context, st *store.Store, pool *pgx
 			sessions = append(sessions, s.ID)
 		}
 	}
-	var conns []int64
-	var slugs, names []string
+	var agents []*store.Profile
 	for i := range 4 {
 		conn, err := st.CreateConnection(ctx, store.NewConnection{WorkspaceID: ws, OwnerID: owner.ID, ClientName: "search bench",
 			Scopes: store.AllScopes, ProjectIDs: projects})
@@ -84,34 +84,12 @@ func (fx *fixture) prepareSearch(ctx context.Context, st *store.Store, pool *pgx
 		if err != nil {
 			return err
 		}
-		conns, slugs, names = append(conns, conn.ID), append(slugs, p.SenderSlug), append(names, p.DisplayName)
+		agents = append(agents, p)
 	}
-	const batch = 50_000
-	for from := 0; from < n; from += batch {
-		to := min(n, from+batch)
-		if _, err := pool.Exec(ctx, `
-			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id, sender_slug, sender_name,
-				recipient_slug, message_type, subject, body)
-			SELECT $1, ($2::bigint[])[1 + (g / 11) % 40], x.kind, CASE WHEN x.kind = 'owner' THEN $3::bigint END,
-				CASE WHEN x.kind = 'agent' THEN ($4::bigint[])[1 + (g / 3) % 4] END,
-				CASE WHEN x.kind = 'agent' THEN ($5::text[])[1 + (g / 3) % 4] ELSE 'owner-' || $3::bigint END,
-				CASE WHEN x.kind = 'agent' THEN ($6::text[])[1 + (g / 3) % 4] ELSE 'Search owner' END,
-				CASE WHEN g % 20 = 3 THEN ($5::text[])[1 + (g / 3) % 4] END,
-				CASE WHEN g % 20 = 3 THEN 'reply' WHEN g % 20 = 13 THEN 'analysis' ELSE 'note' END,
-				'w' || floor(5000 * random() ^ 3)::int || ' ' || 'w' || floor(5000 * random() ^ 3)::int,
-				(SELECT string_agg('w' || floor(5000 * random() ^ 3)::int, ' ') FROM generate_series(1, 28 + g % 5))
-					|| CASE WHEN g % 100000 = 7 THEN ' `+searchRare+`' ELSE '' END
-					|| CASE WHEN g % 100 = 11 THEN ' `+searchMedium+` rounds' ELSE '' END
-					|| CASE WHEN g % 10 < 3 THEN ' `+searchCommon+`' ELSE '' END
-			FROM generate_series($7::int, $8::int - 1) g
-			CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 = 3 THEN 'owner' ELSE 'agent' END AS kind) x`,
-			ws, sessions, owner.ID, conns, slugs, names, from, to); err != nil {
-			return fmt.Errorf("search fixture: %w", err)
-		}
-		fmt.Fprintf(os.Stderr, "  search fixture: %d of %d notes (%.0f s)\n", to, n, time.Since(start).Seconds())
-	}
-	if _, err := pool.Exec(ctx, `VACUUM (ANALYZE) notes`); err != nil {
-		return err
+	if err := testfactory.Corpus(ctx, pool, testfactory.CorpusOpts{WorkspaceID: ws, OwnerID: owner.ID, OwnerName: owner.DisplayName,
+		Sessions: sessions, Agents: agents, Notes: n, Rare: searchRare, Medium: searchMedium, Common: searchCommon,
+		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "  search fixture: "+format+"\n", args...) }}); err != nil {
+		return fmt.Errorf("search fixture: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "  search fixture: %d notes written and vacuumed in %.0f s\n", n, time.Since(start).Seconds())
 	c, err := fx.login(email, password)
@@ -145,7 +123,8 @@ func (fx *fixture) searchScenarios() []scenario {
 	return out
 }
 
-// searchOnce runs one search as the search workspace's owner: 200 and a page.
+// searchOnce runs one search as the search workspace's owner: 200 and a
+// page; a 429 is refused.
 func (fx *fixture) searchOnce(path string) error {
 	res, err := fx.search.owner.Get(path)
 	if err != nil {
@@ -153,6 +132,9 @@ func (fx *fixture) searchOnce(path string) error {
 	}
 	n, _ := io.Copy(io.Discard, res.Body)
 	res.Body.Close()
+	if err := pageRefusal(res.Request.URL.Path, res.StatusCode); err != nil {
+		return err
+	}
 	if res.StatusCode != http.StatusOK {
 		return errors.New("search answered " + strconv.Itoa(res.StatusCode))
 	}
