@@ -2,10 +2,57 @@ package live
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 )
+
+// noteQueue is the notes worker's work: sessions with new notes, and the
+// notes whose receipts changed, by session.
+type noteQueue struct {
+	mu       sync.Mutex
+	wake     chan struct{}
+	sessions map[int64]struct{}
+	receipts map[int64]map[int64]struct{}
+}
+
+func newNoteQueue() *noteQueue {
+	return &noteQueue{wake: make(chan struct{}, 1), sessions: map[int64]struct{}{}, receipts: map[int64]map[int64]struct{}{}}
+}
+
+func (q *noteQueue) noteArrived(sessionID int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sessions[sessionID] = struct{}{}
+	wake(q.wake)
+}
+
+func (q *noteQueue) receiptChanged(sessionID, noteID int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.receipts[sessionID] == nil {
+		q.receipts[sessionID] = map[int64]struct{}{}
+	}
+	q.receipts[sessionID][noteID] = struct{}{}
+	wake(q.wake)
+}
+
+// take returns the work queued and empties the queue.
+func (q *noteQueue) take() (notes map[int64]struct{}, receipts map[int64]map[int64]struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	notes, receipts = q.sessions, q.receipts
+	q.sessions, q.receipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
+	return notes, receipts
+}
+
+func (q *noteQueue) clear() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	clear(q.sessions)
+	clear(q.receipts)
+}
 
 // sendNotes is the worker that loads and sends new notes and receipts, in
 // the order of their ids within each session.
@@ -14,12 +61,9 @@ func (b *Broker) sendNotes() {
 		select {
 		case <-b.ctx.Done():
 			return
-		case <-b.wakeNotes:
+		case <-b.notes.wake:
 		}
-		b.mu.Lock()
-		notes, receipts := b.pendingNotes, b.pendingReceipts
-		b.pendingNotes, b.pendingReceipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
-		b.mu.Unlock()
+		notes, receipts := b.notes.take()
 		for sid := range notes {
 			b.sendSessionNotes(sid)
 		}
@@ -85,16 +129,6 @@ func (b *Broker) sendSessionNotes(sessionID int64) {
 			}
 		}
 		b.mu.Unlock()
-	}
-}
-
-func (b *Broker) dropSession(sessionID int64, why string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if t := b.sessions[sessionID]; t != nil {
-		for st := range t.streams {
-			b.drop(st, why)
-		}
 	}
 }
 

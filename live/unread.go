@@ -9,6 +9,36 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
+// ownerStreams are every stream by its owner, each of which hears the
+// owner's unread counts, and those counts as last counted, by session,
+// while the owner has streams: new notes recount only their sessions.
+type ownerStreams struct {
+	streams streamSets
+	counts  map[int64]map[int64]store.SessionUnread
+}
+
+func newOwnerStreams() ownerStreams {
+	return ownerStreams{streams: streamSets{}, counts: map[int64]map[int64]store.SessionUnread{}}
+}
+
+func (o ownerStreams) add(st *Stream) map[*Stream]struct{} { return o.streams.add(st.ownerID, st) }
+
+func (o ownerStreams) remove(st *Stream) {
+	o.streams.remove(st.ownerID, st)
+	if o.streams[st.ownerID] == nil {
+		delete(o.counts, st.ownerID)
+	}
+}
+
+// workspace is the workspace of an owner's open streams, and false when
+// they have none.
+func (o ownerStreams) workspace(owner int64) (int64, bool) {
+	for st := range o.streams[owner] {
+		return st.workspaceID, true
+	}
+	return 0, false
+}
+
 // unreadCounts is the data of the unread event: the owner's unread notes in
 // all, per project and per session (those with any), ids as keys; and of
 // them, those in the owner's inbox and the newest of those, which the inbox
@@ -63,7 +93,7 @@ func unreadFrame(counts map[int64]store.SessionUnread) ([]byte, error) {
 // last.
 func (b *Broker) refreshUnread(owner int64) {
 	b.mu.Lock()
-	ws, ok := b.ownerWorkspace(owner)
+	ws, ok := b.owners.workspace(owner)
 	b.mu.Unlock()
 	if !ok {
 		return
@@ -78,10 +108,10 @@ func (b *Broker) refreshUnread(owner int64) {
 	counts := bySession(rows)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.byOwner[owner] == nil {
+	if b.owners.streams[owner] == nil {
 		return
 	}
-	b.unreadOf[owner] = counts
+	b.owners.counts[owner] = counts
 	b.sendUnread(owner, counts)
 }
 
@@ -93,7 +123,7 @@ func (b *Broker) recountUnread(owners, sessions []int64) {
 	var known, unknown []int64
 	b.mu.Lock()
 	for _, o := range owners {
-		if b.unreadOf[o] != nil {
+		if b.owners.counts[o] != nil {
 			known = append(known, o)
 		} else {
 			unknown = append(unknown, o)
@@ -116,19 +146,19 @@ func (b *Broker) recountUnread(owners, sessions []int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, o := range known {
-		if m := b.unreadOf[o]; m != nil {
+		if m := b.owners.counts[o]; m != nil {
 			for _, sid := range sessions {
 				delete(m, sid)
 			}
 		}
 	}
 	for _, r := range rows {
-		if m := b.unreadOf[r.OwnerID]; m != nil {
+		if m := b.owners.counts[r.OwnerID]; m != nil {
 			m[r.SessionID] = r.SessionUnread
 		}
 	}
 	for _, o := range known {
-		if m := b.unreadOf[o]; m != nil {
+		if m := b.owners.counts[o]; m != nil {
 			b.sendUnread(o, m)
 		}
 	}
@@ -142,21 +172,12 @@ func (b *Broker) sendUnread(owner int64, counts map[int64]store.SessionUnread) {
 		b.log.Warn("live: frame unread", "owner_id", owner, "err", err)
 		return
 	}
-	for st := range b.byOwner[owner] {
+	for st := range b.owners.streams[owner] {
 		if !bytes.Equal(st.unread, ev) {
 			st.unread = ev
 			b.send(st, Event{Data: ev})
 		}
 	}
-}
-
-// ownerWorkspace is the workspace of an owner's open streams, and false
-// when they have none. b.mu is held.
-func (b *Broker) ownerWorkspace(owner int64) (int64, bool) {
-	for st := range b.byOwner[owner] {
-		return st.workspaceID, true
-	}
-	return 0, false
 }
 
 // FirstUnread queues a new stream's first unread event (UnreadEvent),
