@@ -1,15 +1,7 @@
-// Package live is the broker of one replica's live streams. It hears the
-// replica's one LISTEN connection (store.Listener), ids only, keeps this
-// replica's open streams in memory by session, sign-in and owner, and fans
-// out each event loaded, rendered and framed once: a note and its receipts
-// (notes.go), presence (presence.go), unread counts (unread.go), a
-// sign-out, and a heartbeat after re-checking each stream's right (beat.go).
-//
-// Sending never blocks: a stream whose buffer is full is closed and the
-// browser reconnects with Last-Event-ID. While the listener is away every
-// stream is closed and new ones are refused, so that pages poll instead of
-// missing notifications. Nothing here holds a database connection between
-// events.
+// Package live feeds one replica's open event streams from its LISTEN
+// connection: each note, receipt, presence change and unread count is
+// loaded, rendered and framed once, and sent without blocking (a full buffer
+// closes the stream; the browser reconnects with Last-Event-ID).
 package live
 
 import (
@@ -36,14 +28,12 @@ type Source interface {
 
 // Render makes the HTML the events carry, as the pages render it.
 type Render struct {
-	// Note is a note's row, for its sender (own) or for the other owners.
 	Note     func(now time.Time, sessionID int64, n store.Note, own bool) ([]byte, error)
 	Receipts func(now time.Time, noteID int64, receipts []store.Receipt) ([]byte, error)
 	Presence func(now time.Time, sessionID int64, p store.Project, agents []store.SeatedAgent) Sidebar
 }
 
-// Sidebar is a presence sidebar: its version (the fingerprint a page
-// shows), and its HTML, rendered only when a stream needs it.
+// Sidebar is a presence sidebar's version and its HTML, rendered only when a stream needs it.
 type Sidebar struct {
 	Version string
 	HTML    func() ([]byte, error)
@@ -51,14 +41,11 @@ type Sidebar struct {
 
 // Options are what New needs; zero settings are the defaults.
 type Options struct {
-	Source Source
-	Render Render
-	Log    *slog.Logger
-	// Heartbeat is how often idle streams get a comment line and each
-	// stream's right to stay open is checked again (20 s).
-	Heartbeat time.Duration
-	// PresenceRefresh is how often watched sidebars are recomputed for what
-	// no notification announces: tiers that age, "updated N min ago" (10 s).
+	Source    Source
+	Render    Render
+	Log       *slog.Logger
+	Heartbeat time.Duration // also paces the re-check of each stream's right to stay open (20 s)
+	// PresenceRefresh recomputes what ages without a notification: tiers, "updated N min ago" (10 s).
 	PresenceRefresh time.Duration
 	Buffer          int // events a stream may have waiting; one more closes it (64)
 	Limits          Limits
@@ -70,11 +57,9 @@ const (
 	defaultBuffer          = 64
 )
 
-// MaxReplay is how many missed notes a reconnecting stream replays; past
-// that, one reload event tells the page to load its list again.
+// MaxReplay is how many missed notes a reconnecting stream replays; past it the page reloads its list.
 const MaxReplay = 100
 
-// Why a stream was closed by the broker.
 const (
 	closeOverflow  = "overflow"
 	closeDown      = "listener down"
@@ -85,8 +70,7 @@ const (
 	closeReplaced  = "replaced by a newer stream"
 )
 
-// ErrDown refuses a stream while the listener is disconnected or the broker
-// is closed: the page polls and its stream retries.
+// ErrDown refuses a stream while the listener is away or the broker closed: the page polls.
 var ErrDown = errors.New("live: streams are unavailable")
 
 // Broker holds one replica's open streams and feeds them.
@@ -102,18 +86,15 @@ type Broker struct {
 	limits        Limits
 	start         sync.Once
 
-	// The workers' queues and the workspace cache have locks of their own,
-	// always taken after mu, never before.
+	// The queues and the cache have locks of their own, taken after mu, never before it.
 	notes      *noteQueue
 	work       *upkeepQueue
 	workspaces *sessionWorkspaces
 
-	// mu guards the streams: the indexes below and each Stream's presence
-	// and unread.
-	mu       sync.Mutex
-	up       bool // the listener is connected
+	mu       sync.Mutex // guards the indexes below and each Stream's presence and unread
+	up       bool       // the listener is connected
 	closed   bool
-	seq      uint64 // numbers the streams in the order they opened
+	seq      uint64 // orders the streams by opening
 	sessions sessionTopics
 	signIns  streamSets
 	owners   ownerStreams
@@ -161,6 +142,7 @@ func wake(ch chan struct{}) {
 	}
 }
 
+// connected closes every stream while the listener is away: its notifications are lost.
 func (b *Broker) connected(up bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -170,8 +152,7 @@ func (b *Broker) connected(up bool) {
 	}
 }
 
-// The handlers of the listener's topics record the work and wake a worker,
-// never blocking the listener.
+// The listener's handlers only queue work, so that they never block it.
 
 func (b *Broker) noteHeard(n store.NoteNotice) {
 	b.mu.Lock()
@@ -210,8 +191,7 @@ func (b *Broker) signedOut(signInID int64) {
 	}
 }
 
-// Close ends every stream and stops the workers, so that the server's drain
-// does not wait for streams.
+// Close ends every stream and stops the workers, so that the drain need not wait for them.
 func (b *Broker) Close() {
 	b.mu.Lock()
 	b.closed = true

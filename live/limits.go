@@ -2,21 +2,17 @@ package live
 
 import "errors"
 
-// Limits bound the streams held at once, so that one cookie or one address
-// cannot take the server's connections and memory: a sign-in or an owner
-// past its limit has its oldest stream closed (the page behind it polls),
-// an address past its limit is refused new ones. A zero field is its
-// default.
+// Limits bound the streams one sign-in, owner or address holds, so that one
+// cookie cannot take the server's connections: past PerSignIn or PerOwner
+// the oldest stream closes, past PerAddress new ones are refused.
 type Limits struct {
 	PerSignIn, PerOwner, PerAddress int
 }
 
-// DefaultLimits: a browser with many tabs, an owner with a few devices, an
-// office behind one address.
+// DefaultLimits fit a browser with many tabs, an owner with a few devices, an office behind one address.
 var DefaultLimits = Limits{PerSignIn: 8, PerOwner: 16, PerAddress: 64}
 
-// ErrTooMany refuses a stream from a client address that holds as many as
-// Limits.PerAddress allows.
+// ErrTooMany refuses a stream from an address that holds Limits.PerAddress.
 var ErrTooMany = errors.New("live: too many streams from this address")
 
 func (l Limits) orDefault() Limits {
@@ -32,7 +28,6 @@ func (l Limits) orDefault() Limits {
 	return l
 }
 
-// addressCounts are how many streams each client address holds.
 type addressCounts map[string]int
 
 func (a addressCounts) add(addr string) { a[addr]++ }
@@ -44,7 +39,6 @@ func (a addressCounts) remove(addr string) {
 }
 
 // trim closes the oldest streams of set until it holds at most limit.
-// b.mu is held.
 func (b *Broker) trim(set map[*Stream]struct{}, limit int) {
 	for len(set) > limit {
 		var oldest *Stream

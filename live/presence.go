@@ -2,8 +2,8 @@ package live
 
 import "time"
 
-// refreshPresence recomputes the sidebar of every watched session of the
-// workspace (one load per project) and sends it where it changed.
+// refreshPresence recomputes the workspace's watched sidebars (one load per
+// project) and sends them where they changed.
 func (b *Broker) refreshPresence(ws int64) {
 	b.mu.Lock()
 	projects := b.sessions.byProject(ws)

@@ -11,11 +11,8 @@ type sessionTopic struct {
 	presenceEvent []byte
 }
 
-// sessionTopics are the session streams by session id.
 type sessionTopics map[int64]*sessionTopic
 
-// add adds a session stream to its topic, made (first reports so) when the
-// session had no stream.
 func (s sessionTopics) add(st *Stream, projectID, latest int64) (t *sessionTopic, first bool) {
 	t = s[st.sessionID]
 	if t == nil {
@@ -36,7 +33,6 @@ func (s sessionTopics) remove(st *Stream) {
 	}
 }
 
-// byProject returns the watched sessions of a workspace by project.
 func (s sessionTopics) byProject(workspaceID int64) map[int64][]int64 {
 	projects := map[int64][]int64{}
 	for sid, t := range s {
@@ -47,7 +43,6 @@ func (s sessionTopics) byProject(workspaceID int64) map[int64][]int64 {
 	return projects
 }
 
-// dropSession closes every stream of a session.
 func (b *Broker) dropSession(sessionID int64, why string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -13,14 +13,11 @@ type Stream struct {
 	events      chan Event
 	done        chan struct{} // closed when the broker drops the stream; why says why
 	why         string
-	// presence is the sidebar version the page shows, unread the unread
-	// event it had last, so that it never gets the same twice in a row.
-	presence string
-	unread   []byte
+	presence    string // the sidebar version the page shows
+	unread      []byte // the last unread event, never sent twice in a row
 }
 
-// Event is a framed event; NoteID is the note of a note event, so that a
-// stream never sends a note twice.
+// Event is a framed event; NoteID lets a stream never send a note twice.
 type Event struct {
 	NoteID int64
 	Data   []byte
@@ -32,23 +29,20 @@ func (st *Stream) Events() <-chan Event { return st.events }
 // Done is closed when the broker drops the stream.
 func (st *Stream) Done() <-chan struct{} { return st.done }
 
-// SignedOut reports, once Done is closed, whether the stream ended because
-// its sign-in ended.
+// SignedOut reports, once Done is closed, whether its sign-in ended.
 func (st *Stream) SignedOut() bool { return st.why == closeSignOut }
 
-// Replaced reports, once Done is closed, whether the stream was closed to
-// make room for a newer one of its sign-in or owner (Limits): the page
-// should not reconnect, and polls instead.
+// Replaced reports, once Done is closed, whether a newer stream took its
+// place (Limits): the page polls rather than reconnect.
 func (st *Stream) Replaced() bool { return st.why == closeReplaced }
 
-// Client is who opens a stream: the sign-in and the client's address.
+// Client is the sign-in and address that open a stream.
 type Client struct {
 	SignIn int64
 	Addr   string
 }
 
-// NewStream makes a stream for the owner; sessionID 0 makes an unread
-// stream. presence is the sidebar version the page shows.
+// NewStream makes a stream for the owner; sessionID 0 makes an unread stream.
 func (b *Broker) NewStream(o *store.Owner, sessionID int64, cl Client, presence string) *Stream {
 	return &Stream{ownerID: o.ID, workspaceID: o.WorkspaceID, sessionID: sessionID, signIn: cl.SignIn, addr: cl.Addr, presence: presence,
 		events: make(chan Event, b.buffer), done: make(chan struct{})}
@@ -57,7 +51,6 @@ func (b *Broker) NewStream(o *store.Owner, sessionID int64, cl Client, presence 
 // streamSets group streams by a key (a sign-in, an owner).
 type streamSets map[int64]map[*Stream]struct{}
 
-// add adds st to the set of key and returns the set.
 func (m streamSets) add(key int64, st *Stream) map[*Stream]struct{} {
 	set := m[key]
 	if set == nil {
@@ -77,11 +70,8 @@ func (m streamSets) remove(key int64, st *Stream) {
 	}
 }
 
-// Subscribe registers a stream; a session stream names its session's
-// project and newest note. It returns ErrDown while the listener is
-// disconnected or the broker is closed, and ErrTooMany when the stream's
-// address holds as many as it may; past the limit of its sign-in or its
-// owner, their oldest stream is closed.
+// Subscribe registers a stream, with its session's project and newest note
+// (ErrDown, ErrTooMany; see Limits).
 func (b *Broker) Subscribe(st *Stream, projectID, latest int64) error {
 	b.start.Do(func() {
 		go b.sendNotes()
@@ -123,8 +113,7 @@ func (b *Broker) Unsubscribe(st *Stream) {
 	b.drop(st, "")
 }
 
-// send queues an event without blocking; a full buffer closes the stream.
-// b.mu is held.
+// send never blocks: a full buffer closes the stream.
 func (b *Broker) send(st *Stream, ev Event) {
 	select {
 	case st.events <- ev:
@@ -133,8 +122,7 @@ func (b *Broker) send(st *Stream, ev Event) {
 	}
 }
 
-// drop removes a stream and, unless it left by itself (why ""), closes it
-// with a reason. b.mu is held.
+// drop removes a stream; why is "" when it left by itself.
 func (b *Broker) drop(st *Stream, why string) {
 	select {
 	case <-st.done:
@@ -151,8 +139,6 @@ func (b *Broker) drop(st *Stream, why string) {
 	}
 }
 
-// dropAll closes every stream and forgets the notes' pending work. b.mu is
-// held.
 func (b *Broker) dropAll(why string) {
 	for _, set := range b.signIns {
 		for st := range set {
@@ -162,8 +148,7 @@ func (b *Broker) dropAll(why string) {
 	b.notes.clear()
 }
 
-// Open counts the streams held now, for the live streams gauge of the
-// metrics.
+// Open counts the streams held now (the live streams gauge).
 func (b *Broker) Open() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()

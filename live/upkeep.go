@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// upkeepQueue is the upkeep worker's work: workspaces whose presence may
-// have changed, owners whose read marks moved, and sessions with new notes,
-// whose workspace's unread streams recount.
+// upkeepQueue holds the workspaces whose presence may have changed, the
+// owners whose read marks moved and the sessions with new notes.
 type upkeepQueue struct {
 	mu       sync.Mutex
 	wake     chan struct{}
@@ -41,8 +40,7 @@ func (q *upkeepQueue) notesArrived(sessionID int64) {
 	wake(q.wake)
 }
 
-// presenceDue queues the presence of every watched session's workspace,
-// without waking the worker, which is awake. b.mu is held.
+// presenceDue queues every watched workspace without waking the worker, which is awake.
 func (q *upkeepQueue) presenceDue(sessions sessionTopics) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -51,7 +49,6 @@ func (q *upkeepQueue) presenceDue(sessions sessionTopics) {
 	}
 }
 
-// take returns the work queued and empties the queue.
 func (q *upkeepQueue) take() (presence, owners, sessions map[int64]struct{}) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -60,8 +57,7 @@ func (q *upkeepQueue) take() (presence, owners, sessions map[int64]struct{}) {
 	return presence, owners, sessions
 }
 
-// upkeep is the worker for everything but notes: presence, unread counts,
-// heartbeats and the re-check of each stream's right to stay open.
+// upkeep is the worker for everything but notes.
 func (b *Broker) upkeep() {
 	refresh := time.NewTicker(b.presenceEvery)
 	defer refresh.Stop()
@@ -104,7 +100,7 @@ func (b *Broker) upkeep() {
 	}
 }
 
-// sessionWorkspaces remembers each session's workspace, which never changes.
+// sessionWorkspaces caches each session's workspace, which never changes.
 type sessionWorkspaces struct {
 	mu sync.Mutex
 	m  map[int64]int64
@@ -117,8 +113,6 @@ func (c *sessionWorkspaces) get(sessionID int64) (int64, bool) {
 	return ws, ok
 }
 
-// remember records a session's workspace; past 100,000 sessions it starts
-// again from none.
 func (c *sessionWorkspaces) remember(sessionID, workspaceID int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -128,8 +122,7 @@ func (c *sessionWorkspaces) remember(sessionID, workspaceID int64) {
 	c.m[sessionID] = workspaceID
 }
 
-// workspacesOf returns sessions by their workspace, the workspace from
-// memory or, once per session, from the database.
+// workspacesOf groups sessions by workspace, each looked up once.
 func (b *Broker) workspacesOf(sessions map[int64]struct{}) map[int64][]int64 {
 	out := map[int64][]int64{}
 	for sid := range sessions {
