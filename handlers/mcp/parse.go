@@ -16,10 +16,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// parse reads the body of a POST once (413 when it exceeds inbound.MaxBodyBytes),
-// refuses JSON nested deeper than maxJSONDepth, and decodes its messages
-// into the request's context for the links after it. Requests of other
-// methods pass as they are, to the SDK.
+// parse reads and decodes the body of a POST once, into the request's
+// context for the links after it.
 func (h *Handler) parse(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -54,14 +52,10 @@ func (h *Handler) parse(next http.Handler) http.Handler {
 	})
 }
 
-// decodeMessages decodes a body: one message or a batch array, by the SDK's
-// rules (sdkUnmarshal: member names match exactly, unknown members are
-// ignored). A body in which an object has a member twice, or two members
-// whose names differ only in case, is refused (err): decoders disagree on
-// which of them counts, and the front must read what the SDK reads. A lone
-// message with the members of a plain tools/call only is read in one pass
-// (readExact). A body that is not valid JSON, or whose members have the
-// wrong types, yields no messages: the SDK answers it.
+// decodeMessages decodes a body by the SDK's rules. It refuses a member
+// named twice, also in another case, as decoders disagree on which counts
+// and the front must read what the SDK reads; a body it cannot read yields
+// no messages, and the SDK answers it.
 func decodeMessages(body []byte) (msgs []message, batch bool, err error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	batch = len(trimmed) > 0 && trimmed[0] == '['
@@ -92,8 +86,7 @@ func decodeMessages(body []byte) (msgs []message, batch bool, err error) {
 	return msgs, batch, nil
 }
 
-// sdkUnmarshal decodes JSON as the SDK's JSON-RPC layer does: member names
-// match struct fields exactly (not in any case, as encoding/json would).
+// sdkUnmarshal matches member names exactly, as the SDK does and encoding/json does not.
 func sdkUnmarshal(b []byte, v any) error {
 	rest, err := segjson.Parse(b, v, segjson.DontMatchCaseInsensitiveStructFields)
 	if err == nil && len(rest) > 0 {
@@ -102,9 +95,8 @@ func sdkUnmarshal(b []byte, v any) error {
 	return err
 }
 
-// scopeOf returns the scope the messages need: only tools/call needs a
-// token, with the tool's scope (osfoundry:read for an unknown tool, which
-// the SDK then refuses); write when any call needs write.
+// scopeOf returns the scope the messages' calls need (read for an unknown
+// tool, which the SDK then refuses).
 func (h *Handler) scopeOf(msgs []message) string {
 	scope := ""
 	for _, m := range msgs {

@@ -1,14 +1,9 @@
 package mcp
 
-// readExact reads doc, valid JSON starting with its first value, as one
-// message whose members are among jsonrpc, id, method and params, each once,
-// and whose params are among name and arguments (a tools/call's) or
-// protocolVersion, capabilities and clientInfo (an initialize's), each once;
-// keys, method, name and protocolVersion are written without escapes or
-// characters beyond printable ASCII.
-// Such a message decodes the same whichever decoder reads it; ok is false
-// for any other, which decodeMessages leaves to sdkUnmarshal. The values
-// are slices of doc.
+// readExact reads, in one pass, a plain tools/call or initialize: its known
+// members each once, names in printable ASCII without escapes. Such a
+// message decodes the same whichever decoder reads it; ok is false for any
+// other.
 func readExact(doc []byte) (m message, ok bool) {
 	var seen, params uint8
 	s := scanner{b: doc}
@@ -63,8 +58,6 @@ func readExact(doc []byte) (m message, ok bool) {
 	return m, ok
 }
 
-// plainString returns the text of a JSON string written without escapes
-// and in printable ASCII, whose raw bytes are its text.
 func plainString(val []byte) (string, bool) {
 	if len(val) < 2 || val[0] != '"' {
 		return "", false
@@ -90,15 +83,13 @@ func (s *scanner) space() {
 	}
 }
 
-// end reports whether only whitespace is left.
 func (s *scanner) end() bool {
 	s.space()
 	return s.i == len(s.b)
 }
 
-// object calls fn with each member of the object at the scanner, its key and
-// value raw (the key with its quotes), and reports whether the value there
-// is an object and fn accepted every member.
+// object calls fn with each member's raw key (quoted) and value, and reports
+// whether the value there is an object and fn accepted every member.
 func (s *scanner) object(fn func(key, val []byte) bool) bool {
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
@@ -125,7 +116,6 @@ func (s *scanner) object(fn func(key, val []byte) bool) bool {
 	}
 }
 
-// value returns the value at the scanner and moves past it.
 func (s *scanner) value() []byte {
 	start := s.i
 	switch s.b[s.i] {
@@ -160,7 +150,6 @@ func (s *scanner) value() []byte {
 	return s.b[start:s.i]
 }
 
-// skipString moves past the string at the scanner.
 func (s *scanner) skipString() {
 	for s.i++; s.b[s.i] != '"'; s.i++ {
 		if s.b[s.i] == '\\' {

@@ -8,14 +8,11 @@ import (
 	"unicode/utf8"
 )
 
-// repeatedMember returns the first member of an object in doc (valid JSON)
-// whose name another member of that object already has, exactly or in
-// another case (under Unicode case folding, as encoding/json matches names):
-// a is the earlier name, b the later one; "" when every object's names are
-// distinct. One pass, whatever the nesting; the names of a small object are
-// compared in place, without allocating.
+// repeatedMember returns the first name of an object in doc that an earlier
+// member already has (a), exactly or under Unicode case folding as
+// encoding/json matches names (b); a small object's names are compared
+// without allocating.
 func repeatedMember(doc []byte) (a, b string) {
-	// level is an open object (names) or array (not object).
 	type level struct {
 		object bool
 		names  [][]byte          // the names so far, unescaped, while few
@@ -80,10 +77,8 @@ func repeatedMember(doc []byte) (a, b string) {
 	return "", ""
 }
 
-// foldName maps a name to one spelling shared by every name that equals it
-// under Unicode simple case folding (as bytes.EqualFold compares): each
-// character becomes the smallest of its folding orbit (K, k and the Kelvin
-// sign all become K).
+// foldName spells alike every name that bytes.EqualFold finds equal: each
+// character becomes the smallest of its folding orbit (K, k, Kelvin sign).
 func foldName(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -106,7 +101,6 @@ func foldName(s string) string {
 	return b.String()
 }
 
-// truncateKey shortens a member name quoted in an error.
 func truncateKey(s string) string {
 	if r := []rune(s); len(r) > 40 {
 		return string(r[:40]) + "…"
