@@ -11,17 +11,10 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// AgentRelay holds one replica's agent event streams (GET /agent/events),
-// one per running bridge, by connection, and feeds them from the replica's
-// listener: a note addressed to a connection (loaded once per replica,
-// whichever replica it was posted on, framed once) goes to every stream of
-// that connection; a revoked connection's streams end with a revoked event.
-// Like the owners' streams it never blocks (a full buffer closes the
-// stream, which reconnects with Last-Event-ID), closes every stream while
-// the listener is away, and holds no database connection between events.
-//
-// Events are named: note today, and whatever else a bridge must hear of
-// (Frame any name with Send; a bridge ignores names it does not know).
+// AgentRelay feeds one replica's agent event streams (GET /agent/events),
+// one per running bridge, by connection: a note addressed to a connection
+// goes to each of its streams, loaded and framed once, and a revoked
+// connection's streams end. Like the Broker it never blocks.
 type AgentRelay struct {
 	src       AgentSource
 	render    func(ctx context.Context, n *store.RelayNote) ([]byte, error)
@@ -34,19 +27,15 @@ type AgentRelay struct {
 	start     sync.Once
 	wake      chan struct{}
 
-	mu     sync.Mutex
-	up     bool
-	closed bool
-	// byConn are the streams by connection; workspaces the connections
-	// held, by workspace.
-	byConn     map[int64]map[*AgentStream]struct{}
-	workspaces map[int64]map[int64]struct{}
-	total      int
-	seq        uint64
-	// Work for the worker: new notes, workspaces whose connections may
-	// have been revoked.
+	mu           sync.Mutex
+	up           bool
+	closed       bool
+	byConn       map[int64]map[*AgentStream]struct{}
+	workspaces   map[int64]map[int64]struct{} // the connections held, by workspace
+	total        int
+	seq          uint64
 	pendingNotes []int64
-	recheck      map[int64]struct{}
+	recheck      map[int64]struct{} // workspaces whose connections may have been revoked
 }
 
 // AgentSource is what the relay reads from the database (a *store.Store).
@@ -55,32 +44,26 @@ type AgentSource interface {
 	LiveConnections(ctx context.Context, connectionIDs []int64) ([]int64, error)
 }
 
-// AgentLimits bound the agent streams held at once: a connection past
-// PerConnection has its oldest closed (a checkout runs one bridge per
-// client session), a replica past Total refuses new ones. A zero field is
-// its default.
+// AgentLimits bound the agent streams: past PerConnection the oldest
+// closes (a checkout runs one bridge per client session), past Total new
+// ones are refused.
 type AgentLimits struct {
 	PerConnection, Total int
 }
 
-// DefaultAgentLimits: a few client sessions per checkout, a few thousand
-// agents per replica.
+// DefaultAgentLimits fit a few client sessions per checkout, a few thousand agents per replica.
 var DefaultAgentLimits = AgentLimits{PerConnection: 8, Total: 5000}
 
 // AgentOptions are what NewAgentRelay needs; zero settings are the defaults.
 type AgentOptions struct {
-	Source AgentSource
-	// Render frames a note's event (Frame("note", id, data)).
-	Render func(ctx context.Context, n *store.RelayNote) ([]byte, error)
-	Log    *slog.Logger
-	// Heartbeat is how often each stream gets a comment line and its
-	// connection is checked again (20 s).
-	Heartbeat time.Duration
-	Buffer    int // events a stream may have waiting (64)
+	Source    AgentSource
+	Render    func(ctx context.Context, n *store.RelayNote) ([]byte, error) // Frame("note", id, data)
+	Log       *slog.Logger
+	Heartbeat time.Duration // also paces the check of each connection (20 s)
+	Buffer    int           // events a stream may have waiting (64)
 	Limits    AgentLimits
 }
 
-// closeRevoked is why a revoked connection's streams end.
 const closeRevoked = "revoked"
 
 // AgentStream is one open agent event stream.
@@ -98,12 +81,10 @@ func (st *AgentStream) Events() <-chan Event { return st.events }
 // Done is closed when the relay drops the stream.
 func (st *AgentStream) Done() <-chan struct{} { return st.done }
 
-// Revoked reports, once Done is closed, whether the stream ended because
-// its connection was revoked.
+// Revoked reports, once Done is closed, whether its connection was revoked.
 func (st *AgentStream) Revoked() bool { return st.why == closeRevoked }
 
-// Replaced reports, once Done is closed, whether newer streams of its
-// connection took its place.
+// Replaced reports, once Done is closed, whether newer streams took its place.
 func (st *AgentStream) Replaced() bool { return st.why == closeReplaced }
 
 // NewAgentRelay returns a relay; it hears nothing until Hear.
@@ -131,7 +112,7 @@ func NewAgentRelay(o AgentOptions) *AgentRelay {
 }
 
 // Hear subscribes the relay to the listener's notes, its presence topic
-// (a revocation notifies it) and its state.
+// (which a revocation notifies) and its state.
 func (r *AgentRelay) Hear(l *store.Listener) {
 	store.Listen(l, store.NoteTopic, func(n store.NoteNotice) {
 		r.mu.Lock()
@@ -164,9 +145,7 @@ func (r *AgentRelay) NewStream(connectionID, workspaceID int64) *AgentStream {
 	return &AgentStream{connectionID: connectionID, workspaceID: workspaceID, events: make(chan Event, r.buffer), done: make(chan struct{})}
 }
 
-// Subscribe registers a stream: ErrDown while the listener is away or the
-// relay closed, ErrTooMany past Limits.Total; past PerConnection the
-// connection's oldest stream is closed.
+// Subscribe registers a stream (ErrDown, ErrTooMany; see AgentLimits).
 func (r *AgentRelay) Subscribe(st *AgentStream) error {
 	r.start.Do(func() { go r.work() })
 	r.mu.Lock()
@@ -225,7 +204,6 @@ func (r *AgentRelay) Close() {
 	r.stop()
 }
 
-// send queues ev without blocking; a full buffer closes the stream. r.mu is held.
 func (r *AgentRelay) send(st *AgentStream, ev Event) {
 	select {
 	case st.events <- ev:
@@ -234,7 +212,6 @@ func (r *AgentRelay) send(st *AgentStream, ev Event) {
 	}
 }
 
-// drop removes a stream, closing it with a reason. r.mu is held.
 func (r *AgentRelay) drop(st *AgentStream, why string) {
 	select {
 	case <-st.done:
@@ -258,7 +235,6 @@ func (r *AgentRelay) drop(st *AgentStream, why string) {
 	}
 }
 
-// dropAll closes every stream. r.mu is held.
 func (r *AgentRelay) dropAll(why string) {
 	for _, set := range r.byConn {
 		for st := range set {
@@ -268,7 +244,6 @@ func (r *AgentRelay) dropAll(why string) {
 	r.pendingNotes = nil
 }
 
-// work is the relay's worker: new notes, revocations, heartbeats.
 func (r *AgentRelay) work() {
 	beat := time.NewTicker(r.heartbeat)
 	defer beat.Stop()
@@ -309,8 +284,6 @@ func (r *AgentRelay) work() {
 	}
 }
 
-// relayNote loads a note once and sends it to the streams of the
-// connections it is addressed to.
 func (r *AgentRelay) relayNote(noteID int64) {
 	r.mu.Lock()
 	conns := slices.Collect(maps.Keys(r.byConn))
@@ -321,7 +294,6 @@ func (r *AgentRelay) relayNote(noteID int64) {
 	n, to, err := r.src.RelayNoteFor(r.ctx, noteID, conns)
 	if err != nil || len(to) == 0 {
 		if err != nil && r.ctx.Err() == nil {
-			// The streams reconnect and replay what they missed.
 			r.log.Warn("live: loading a note for the agent streams failed; closing them", "note_id", noteID, "err", err)
 			r.mu.Lock()
 			r.dropAll(closeBehind)
@@ -343,7 +315,6 @@ func (r *AgentRelay) relayNote(noteID int64) {
 	}
 }
 
-// checkConnections ends the streams of connections that were revoked.
 func (r *AgentRelay) checkConnections(conns []int64) {
 	live, err := r.src.LiveConnections(r.ctx, conns)
 	if err != nil {

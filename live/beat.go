@@ -1,8 +1,7 @@
 package live
 
-// beat checks that every stream's owner may still see what it streams (one
-// query per owner and session, however many streams), closes those that may
-// not, and sends every other a heartbeat.
+// beat closes the streams whose owner may no longer see what they stream
+// (one query per owner and session) and sends the others a heartbeat.
 func (b *Broker) beat() {
 	type key struct{ owner, workspace, session int64 }
 	b.mu.Lock()

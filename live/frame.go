@@ -6,14 +6,11 @@ import (
 	"strings"
 )
 
-// Heartbeat is the comment line sent on idle streams, so that proxies and
-// load balancers do not close them and dead clients are noticed.
+// Heartbeat keeps proxies from closing idle streams and finds dead clients.
 var Heartbeat = []byte(": heartbeat\n\n")
 
-// Frame frames one server-sent event. id (when not 0) becomes the browser's
-// Last-Event-ID; only note events carry one. Every line of data becomes a
-// "data:" line, so data may hold any text (a line break inside a note body
-// comes back as "\n").
+// Frame frames one server-sent event; id (when not 0) becomes the browser's
+// Last-Event-ID, and each line of data a "data:" line.
 func Frame(name string, id int64, data []byte) []byte {
 	var b bytes.Buffer
 	b.Grow(len(data) + 64)

@@ -2,24 +2,65 @@ package live
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// sendNotes is the worker that loads and sends new notes and receipts, in
-// the order of their ids within each session.
+// noteQueue holds the sessions with new notes and the notes whose receipts
+// changed, by session, for the notes worker.
+type noteQueue struct {
+	mu       sync.Mutex
+	wake     chan struct{}
+	sessions map[int64]struct{}
+	receipts map[int64]map[int64]struct{}
+}
+
+func newNoteQueue() *noteQueue {
+	return &noteQueue{wake: make(chan struct{}, 1), sessions: map[int64]struct{}{}, receipts: map[int64]map[int64]struct{}{}}
+}
+
+func (q *noteQueue) noteArrived(sessionID int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sessions[sessionID] = struct{}{}
+	wake(q.wake)
+}
+
+func (q *noteQueue) receiptChanged(sessionID, noteID int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.receipts[sessionID] == nil {
+		q.receipts[sessionID] = map[int64]struct{}{}
+	}
+	q.receipts[sessionID][noteID] = struct{}{}
+	wake(q.wake)
+}
+
+func (q *noteQueue) take() (notes map[int64]struct{}, receipts map[int64]map[int64]struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	notes, receipts = q.sessions, q.receipts
+	q.sessions, q.receipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
+	return notes, receipts
+}
+
+func (q *noteQueue) clear() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	clear(q.sessions)
+	clear(q.receipts)
+}
+
 func (b *Broker) sendNotes() {
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
-		case <-b.wakeNotes:
+		case <-b.notes.wake:
 		}
-		b.mu.Lock()
-		notes, receipts := b.pendingNotes, b.pendingReceipts
-		b.pendingNotes, b.pendingReceipts = map[int64]struct{}{}, map[int64]map[int64]struct{}{}
-		b.mu.Unlock()
+		notes, receipts := b.notes.take()
 		for sid := range notes {
 			b.sendSessionNotes(sid)
 		}
@@ -31,11 +72,9 @@ func (b *Broker) sendNotes() {
 	}
 }
 
-// sendSessionNotes loads the session's notes newer than what its streams
-// have had, once, and sends each to every stream of the session. Whichever
-// note's notification woke it (they may arrive out of order: each is sent
-// after its note's commit), a session's notes commit in id order, so the
-// notes after the newest sent are exactly those new.
+// sendSessionNotes loads once the notes after the newest its streams had:
+// notifications may arrive out of order, but a session's notes commit in id
+// order, so those are exactly the new ones.
 func (b *Broker) sendSessionNotes(sessionID int64) {
 	b.mu.Lock()
 	t := b.sessions[sessionID]
@@ -47,7 +86,6 @@ func (b *Broker) sendSessionNotes(sessionID int64) {
 	b.mu.Unlock()
 	notes, err := b.src.SessionMailAfter(b.ctx, ws, sessionID, after)
 	if err != nil || len(notes) > MaxReplay {
-		// The streams reconnect and replay from the database.
 		if err != nil && b.ctx.Err() == nil {
 			b.log.Warn("live: loading new notes failed; closing the session's streams", "session_id", sessionID, "err", err)
 		}
@@ -57,8 +95,6 @@ func (b *Broker) sendSessionNotes(sessionID int64) {
 	now := time.Now()
 	for i := len(notes) - 1; i >= 0; i-- {
 		n := notes[i]
-		// Every variant of the row there is, rendered once: the sender's
-		// own row, and the "new" row everyone else gets.
 		other, err := b.noteEvent(now, sessionID, n, false)
 		if err != nil {
 			b.log.Error("live: render note", "note_id", n.ID, "err", err)
@@ -88,18 +124,6 @@ func (b *Broker) sendSessionNotes(sessionID int64) {
 	}
 }
 
-func (b *Broker) dropSession(sessionID int64, why string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if t := b.sessions[sessionID]; t != nil {
-		for st := range t.streams {
-			b.drop(st, why)
-		}
-	}
-}
-
-// noteEvent renders a note's row as the note event, for its sender (own) or
-// for the other owners, to whom it is new.
 func (b *Broker) noteEvent(now time.Time, sessionID int64, n store.Note, own bool) ([]byte, error) {
 	html, err := b.render.Note(now, sessionID, n, own)
 	if err != nil {
@@ -108,7 +132,6 @@ func (b *Broker) noteEvent(now time.Time, sessionID int64, n store.Note, own boo
 	return Frame("note", n.ID, html), nil
 }
 
-// sendReceipt sends a note's receipts line to the session's streams.
 func (b *Broker) sendReceipt(sessionID, noteID int64) {
 	b.mu.Lock()
 	t := b.sessions[sessionID]

@@ -2,16 +2,11 @@ package live
 
 import "time"
 
-// refreshPresence recomputes the sidebar of every watched session of the
-// workspace (one load per project) and sends it where it changed.
+// refreshPresence recomputes the workspace's watched sidebars (one load per
+// project) and sends them where they changed.
 func (b *Broker) refreshPresence(ws int64) {
 	b.mu.Lock()
-	projects := map[int64][]int64{}
-	for sid, t := range b.sessions {
-		if t.workspaceID == ws {
-			projects[t.projectID] = append(projects[t.projectID], sid)
-		}
-	}
+	projects := b.sessions.byProject(ws)
 	b.mu.Unlock()
 	for pid, sessions := range projects {
 		p, err := b.src.GetProject(b.ctx, ws, pid)

@@ -9,10 +9,35 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// unreadCounts is the data of the unread event: the owner's unread notes in
-// all, per project and per session (those with any), ids as keys; and of
-// them, those in the owner's inbox and the newest of those, which the inbox
-// page fetches when it has not got it.
+// ownerStreams are every stream by owner, and the owner's unread counts as
+// last counted, kept so that new notes recount only their sessions.
+type ownerStreams struct {
+	streams streamSets
+	counts  map[int64]map[int64]store.SessionUnread
+}
+
+func newOwnerStreams() ownerStreams {
+	return ownerStreams{streams: streamSets{}, counts: map[int64]map[int64]store.SessionUnread{}}
+}
+
+func (o ownerStreams) add(st *Stream) map[*Stream]struct{} { return o.streams.add(st.ownerID, st) }
+
+func (o ownerStreams) remove(st *Stream) {
+	o.streams.remove(st.ownerID, st)
+	if o.streams[st.ownerID] == nil {
+		delete(o.counts, st.ownerID)
+	}
+}
+
+func (o ownerStreams) workspace(owner int64) (int64, bool) {
+	for st := range o.streams[owner] {
+		return st.workspaceID, true
+	}
+	return 0, false
+}
+
+// unreadCounts is the data of the unread event; the inbox page fetches
+// InboxNewest when it has not got it.
 type unreadCounts struct {
 	Total       int            `json:"total"`
 	Projects    map[string]int `json:"projects"`
@@ -30,7 +55,6 @@ func (b *Broker) UnreadEvent(ctx context.Context, workspaceID, ownerID int64) ([
 	return unreadFrame(bySession(rows))
 }
 
-// bySession keys unread counts by their session.
 func bySession(rows []store.SessionUnread) map[int64]store.SessionUnread {
 	m := make(map[int64]store.SessionUnread, len(rows))
 	for _, r := range rows {
@@ -39,8 +63,7 @@ func bySession(rows []store.SessionUnread) map[int64]store.SessionUnread {
 	return m
 }
 
-// unreadFrame frames unread counts by session as the unread event (the
-// same counts always make the same bytes).
+// unreadFrame frames the unread event; the same counts make the same bytes.
 func unreadFrame(counts map[int64]store.SessionUnread) ([]byte, error) {
 	u := unreadCounts{Projects: map[string]int{}, Sessions: map[string]int{}}
 	for _, r := range counts {
@@ -57,13 +80,11 @@ func unreadFrame(counts map[int64]store.SessionUnread) ([]byte, error) {
 	return Frame("unread", 0, data), nil
 }
 
-// refreshUnread recounts an owner's unread notes in their whole workspace
-// (after their read marks moved, or when their counts were never taken)
-// and sends the counts to each of their streams that had other counts
-// last.
+// refreshUnread recounts an owner's whole workspace: their read marks moved,
+// or their counts were never taken.
 func (b *Broker) refreshUnread(owner int64) {
 	b.mu.Lock()
-	ws, ok := b.ownerWorkspace(owner)
+	ws, ok := b.owners.workspace(owner)
 	b.mu.Unlock()
 	if !ok {
 		return
@@ -78,22 +99,20 @@ func (b *Broker) refreshUnread(owner int64) {
 	counts := bySession(rows)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.byOwner[owner] == nil {
+	if b.owners.streams[owner] == nil {
 		return
 	}
-	b.unreadOf[owner] = counts
+	b.owners.counts[owner] = counts
 	b.sendUnread(owner, counts)
 }
 
-// recountUnread recounts, for the owners watching (all of one workspace),
-// only the sessions where notes arrived, in one statement, and sends each
-// owner's counts where they changed. An owner whose counts were never
-// taken is counted whole (refreshUnread).
+// recountUnread recounts, for the owners watching one workspace, only the
+// sessions where notes arrived, in one statement.
 func (b *Broker) recountUnread(owners, sessions []int64) {
 	var known, unknown []int64
 	b.mu.Lock()
 	for _, o := range owners {
-		if b.unreadOf[o] != nil {
+		if b.owners.counts[o] != nil {
 			known = append(known, o)
 		} else {
 			unknown = append(unknown, o)
@@ -116,33 +135,32 @@ func (b *Broker) recountUnread(owners, sessions []int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, o := range known {
-		if m := b.unreadOf[o]; m != nil {
+		if m := b.owners.counts[o]; m != nil {
 			for _, sid := range sessions {
 				delete(m, sid)
 			}
 		}
 	}
 	for _, r := range rows {
-		if m := b.unreadOf[r.OwnerID]; m != nil {
+		if m := b.owners.counts[r.OwnerID]; m != nil {
 			m[r.SessionID] = r.SessionUnread
 		}
 	}
 	for _, o := range known {
-		if m := b.unreadOf[o]; m != nil {
+		if m := b.owners.counts[o]; m != nil {
 			b.sendUnread(o, m)
 		}
 	}
 }
 
-// sendUnread sends an owner's counts to each of their streams that had
-// other counts last. b.mu is held.
+// sendUnread sends an owner's counts to the streams that had other counts last.
 func (b *Broker) sendUnread(owner int64, counts map[int64]store.SessionUnread) {
 	ev, err := unreadFrame(counts)
 	if err != nil {
 		b.log.Warn("live: frame unread", "owner_id", owner, "err", err)
 		return
 	}
-	for st := range b.byOwner[owner] {
+	for st := range b.owners.streams[owner] {
 		if !bytes.Equal(st.unread, ev) {
 			st.unread = ev
 			b.send(st, Event{Data: ev})
@@ -150,18 +168,8 @@ func (b *Broker) sendUnread(owner int64, counts map[int64]store.SessionUnread) {
 	}
 }
 
-// ownerWorkspace is the workspace of an owner's open streams, and false
-// when they have none. b.mu is held.
-func (b *Broker) ownerWorkspace(owner int64) (int64, bool) {
-	for st := range b.byOwner[owner] {
-		return st.workspaceID, true
-	}
-	return 0, false
-}
-
-// FirstUnread queues a new stream's first unread event (UnreadEvent),
-// unless a recount since it subscribed already queued it one (as new or
-// newer).
+// FirstUnread queues a new stream's first unread event, unless a recount
+// since it subscribed already queued a newer one.
 func (b *Broker) FirstUnread(st *Stream, ev []byte) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

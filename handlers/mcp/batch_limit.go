@@ -9,14 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// MaxBatch bounds the messages of one JSON-RPC batch: the SDK runs them all
-// at once, so a batch would otherwise multiply whatever one request may do.
-// Each call of a batch counts against every limit as a call on its own
-// would (waits, writes).
+// MaxBatch bounds a JSON-RPC batch: the SDK runs its messages at once, so a
+// batch would otherwise multiply whatever one request may do.
 const MaxBatch = 10
 
-// limitBatch refuses a batch of more than MaxBatch messages, before any of
-// them runs.
 func limitBatch(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if req := requestFrom(r.Context()); req != nil && req.batch && len(req.messages) > MaxBatch {
@@ -28,10 +24,8 @@ func limitBatch(next http.Handler) http.Handler {
 	})
 }
 
-// requestWait returns how long a request may wait: the longest wait of its
-// ask_owner calls with wait_seconds (each bounded by MaxWaitSeconds), alone
-// or in a batch, 0 for any other; and whether a lone call asked for
-// progress notifications (a progress token).
+// requestWait returns the longest wait of a request's ask_owner calls, and
+// whether a lone call asked for progress notifications.
 func requestWait(req *rpcRequest) (time.Duration, bool) {
 	if req == nil {
 		return 0, false

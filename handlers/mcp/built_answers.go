@@ -14,36 +14,24 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The answers that depend on nothing but the request's method and protocol
-// version — tools/list, ping, and initialize — are the SDK's own, built once
-// at start by sending the SDK each such request, and then sent from those
-// bytes with the request's id: no session set-up, no decoding of the body
-// again, no marshalling of nine tool schemas per request. The request must
-// be plain (plainMessage), and its params those of the built request:
-// none for tools/list and ping (no cursor, no _meta), an initialize's
-// protocolVersion, capabilities and clientInfo only, with no
-// Mcp-Protocol-Version header yet. Anything else goes to the SDK;
-// TestDirectAnswersAsTheSDK compares both.
+// The answers that depend only on the method and protocol version
+// (tools/list, ping, initialize) are the SDK's own, built once at start and
+// sent again with the request's id; TestDirectAnswersAsTheSDK compares both.
 
-// builtAnswer is an answer of the SDK kept to be sent again.
 type builtAnswer struct {
 	status int
 	header http.Header
-	// result is the JSON-RPC result, to wrap in a response to the request's id.
 	result json.RawMessage
 }
 
-// builtKey names a built answer: the method and the protocol version the
-// request speaks (the Mcp-Protocol-Version header; for initialize, the
-// version its params ask for).
+// builtKey is a method and the protocol version of the request (for
+// initialize, the one its params ask for).
 type builtKey struct{ method, version string }
 
-// builtID is the id of the requests the answers are built from.
 const builtID = `1`
 
-// buildAnswers has the SDK answer each request whose answer is kept: panics
-// when an answer is not of the shape rpcResponse writes, which would make
-// the direct answers differ from the SDK's.
+// buildAnswers panics when an answer is not of the shape rpcResponse
+// writes: the direct answers would differ from the SDK's.
 func (h *Handler) buildAnswers() map[builtKey]builtAnswer {
 	out := map[builtKey]builtAnswer{}
 	build := func(k builtKey, header, body string) {
@@ -76,8 +64,8 @@ func (h *Handler) buildAnswers() map[builtKey]builtAnswer {
 	return out
 }
 
-// builtAnswerOf returns the built answer to the request, or false: the SDK
-// answers it.
+// builtAnswerOf returns the built answer to a request whose params are those
+// it was built from, or false.
 func (h *Handler) builtAnswerOf(r *http.Request) (*message, builtAnswer, bool) {
 	req := requestFrom(r.Context())
 	if req == nil || req.plain == nil {
@@ -108,7 +96,6 @@ func (h *Handler) builtAnswerOf(r *http.Request) (*message, builtAnswer, bool) {
 	return m, a, ok
 }
 
-// answerBuilt writes a built answer to the request m.
 func (h *Handler) answerBuilt(w http.ResponseWriter, m *message, a builtAnswer) {
 	msg, err := rpcResponse(m.id, a.result, nil)
 	if err != nil {
@@ -122,12 +109,10 @@ func (h *Handler) answerBuilt(w http.ResponseWriter, m *message, a builtAnswer) 
 	writeRPC(w, a.status, false, msg)
 }
 
-// initializes reports whether the message carries an initialize's params.
 func (m *message) initializes() bool {
 	return m.Params.ProtocolVersion != "" || m.Params.Capabilities != nil || m.Params.ClientInfo != nil
 }
 
-// emptyObject reports whether raw JSON params are absent or {}.
 func emptyObject(raw []byte) bool {
 	if raw == nil {
 		return true
@@ -136,5 +121,4 @@ func emptyObject(raw []byte) bool {
 	return s.object(func(_, _ []byte) bool { return false }) && s.end()
 }
 
-// isObject reports whether raw JSON is an object.
 func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }

@@ -16,8 +16,7 @@ import (
 // maxJSONDepth bounds how deeply a request body may nest arrays and objects.
 const maxJSONDepth = 64
 
-// jsonTooDeep reports whether body nests arrays/objects deeper than limit,
-// scanning bytes without decoding (strings are skipped).
+// jsonTooDeep scans bytes without decoding (strings are skipped).
 func jsonTooDeep(body []byte, limit int) bool {
 	depth := 0
 	inString, escaped := false, false
@@ -46,11 +45,9 @@ func jsonTooDeep(body []byte, limit int) bool {
 	return false
 }
 
-// checkArguments refuses a verified request whose tool arguments hold text
-// that is not valid UTF-8 or holds a NUL character, which the store could
-// not keep: each call gets an isError result naming the argument (HTTP 200),
-// a problem the agent can fix. Only a body with invalid UTF-8 or an escaped
-// NUL can hold one; the usual body skips the per-argument decoding.
+// checkArguments refuses arguments with invalid UTF-8 or a NUL, which the
+// store could not keep, as an isError result naming the argument; only such
+// a body is decoded argument by argument.
 func (h *Handler) checkArguments(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
@@ -70,15 +67,12 @@ func (h *Handler) checkArguments(next http.Handler) http.Handler {
 	})
 }
 
-// cleanText reports whether the body is valid UTF-8 without an escaped NUL:
-// then no argument can hold text the store could not keep.
 func (req *rpcRequest) cleanText() bool {
 	return utf8.Valid(req.body) && !bytes.Contains(req.body, []byte(`\u0000`))
 }
 
-// badArgument returns the name of the first tool argument whose text holds
-// invalid UTF-8 or a NUL character ("" when all are clean). Nested values are
-// named with dots.
+// badArgument names the first argument with invalid UTF-8 or a NUL, nested
+// ones with dots.
 func badArgument(args json.RawMessage) string {
 	var m map[string]json.RawMessage
 	if len(args) == 0 || json.Unmarshal(args, &m) != nil {

@@ -9,21 +9,15 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// capabilities is what initialize advertises, and no more: tools without
-// listChanged (the list is fixed while the server runs, and a stateless
-// server has no stream to announce a change on) and logging, whose
-// logging/setLevel is answered (the MCP Inspector sends it right after
-// initialize when logging is advertised).
+// capabilities: tools without listChanged (a stateless server has no stream
+// to announce a change on), and logging, as the MCP Inspector sends
+// logging/setLevel right after initialize.
 var capabilities = &mcpsdk.ServerCapabilities{
 	Tools: &mcpsdk.ToolCapabilities{},
 	//lint:ignore SA1019 deprecated in a protocol version the clients do not speak yet; the Inspector still uses it
 	Logging: &mcpsdk.LoggingCapabilities{},
 }
 
-// implemented reports whether the server answers a request method. Only
-// tools/call needs a token; the others answer anyone who presents no token
-// or a valid one (a bad token gets 401 whatever the method). Every other
-// method gets JSON-RPC -32601 (answerUnimplemented).
 func implemented(method string) bool {
 	switch method {
 	case "initialize", "server/discover", "ping", "tools/list", "tools/call":
@@ -35,8 +29,7 @@ func implemented(method string) bool {
 	return false
 }
 
-// handledNotifications are the notifications the SDK acts on; any other is
-// accepted and ignored (a notification never gets an answer).
+// handledNotifications are those the SDK acts on; any other is ignored.
 var handledNotifications = map[string]bool{
 	"notifications/initialized":        true,
 	"notifications/cancelled":          true,
@@ -44,9 +37,7 @@ var handledNotifications = map[string]bool{
 	"notifications/roots/list_changed": true,
 }
 
-// unanswered reports whether the server does not act on a message: a
-// request for a method it does not implement, or a notification the SDK
-// does not handle. JSON-RPC responses (no method) go to the SDK.
+// unanswered: a JSON-RPC response (no method) goes to the SDK.
 func unanswered(m *message) bool {
 	switch {
 	case m.Method == "":
@@ -61,11 +52,10 @@ func methodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q", method)}
 }
 
-// answerUnimplemented answers a lone message the server does not act on,
-// sent without a token or with a valid one, so that a client probing for
-// resources or prompts never starts a sign-in: a notification with 202 Accepted and no body, a request
-// with JSON-RPC -32601 (HTTP 404 for protocol 2026-07-28 and later, as that
-// revision requires). In a batch, onlyImplemented answers them.
+// answerUnimplemented answers a lone message the server does not act on, so
+// that a client probing for resources or prompts never starts a sign-in:
+// 202 for a notification, -32601 for a request (HTTP 404 from protocol
+// 2026-07-28 on, as it requires).
 func answerUnimplemented(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
@@ -95,10 +85,8 @@ func answerUnimplemented(next http.Handler) http.Handler {
 	})
 }
 
-// onlyImplemented refuses, inside the SDK, the methods the SDK knows but this
-// server does not implement (resources, prompts, completion).
-// answerUnimplemented answers a lone such request before the SDK sees it;
-// this covers the messages of a JSON-RPC batch.
+// onlyImplemented refuses, inside the SDK, the methods of a batch that the
+// SDK knows and this server does not implement.
 func onlyImplemented(next mcpsdk.MethodHandler) mcpsdk.MethodHandler {
 	return func(ctx context.Context, method string, req mcpsdk.Request) (mcpsdk.Result, error) {
 		if !implemented(method) && !handledNotifications[method] {

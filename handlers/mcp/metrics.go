@@ -11,7 +11,6 @@ import (
 	"github.com/osfoundry/osfoundry/metrics"
 )
 
-// observedTools resolves the tool call series of every registered tool.
 func observedTools(m *metrics.Metrics, registry map[string]*tool) *metrics.Tools {
 	if m == nil {
 		m = metrics.New()
@@ -23,9 +22,6 @@ func observedTools(m *metrics.Metrics, registry map[string]*tool) *metrics.Tools
 	return m.Tools(names...)
 }
 
-// outcomeOf is how a tool call ended, as the metrics count it: a JSON-RPC
-// error (the tool failed; toolError chose it), an isError result (the agent
-// can fix it), or a result.
 func outcomeOf(res *mcpsdk.CallToolResult, err error) metrics.Outcome {
 	switch {
 	case err != nil:
@@ -36,9 +32,8 @@ func outcomeOf(res *mcpsdk.CallToolResult, err error) metrics.Outcome {
 	return metrics.OK
 }
 
-// tally is how the tool calls of one request ended: the tools that ran
-// (ranTool), or how the front answered the request itself (answeredAs),
-// which wins.
+// tally is how the tool calls of one request ended: the tools that ran, or
+// how the front answered the request itself, which wins.
 type tally struct {
 	mu       sync.Mutex
 	ran      []ranTool
@@ -51,7 +46,6 @@ type ranTool struct {
 	took    time.Duration
 }
 
-// ranTool notes that a tool of the request under ctx ran, and how it ended.
 func ranToolIn(ctx context.Context, name string, outcome metrics.Outcome, took time.Duration) {
 	if req := requestFrom(ctx); req != nil {
 		req.tally.mu.Lock()
@@ -60,19 +54,14 @@ func ranToolIn(ctx context.Context, name string, outcome metrics.Outcome, took t
 	}
 }
 
-// answeredAs notes that the front answered the request itself, each of its
-// calls with outcome (a refusal, an early error).
 func (req *rpcRequest) answeredAs(outcome metrics.Outcome) {
 	req.tally.mu.Lock()
 	req.tally.answered = &outcome
 	req.tally.mu.Unlock()
 }
 
-// count is the one place a tool call is counted: once the request is
-// answered, each tools/call among its messages, by how it ended — as the
-// front answered it, as its tool ended, or failed when it reached no tool
-// (an unknown tool) — timed from when its tool started, or from when the
-// front began reading the request when no tool ran.
+// count is the one place a tool call is counted, once the request is
+// answered; a call that reached no tool failed, timed from the request's start.
 func (h *Handler) count(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r)

@@ -10,10 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/inbound"
 )
 
-// checkOrigin refuses a request whose Origin, when it sends one, is neither
-// the configured public origin nor loopback. With the app's Host check
-// (inbound.RequireHost, in front of every route, /mcp included) it is the
-// DNS-rebinding guard.
+// checkOrigin refuses an Origin that is neither the public origin nor
+// loopback: with the app's Host check, the DNS-rebinding guard.
 func (h *Handler) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !h.allowedOrigin(origin) {
@@ -24,7 +22,6 @@ func (h *Handler) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// allowedOrigin accepts the configured public origin and loopback origins.
 func (h *Handler) allowedOrigin(origin string) bool {
 	if strings.EqualFold(origin, h.issuer) {
 		return true

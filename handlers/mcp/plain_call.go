@@ -14,34 +14,19 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// A plain call of a read tool (one tools/call of one of plainTools in one
-// POST) is answered here rather than by the SDK,
-// whose stateless handler sets up a session per request and decodes the
-// body several times with a 32 KB buffer each (about 0.3 MB per call,
-// BenchmarkSDKTrivialTool). The answer is the SDK's, byte for byte: the
-// same tool runs (tool.run) on the message parse decoded, its result is
-// encoded as the SDK's JSON-RPC encoder does (rpcResponse), and the headers
-// are those the SDK sets; a differential test (TestDirectAnswersAsTheSDK)
-// runs both over every tool, every refusal and every error. Anything else,
-// or anything unusual about the request (a batch, a notification, another
-// method, an unknown tool, a protocol version that is not plainly one of the
-// older ones, _meta or any other extra member, an odd id or header), goes to
-// the SDK.
+// A plain call of a read tool is answered here, byte for byte as the SDK
+// would (TestDirectAnswersAsTheSDK compares both), because the SDK's
+// per-request set-up is most of such a call's cost; anything unusual about
+// the request goes to the SDK.
 
-// plainTools are the tools whose plain calls the front answers itself: those
-// where that gained at least 20 % calls/s at concurrency 8 over the SDK's
-// answer, the median of three runs (docs/performance.md, "Fast paths"; make
-// bench measures both). The SDK answers the others: the writes, whose time
-// is PostgreSQL's, read_session_state (18 %) and ask_owner.
+// plainTools are the tools where that gained at least 20 % calls/s at
+// concurrency 8 (docs/performance.md, "Fast paths").
 var plainTools = map[string]bool{"read_session_mail": true, "list_agents": true, "list_sessions": true, "poll_resource_events": true}
 
-// plainVersions are the protocol versions a request may name in its
-// Mcp-Protocol-Version header (or none) to be answered directly: those the
-// SDK accepts that predate 2026-07-28, whose results carry no resultType and
-// no server _meta.
+// plainVersions are the protocol versions the SDK accepts whose results
+// carry no resultType and no server _meta.
 var plainVersions = map[string]bool{"": true, "2024-11-05": true, "2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
 
-// plainCall is a tools/call the front answers itself.
 type plainCall struct {
 	tool *tool
 	name string
@@ -49,10 +34,9 @@ type plainCall struct {
 	args json.RawMessage // nil when absent
 }
 
-// plainCallOf returns the request as a plainCall when the SDK would handle
-// it as a plain call of a registered tool by a token still valid now (the
-// SDK's bearer check refuses one that expired since verifyToken), or false:
-// the SDK answers it.
+// plainCallOf returns a plain call of a registered tool by a token still
+// valid now (the SDK's bearer check refuses one that expired since
+// verifyToken).
 func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, bool) {
 	m := requestFrom(r.Context()).plain
 	if m == nil || !time.Now().Before(ti.ExpiresAt) {
@@ -67,11 +51,7 @@ func (h *Handler) plainCallOf(r *http.Request, ti *store.TokenInfo) (plainCall, 
 }
 
 // plainMessage returns the request's one message when nothing about the
-// request is unusual enough for the SDK to answer it otherwise than by its
-// method alone: a lone message read in one pass (readExact), JSON-RPC 2.0,
-// an id the SDK keeps as it is, JSON sent, JSON and an event stream
-// accepted, one of plainVersions, no Last-Event-ID; nil for any other.
-// parse runs it once, into rpcRequest.plain.
+// request could make the SDK answer it otherwise than by its method alone.
 func (h *Handler) plainMessage(r *http.Request, req *rpcRequest) *message {
 	if h.sdkOnly || req.batch || len(req.messages) != 1 {
 		return nil
@@ -93,8 +73,8 @@ func (h *Handler) plainMessage(r *http.Request, req *rpcRequest) *message {
 	return m
 }
 
-// plainID reports whether a request id is one the SDK keeps as it is: a
-// string, or an integer of at most 15 digits (it holds numbers as float64).
+// plainID reports whether the SDK keeps an id as it is: a string, or an
+// integer of at most 15 digits (it holds numbers as float64).
 func plainID(raw json.RawMessage) bool {
 	switch {
 	case len(raw) > 0 && raw[0] == '"':
@@ -117,8 +97,7 @@ func plainID(raw json.RawMessage) bool {
 	return true
 }
 
-// accepts reads Accept as the SDK does: whether it admits JSON and an event
-// stream (a request must admit both).
+// accepts reads Accept as the SDK does.
 func accepts(values []string) (jsonOK, streamOK bool) {
 	for _, value := range values {
 		for _, raw := range strings.Split(value, ",") {
@@ -136,14 +115,8 @@ func accepts(values []string) (jsonOK, streamOK bool) {
 	return jsonOK, streamOK
 }
 
-// answerPlainCall runs the call as the verified caller, counts it (observe)
-// and writes what the SDK would: its JSON-RPC response to the call (a tool
-// result with a Content of [] rather than null, or an error), with the
-// headers of the SDK's JSON response.
-//
-// A call whose token's check traveled with its first statement and refused
-// it (or failed) is answered as the front answers such a token
-// (refuseToken, refuseScope, checkFailed).
+// answerPlainCall writes what the SDK would: a Content of [] rather than
+// null, and the headers of its JSON response.
 func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *store.TokenInfo, pc plainCall) {
 	ctx := r.Context()
 	res, err := pc.tool.run(ctx, &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, pc.args)
@@ -171,8 +144,6 @@ func (h *Handler) answerPlainCall(w http.ResponseWriter, r *http.Request, ti *st
 	writeRPC(w, http.StatusOK, false, msg)
 }
 
-// answerRefused answers a request whose token's check refused it, or
-// failed (err), as the front answers a token it cannot accept.
 func (h *Handler) answerRefused(w http.ResponseWriter, r *http.Request, err error) {
 	req := requestFrom(r.Context())
 	switch {

@@ -7,12 +7,10 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// refusalWriter carries the SDK's answer to a call whose token's check
-// travels with the tool's first statement: when that check refused (or
-// failed), which is known only once the tool ran, the front's refusal
-// (answerRefused) goes out instead of what the SDK wrote. A call the SDK
-// answered without running its tool (its params unreadable) has its check
-// run then, alone: no answer goes out unchecked.
+// refusalWriter replaces the SDK's answer with the front's refusal when the
+// token's check, known only once the tool ran, refused; a call the SDK
+// answered without running its tool has its check run then, so that no
+// answer goes out unchecked.
 type refusalWriter struct {
 	http.ResponseWriter
 	ctx      context.Context
@@ -23,7 +21,6 @@ type refusalWriter struct {
 	replaced bool
 }
 
-// newRefusalWriter carries w for a call of r whose check is check.
 func newRefusalWriter(w http.ResponseWriter, r *http.Request, check *store.TokenCheck, refuse func(http.ResponseWriter, error)) *refusalWriter {
 	return &refusalWriter{ResponseWriter: w, ctx: r.Context(), check: check, refuse: refuse, header: w.Header().Clone()}
 }

@@ -10,15 +10,9 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The answers the front gives itself, rather than the SDK, are all written
-// by writeRPC, their messages encoded by rpcResponse (an answer to a
-// request) or requestError (a request the front cannot answer by id).
-
-// writeRPC writes a JSON-RPC answer: the status, and msgs as one message, or
-// as a batch array when the request was a batch. A lone message that needs
-// no answer (a notification) gets the status alone.
-// The body's length is sent, so that a long answer goes out in one piece
-// rather than chunked.
+// writeRPC writes every answer the front gives itself: msgs as one message,
+// or as an array for a batch. The length is sent so that a long answer goes
+// out in one piece rather than chunked.
 func writeRPC(w http.ResponseWriter, status int, batch bool, msgs ...json.RawMessage) {
 	var body []byte
 	switch {
@@ -36,18 +30,15 @@ func writeRPC(w http.ResponseWriter, status int, batch bool, msgs ...json.RawMes
 	w.Write(body)
 }
 
-// writeRPCError writes the JSON-RPC error the front answers a request with
-// when no tool ran and no request id can be answered: the one error writer
-// of the front.
+// writeRPCError is the front's one error writer, for a request no tool ran
+// for and no id can answer.
 func writeRPCError(w http.ResponseWriter, status int, code int64, message string) {
 	writeRPC(w, status, false, requestError(code, message))
 }
 
-// rpcResponse encodes the response to id as the SDK's JSON-RPC connection
-// does (its encoder, HTML left unescaped): err, or result (compact JSON),
-// whose envelope is written around it without the encoder's second pass
-// over the result, which would only re-validate it (the usual answer of a
-// mail page is tens of kilobytes).
+// rpcResponse encodes the response to id as the SDK does, writing the
+// envelope around a compact result rather than re-validating it (a mail
+// page is tens of kilobytes).
 func rpcResponse(id jsonrpc.ID, result json.RawMessage, err error) (json.RawMessage, error) {
 	if err == nil {
 		if rawID, ierr := marshalUnescaped(id.Raw()); ierr == nil {
@@ -59,9 +50,6 @@ func rpcResponse(id jsonrpc.ID, result json.RawMessage, err error) (json.RawMess
 	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result, Error: err})
 }
 
-// requestError encodes a JSON-RPC error answering no request in particular
-// (id null): a request not well-formed enough to reach a tool, or one the
-// server failed on before any tool ran.
 func requestError(code int64, message string) json.RawMessage {
 	type wireError struct {
 		Code    int64  `json:"code"`
@@ -75,9 +63,6 @@ func requestError(code int64, message string) json.RawMessage {
 	return b
 }
 
-// resultForEach answers every request among msgs (notifications get none)
-// with the same tool result: the front's own isError results, a refusal or
-// an argument it cannot take.
 func resultForEach(msgs []message, result *mcpsdk.CallToolResult) []json.RawMessage {
 	var out []json.RawMessage // a batch of notifications only is answered with null
 	for i := range msgs {
@@ -102,13 +87,11 @@ func resultForEach(msgs []message, result *mcpsdk.CallToolResult) []json.RawMess
 	return out
 }
 
-// isErrorResult is the isError tool result carrying text, and meta when set.
 func isErrorResult(text string, meta mcpsdk.Meta) *mcpsdk.CallToolResult {
 	return &mcpsdk.CallToolResult{IsError: true, Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: text}}, Meta: meta}
 }
 
-// versionedResult is a CallToolResult with the resultType newer protocol
-// versions expect on every result.
+// versionedResult carries the resultType protocol 2026-07-28 expects on every result.
 type versionedResult struct {
 	mcpsdk.CallToolResult
 	ResultType string
@@ -127,21 +110,15 @@ func (r *versionedResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// marshaled is JSON as json.Marshal wrote it: valid, compact, with HTML's
-// characters and U+2028/U+2029 escaped. A tool's structured content is kept
-// so (withUnread), which lets encodeResult copy it as it is; the SDK's
-// encoder, which checks a Marshaler's output again, copies the same bytes.
+// marshaled is JSON as json.Marshal wrote it, which encodeResult copies as
+// it is; the SDK's encoder copies the same bytes.
 type marshaled []byte
 
-// MarshalJSON returns the JSON.
 func (m marshaled) MarshalJSON() ([]byte, error) { return m, nil }
 
-// encodeResult encodes a tool's result as the SDK's JSON-RPC layer does
-// (marshalUnescaped), in one pass: the usual result — text contents, the
-// structured content json.Marshal wrote, isError — is written around the
-// bytes the tool already encoded, which marshalUnescaped would check and
-// copy once more (a mail page is tens of kilobytes). Any other result goes
-// through marshalUnescaped; TestEncodeResultAsTheSDK compares both.
+// encodeResult encodes the usual tool result as marshalUnescaped would, in
+// one pass around the bytes the tool already encoded; TestEncodeResultAsTheSDK
+// compares both.
 func encodeResult(res *mcpsdk.CallToolResult) (json.RawMessage, error) {
 	structured, ok := res.StructuredContent.(marshaled)
 	if (res.StructuredContent != nil && !ok) || res.Meta != nil || res.InputRequests != nil {
@@ -177,8 +154,7 @@ func encodeResult(res *mcpsdk.CallToolResult) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
-// marshalUnescaped is json.Marshal without HTML escaping, as the SDK's
-// JSON-RPC layer marshals a result.
+// marshalUnescaped marshals as the SDK's JSON-RPC layer does, HTML unescaped.
 func marshalUnescaped(v any) (json.RawMessage, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -10,13 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/metrics"
 )
 
-// challengeScope refuses a request that presents a token verifyToken found
-// invalid (expired, revoked, unknown or for another resource), whatever its
-// methods, and the calls without a valid token: 401, asking for every scope,
-// error="invalid_token" when a token was sent. Clients re-authenticate on it
-// (RFC 6750 §3.1). A call whose token lacks the scope it needs gets 403
-// insufficient_scope, naming that scope. A request that presents no token
-// and needs none passes.
+// challengeScope refuses an invalid token whatever the method, and a call
+// without a valid token (401) or without the tool's scope (403).
 func (h *Handler) challengeScope(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
@@ -36,8 +31,6 @@ func (h *Handler) challengeScope(next http.Handler) http.Handler {
 	})
 }
 
-// refuseToken refuses a request without a valid token: 401, asking for
-// every scope, error="invalid_token" when a token was sent.
 func (h *Handler) refuseToken(w http.ResponseWriter, req *rpcRequest, sent bool) {
 	params := []string{}
 	if sent {
@@ -48,18 +41,14 @@ func (h *Handler) refuseToken(w http.ResponseWriter, req *rpcRequest, sent bool)
 	h.refuse(w, req, http.StatusUnauthorized, "Bearer "+strings.Join(params, ", "), "Authentication required")
 }
 
-// refuseScope refuses a call whose token lacks the scope it needs: 403
-// insufficient_scope, naming that scope.
 func (h *Handler) refuseScope(w http.ResponseWriter, req *rpcRequest) {
 	hdr := fmt.Sprintf(`Bearer error="insufficient_scope", resource_metadata=%q, scope=%q, error_description=%q`,
 		h.metadataURL, req.scope, errorDescription)
 	h.refuse(w, req, http.StatusForbidden, hdr, "Insufficient scope: this tool needs "+req.scope)
 }
 
-// refuse writes a refusal two ways at once: the status with its
-// WWW-Authenticate header, and for each request a JSON-RPC result (not an
-// error) with isError, the text, and the header in _meta for clients that
-// never read headers.
+// refuse writes the status and WWW-Authenticate, and also an isError result
+// carrying the header in _meta, for clients that never read headers.
 func (h *Handler) refuse(w http.ResponseWriter, req *rpcRequest, status int, header, text string) {
 	w.Header().Set("WWW-Authenticate", header)
 	w.Header().Set("Cache-Control", "no-store")

@@ -5,15 +5,12 @@ import (
 	"log/slog"
 )
 
-// sdkLogger is the logger the SDK gets: its info lines (a session connected,
-// disconnected, initialized: one per call of a stateless server) are debug
-// lines here, so an operator's info log holds what the server itself says.
+// sdkLogger lowers the SDK's info lines (a session per call of a stateless
+// server) to debug, so that the info log holds what the server itself says.
 func sdkLogger(log *slog.Logger) *slog.Logger {
 	return slog.New(infoAsDebug{log.Handler()})
 }
 
-// infoAsDebug lowers info records to debug; warnings and errors pass as
-// they are.
 type infoAsDebug struct{ h slog.Handler }
 
 func (d infoAsDebug) Enabled(ctx context.Context, l slog.Level) bool {

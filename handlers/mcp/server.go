@@ -1,7 +1,5 @@
 // Package mcp serves the MCP endpoint agents sign in to: ten tools over
-// Streamable HTTP (stateless, so any replica answers any request), the bearer
-// token check in front of them, and the protected-resource metadata that
-// tells clients where to get a token.
+// stateless Streamable HTTP, so that any replica answers any request.
 package mcp
 
 import (
@@ -25,54 +23,38 @@ import (
 
 // Options configures the MCP handler.
 type Options struct {
-	Store *store.Store
-	// BaseURL is the public origin of the app, e.g. http://localhost:8080, no
-	// trailing slash. The MCP resource is BaseURL + "/mcp".
-	BaseURL string
+	Store   *store.Store
+	BaseURL string // the app's public origin, e.g. http://localhost:8080; the resource is BaseURL + "/mcp"
 	Logger  *slog.Logger
-	// Metrics receives every tool call (nil: series no one scrapes).
 	Metrics *metrics.Metrics
-	// Listener is the replica's LISTEN connection, whose notifications end
-	// ask_owner's waits when the answer comes on any replica (nil: a waiting
-	// call only looks by itself, every few seconds).
+	// Listener ends ask_owner's waits when the answer comes on any replica
+	// (nil: a waiting call looks by itself every few seconds).
 	Listener *store.Listener
-	// SDKOnly has the SDK answer every request, also those the front
-	// answers itself (make bench measures both).
-	SDKOnly bool
-	// WaitLimits bound the ask_owner calls waiting for an answer (zero
-	// fields: DefaultWaitLimits).
+	// SDKOnly has the SDK answer every request, so that make bench can
+	// measure the front's own answers against it.
+	SDKOnly    bool
 	WaitLimits WaitLimits
 }
 
 // Handler serves /mcp and the protected-resource metadata.
 type Handler struct {
-	store       *store.Store
-	log         *slog.Logger
-	issuer      string // origin of BaseURL, no trailing slash
-	resource    string // <base>/mcp: the audience every token must be bound to
-	metadataURL string // <origin>/.well-known/oauth-protected-resource/mcp
-	server      *mcpsdk.Server
-	front       http.Handler // the chain every request passes (front.go)
-	sdk         http.Handler // the go-sdk handler, for anonymous methods
-	authed      http.Handler // the go-sdk handler behind auth.RequireBearerToken
-	// streamed is authed answering with an event stream, for the calls that
-	// wait and asked for progress notifications (streamedCall).
-	streamed http.Handler
-	// waits are the ask_owner calls waiting for an answer; progressEvery how
-	// often each looks by itself and reports progress.
+	store         *store.Store
+	log           *slog.Logger
+	issuer        string // origin of BaseURL, no trailing slash
+	resource      string // <base>/mcp: the audience every token must be bound to
+	metadataURL   string // <origin>/.well-known/oauth-protected-resource/mcp
+	server        *mcpsdk.Server
+	front         http.Handler // the chain every request passes (front.go)
+	sdk           http.Handler // for anonymous methods
+	authed        http.Handler // sdk behind auth.RequireBearerToken
+	streamed      http.Handler // authed with an event stream, for waits that report progress
 	waits         *store.QuestionWaits
 	waitSlots     *waitSlots
 	progressEvery time.Duration
-	// registry holds every tool by name, as both ways of answering a
-	// tools/call run it (the SDK's handler and answerPlainCall).
-	registry map[string]*tool
-	// built are the SDK's answers that are sent again as they are
-	// (built_answers.go).
-	built map[builtKey]builtAnswer
-	tools *metrics.Tools
-	// sdkOnly makes every request go to the SDK (tests: the reference the
-	// answers to plain calls are compared with).
-	sdkOnly bool
+	registry      map[string]*tool // run by the SDK's handler and by answerPlainCall alike
+	built         map[builtKey]builtAnswer
+	tools         *metrics.Tools
+	sdkOnly       bool
 }
 
 // New builds the MCP server once, with every tool registered.
@@ -123,10 +105,8 @@ func New(opt Options) *Handler {
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       sdkLog,
-		// The app's Host check (inbound.RequireHost) and the front's Origin
-		// check replace the SDK's loopback-only guard, which would refuse
-		// the configured public host. The body reaches the SDK already
-		// read and bounded by the front (limitBody, parse).
+		// The app's Host check and the front's Origin check replace the
+		// SDK's loopback-only guard, which would refuse the public host.
 		DisableLocalhostProtection: true,
 	})
 	h.authed = auth.RequireBearerToken(verifiedToken, &auth.RequireBearerTokenOptions{ResourceMetadataURL: h.metadataURL})(h.sdk)
@@ -144,9 +124,8 @@ func New(opt Options) *Handler {
 	return h
 }
 
-// EndWaits ends the ask_owner calls waiting for an answer, now and from now
-// on: each answers with its question as it stands (open, most likely).
-// Call it when shutdown starts, so that the drain does not wait for them.
+// EndWaits ends the ask_owner calls waiting, now and from now on, so that
+// the shutdown's drain need not wait for them.
 func (h *Handler) EndWaits() { h.waits.End() }
 
 // Waiting counts the ask_owner calls waiting for an answer.
@@ -155,7 +134,6 @@ func (h *Handler) Waiting() int { return h.waits.Waiting() }
 // Server returns the MCP server, for tests and benchmarks.
 func (h *Handler) Server() *mcpsdk.Server { return h.server }
 
-// securityScheme is one entry of a tool's securitySchemes.
 type securityScheme struct {
 	Type   string   `json:"type"`
 	Scopes []string `json:"scopes"`
@@ -165,25 +143,19 @@ func schemesFor(scope string) []securityScheme {
 	return []securityScheme{{Type: "oauth2", Scopes: []string{scope}}}
 }
 
-// tool is a registered tool: its scope, and run, which answers a call as
-// the caller with the raw arguments (nil when absent).
 type tool struct {
 	scope string
 	run   func(ctx context.Context, c *caller, args json.RawMessage) (*mcpsdk.CallToolResult, error)
-	// ownsUnread marks a tool that counts the unread hint of its result
-	// itself (read_session_mail: what remains after its read), so that the
-	// token's check of its call need not.
+	// ownsUnread marks a tool that counts its result's unread hint itself
+	// (read_session_mail: what remains after its read), so that the token's
+	// check need not.
 	ownsUnread bool
 }
 
-// addTool registers a tool. Its run checks the arguments against the
-// hand-written input schema (argumentsSchema words each violation) and
-// decodes them into In before fn runs. fn's result becomes the structured
-// content (and the same JSON as text), its errors isError results when an
-// agent can act on them (refusal, store validation and access errors) and an
-// opaque JSON-RPC internal error otherwise. Both kinds of result end with the
-// caller's unread hint (withUnread). The SDK's handler of the tool verifies
-// the caller again and calls run; answerPlainCall calls the same run.
+// addTool registers a tool whose run the SDK's handler and answerPlainCall
+// share: fn's result becomes the structured content and the same JSON as
+// text, its errors isError results when the agent can act on them, else an
+// opaque internal error.
 func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.Context, *caller, In) (any, error)) {
 	t.Meta = mcpsdk.Meta{"securitySchemes": schemesFor(scope)}
 	args := compileArguments(t.Name, t.InputSchema.(json.RawMessage))
@@ -231,12 +203,10 @@ func addTool[In any](h *Handler, scope string, t *mcpsdk.Tool, fn func(context.C
 	})
 }
 
-// worded is a tool result that also says something in words: each of its
-// lines follows the JSON as a text content of its own, starting on a line of
-// its own for clients that join text blocks (the unread hint still comes last).
+// worded is a tool result that also says something in words, each line a
+// text content of its own for clients that join text blocks.
 type worded interface{ lines() []string }
 
-// runTool checks and decodes the arguments and runs fn as the caller.
 func runTool[In any](ctx context.Context, raw json.RawMessage, args *argumentsSchema, c *caller, fn func(context.Context, *caller, In) (any, error)) (any, error) {
 	if msg := args.check(raw); msg != "" {
 		return nil, refusal(msg)
@@ -250,36 +220,26 @@ func runTool[In any](ctx context.Context, raw json.RawMessage, args *argumentsSc
 	return fn(ctx, c, in)
 }
 
-// errorResult is the isError tool result carrying err's text.
 func errorResult(err error) *mcpsdk.CallToolResult {
 	res := &mcpsdk.CallToolResult{}
 	res.SetError(err)
 	return res
 }
 
-// caller is the verified identity a tool call acts as. Its Unread is the
-// hint the result carries: as the token check counted it, unless the tool
-// knows better (read_session_mail sets what remains after its read).
 type caller struct {
 	store.TokenInfo
-	// check is the token's check when it travels with the call's first
-	// statement (verifyToken), nil when the token was checked before.
-	check *store.TokenCheck
+	check *store.TokenCheck // when it travels with the call's first statement
 }
 
-// checkRefused is a call whose token's check refused it or failed:
-// answerPlainCall answers it as the front answers a token it cannot accept.
 type checkRefused struct{ err error }
 
 func (c checkRefused) Error() string { return c.err.Error() }
 
 func (c checkRefused) Unwrap() error { return c.err }
 
-// settle waits for the token's check of a call that sent it with its first
-// statement (running it now when none was sent) and takes the unread hint
-// from it, or, for a tool that counts its own (ownsUnread) and failed
-// before it could, counts it (with the check, when it was still to be sent).
-// A check that refused or failed is a checkRefused.
+// settle waits for the token's check sent with the call's first statement
+// (running it now when none was sent) and takes the unread hint from it; a
+// tool that counts its own and failed before it could has it counted here.
 func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed bool) error {
 	if c.check == nil {
 		return nil
@@ -303,10 +263,8 @@ func (c *caller) settle(ctx context.Context, st *store.Store, ownsUnread, failed
 	return nil
 }
 
-// callerFrom returns the token info the front verified (a copy, which
-// the tool may update), and the check that travels with the call's first
-// statement, if any. The scope was checked once, in front (challengeScope),
-// or is checked by that check.
+// callerFrom returns a copy of the token info the front verified, which the
+// tool may update; the scope was checked once, in front or by the check.
 func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest) (*caller, error) {
 	if req.Extra == nil || req.Extra.TokenInfo == nil {
 		return nil, refusal("Authentication required")
@@ -318,8 +276,7 @@ func callerFrom(ctx context.Context, req *mcpsdk.CallToolRequest) (*caller, erro
 	return &caller{TokenInfo: *ti, check: deferredFrom(ctx)}, nil
 }
 
-// refusal is a problem the agent can fix; its text goes back as an isError
-// tool result.
+// refusal is a problem the agent can fix, answered as an isError result.
 type refusal string
 
 func (r refusal) Error() string { return string(r) }
@@ -335,10 +292,8 @@ const (
 	msgUnavailable = "osFoundry cannot reach its database right now; retry in a few seconds"
 )
 
-// toolError turns an error of a tool into what the agent sees. Store access
-// and validation errors become isError results naming the rule; anything
-// else is logged and answered with a JSON-RPC internal error that carries no
-// detail.
+// toolError turns a tool's error into what the agent sees: the rule it
+// broke, or an internal error that carries no detail.
 func (h *Handler) toolError(ctx context.Context, tool string, err error) error {
 	var r refusal
 	var fe *store.FieldError

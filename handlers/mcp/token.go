@@ -12,7 +12,6 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// verifiedKey carries the token verifyToken verified (nil: none valid).
 type verifiedKey struct{}
 
 // verifiedFrom returns the token verifyToken verified, or nil.
@@ -21,8 +20,6 @@ func verifiedFrom(ctx context.Context) *store.TokenInfo {
 	return ti
 }
 
-// deferredKey carries the *store.TokenCheck of a call whose token is
-// checked with its first statement.
 type deferredKey struct{}
 
 // deferredFrom returns the check verifyToken deferred, or nil.
@@ -31,18 +28,11 @@ func deferredFrom(ctx context.Context) *store.TokenCheck {
 	return c
 }
 
-// verifyToken verifies, once, the bearer token a request presents, and the
-// token of a request with a tools/call among its messages, and puts what it
-// found in the context (nil for no token or an invalid one: challengeScope
-// refuses those). A lone call of a tool, by a token this replica has checked
-// before whose scopes held the tool's, is verified by a check that travels
-// with the tool's first statement (store.NewTokenCheck, AsCaller): the token
-// is still checked in the database, in the call's own round trip, and a
-// refusal replaces the SDK's answer (refusalWriter). A call that waits, or
-// whose arguments checkArguments would refuse, is checked first, as any
-// other. A database that fails the check answers 503 (unreachable) or 500.
-// Only a request that presents no token and needs none passes without a
-// look at the database.
+// verifyToken verifies, once, the token a request presents or needs, into
+// the context (nil when invalid: challengeScope refuses it). A lone call by
+// a token this replica has seen with the tool's scope is checked with the
+// tool's first statement, in one round trip (docs/performance.md); a
+// refusal there replaces the SDK's answer (refusalWriter).
 func (h *Handler) verifyToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := requestFrom(r.Context())
@@ -73,9 +63,8 @@ func (h *Handler) verifyToken(next http.Handler) http.Handler {
 	})
 }
 
-// deferrable returns the tool of a request whose token's check may travel
-// with the tool's first statement: one tools/call of a registered tool, in
-// clean text, that does not wait.
+// deferrable returns the tool of a lone call, in clean text, that does not
+// wait: its token's check may travel with its first statement.
 func (h *Handler) deferrable(r *http.Request) (*tool, bool) {
 	req := requestFrom(r.Context())
 	if req.batch || len(req.messages) != 1 || req.messages[0].Method != "tools/call" || !req.cleanText() {
@@ -88,8 +77,7 @@ func (h *Handler) deferrable(r *http.Request) (*tool, bool) {
 	return t, ok
 }
 
-// checkFailed answers a request whose token the database could not check:
-// 503 when it cannot be reached, else 500.
+// checkFailed answers 503 when the database cannot be reached, else 500.
 func (h *Handler) checkFailed(w http.ResponseWriter, r *http.Request, req *rpcRequest, err error) {
 	if store.IsUnavailable(err) {
 		h.log.WarnContext(r.Context(), "mcp: verify token: database unavailable", "err", err)
@@ -102,8 +90,7 @@ func (h *Handler) checkFailed(w http.ResponseWriter, r *http.Request, req *rpcRe
 	req.answeredAs(metrics.Failed)
 }
 
-// bearerToken returns the token of the Authorization header, and whether
-// the header was sent at all.
+// bearerToken returns the Authorization header's token, and whether it was sent.
 func bearerToken(r *http.Request) (string, bool) {
 	v := r.Header.Get("Authorization")
 	if v == "" {

@@ -10,31 +10,18 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The unread hint: every result a tool produces for a connection
-// with unread mail — mail addressed to it that read_session_mail has not
-// returned to it yet (store.Unread) — says so twice: as data, an "unread"
-// member of its structured content that carries the sentence too (some
-// clients, Codex among them, give the model the structured content only),
-// and in words, a last text block that starts on a line of its own (some
-// clients join text blocks with no separator). The
-// count comes from the statement that verified the token (no round trip of
-// its own); read_session_mail's own result carries the count after what it
-// returned. Requests refused before a tool runs (401, 403, undecodable
-// arguments) carry no hint: they are not tool results.
+// The unread hint says twice that mail awaits: in the structured content,
+// which some clients (Codex) give the model alone, and in a last text block
+// on a line of its own, as some clients join text blocks with no separator.
 
 // unreadOut is the "unread" member of a result's structured content. Its
 // field names are part of the published tool contract, and `osfoundry agent
 // hook` reads them: renaming one breaks clients.
 type unreadOut struct {
-	// Total counts the unread notes of every session, each counted up to
-	// store.MaxUnreadCounted; More (only when true) says there are more.
-	Total int  `json:"total"`
-	More  bool `json:"more,omitempty"`
-	// Hint is the sentence of the hint's text block (hintLine).
-	Hint string `json:"hint"`
-	// Sessions are at most store.MaxUnreadListed of them, the one with the
-	// newest unread note first.
-	Sessions []unreadSessionOut `json:"sessions"`
+	Total    int                `json:"total"` // each session counted up to store.MaxUnreadCounted
+	More     bool               `json:"more,omitempty"`
+	Hint     string             `json:"hint"`
+	Sessions []unreadSessionOut `json:"sessions"` // at most store.MaxUnreadListed, newest first
 }
 
 type unreadSessionOut struct {
@@ -52,12 +39,10 @@ func toUnreadOut(u store.Unread) unreadOut {
 	return out
 }
 
-// hintSessions is how many sessions the hint line names before "and N more".
 const hintSessions = 3
 
 // hintLine words unread mail in one short line:
 // "2 unread notes for you: team_session s_abc (2). Read them with read_session_mail."
-// A count that stopped (store.MaxUnreadCounted) reads "100+".
 func hintLine(u store.Unread) string {
 	var b strings.Builder
 	switch {
@@ -93,10 +78,8 @@ func hintLine(u store.Unread) string {
 	return b.String()
 }
 
-// withUnread adds the hint to a tool's result when there is unread mail:
-// "unread" joins structured (the tool's own JSON object, nil for an isError
-// result) and the hint line, after a line break, becomes the last text
-// content. Without unread mail the result is the tool's alone.
+// withUnread adds the hint to a tool's result when there is unread mail;
+// structured is the tool's own JSON object, nil for an isError result.
 func withUnread(res *mcpsdk.CallToolResult, structured marshaled, u store.Unread) (*mcpsdk.CallToolResult, error) {
 	if structured != nil {
 		res.StructuredContent = structured

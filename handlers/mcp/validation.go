@@ -13,10 +13,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
-// argumentsSchema checks a tool's arguments against its hand-written input
-// schema (Draft 2020-12), the same bytes tools/list sends, and words each
-// violation from the validator's structured result: where it is (the
-// argument) and which rule it broke, never echoing long values back.
+// argumentsSchema checks a tool's arguments against the input schema
+// tools/list sends and words each violation by argument and rule, never
+// echoing long values back.
 type argumentsSchema struct {
 	schema *jsonschema.Schema
 }
@@ -40,8 +39,7 @@ func compileArguments(tool string, raw json.RawMessage) *argumentsSchema {
 }
 
 // check returns "" when args (absent means {}) satisfy the schema, else the
-// sentence an agent reads: "Invalid arguments: " and each violation, in the
-// order of the arguments they concern, separated by "; ".
+// sentence an agent reads.
 func (a *argumentsSchema) check(args json.RawMessage) string {
 	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 		args = json.RawMessage(`{}`)
@@ -76,8 +74,7 @@ func (a *argumentsSchema) check(args json.RawMessage) string {
 	return "Invalid arguments: " + strings.Join(msgs, "; ")
 }
 
-// collectLeaves gathers the violations themselves: the errors without causes
-// (the others only group them).
+// collectLeaves gathers the errors without causes; the others only group them.
 func collectLeaves(ve *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
 	if len(ve.Causes) == 0 {
 		*out = append(*out, ve)
@@ -88,7 +85,6 @@ func collectLeaves(ve *jsonschema.ValidationError, out *[]*jsonschema.Validation
 	}
 }
 
-// violation words one broken rule.
 func violation(k jsonschema.ErrorKind) string {
 	switch k := k.(type) {
 	case *kind.MaxLength:
@@ -119,13 +115,11 @@ func violation(k jsonschema.ErrorKind) string {
 	return "breaks the schema rule " + strings.Join(k.KeywordPath(), "/")
 }
 
-// quotedList is names as a JSON array: ["a","b"].
 func quotedList(names []string) string {
 	b, _ := json.Marshal(names)
 	return string(b)
 }
 
-// orList words JSON types, null last: "a string or null".
 func orList(types []string) string {
 	var words []string
 	for _, t := range types {

@@ -5,23 +5,18 @@ import (
 	"sync"
 )
 
-// WaitLimits bound the ask_owner calls that hold their request open for an
-// answer (wait_seconds) on one replica: each holds a connection, two
-// goroutines and a look at its question every few seconds. Past a limit a
-// call answers at once, open, and says its wait was not held.
+// WaitLimits bound the ask_owner calls holding their request open on one
+// replica, as each holds a connection and two goroutines; past a limit a
+// call answers at once, its question open.
 type WaitLimits struct {
-	// PerConnection bounds the waits of one agent's connection (its token),
-	// whichever requests or batches they come in.
-	PerConnection int
-	// PerReplica bounds the waits of every connection together.
-	PerReplica int
+	PerConnection int // per agent's connection (token), whatever requests they come in
+	PerReplica    int
 }
 
-// DefaultWaitLimits: 8 waits per connection, 2,000 per replica (each holds a
-// file descriptor; a process usually may open 1,024 to 65,536).
+// DefaultWaitLimits keep the file descriptors the waits hold well under a
+// process's usual 1,024 to 65,536.
 var DefaultWaitLimits = WaitLimits{PerConnection: 8, PerReplica: 2000}
 
-// orDefaults fills the zero fields with DefaultWaitLimits'.
 func (l WaitLimits) orDefaults() WaitLimits {
 	if l.PerConnection <= 0 {
 		l.PerConnection = DefaultWaitLimits.PerConnection
@@ -32,23 +27,19 @@ func (l WaitLimits) orDefaults() WaitLimits {
 	return l
 }
 
-// waitSlots counts the waits held on this replica, per connection and in
-// all, against WaitLimits.
 type waitSlots struct {
-	limits WaitLimits
-	mu     sync.Mutex
-	total  int
-	byConn map[int64]int
-	// refused counts the waits not held since start.
-	refused int64
+	limits  WaitLimits
+	mu      sync.Mutex
+	total   int
+	byConn  map[int64]int
+	refused int64 // since start
 }
 
 func newWaitSlots(l WaitLimits) *waitSlots {
 	return &waitSlots{limits: l.orDefaults(), byConn: map[int64]int{}}
 }
 
-// take holds a wait for the connection, or says which limit is reached
-// ("" when the wait is held; release it when done).
+// take holds a wait for the connection ("") or says which limit is reached.
 func (s *waitSlots) take(connectionID int64) (refused string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,7 +56,6 @@ func (s *waitSlots) take(connectionID int64) (refused string) {
 	return ""
 }
 
-// release gives back a wait take held.
 func (s *waitSlots) release(connectionID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,8 +65,7 @@ func (s *waitSlots) release(connectionID int64) {
 	}
 }
 
-// WaitsNotHeld counts the ask_owner calls that asked to wait and were
-// answered at once, past a limit of WaitLimits, since the handler started.
+// WaitsNotHeld counts the waits refused past WaitLimits since start.
 func (h *Handler) WaitsNotHeld() int64 {
 	s := h.waitSlots
 	s.mu.Lock()

@@ -9,13 +9,9 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// A write past its connection's bucket (store.WriteLimited: notes, replies
-// and questions, whether sent alone or in a batch) is refused as an isError
-// result whose structured content says when to try again, for the clients
-// that read only that (Codex): {"error": …, "retry_after_seconds": n}.
-
-// errorResultOf is the isError result of err, with the structured content
-// of a refusal past the write limit (nil for any other).
+// errorResultOf is the isError result of err; a write past its bucket
+// carries retry_after_seconds in structured content too, for the clients
+// that read only that (Codex).
 func errorResultOf(err error) (*mcpsdk.CallToolResult, marshaled) {
 	res := errorResult(err)
 	var wl *store.WriteLimited
