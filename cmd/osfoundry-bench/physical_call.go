@@ -13,16 +13,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/osfoundry/osfoundry/store"
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // The physical tool call: the honest ceiling of a tool call on a machine
 // whose cores the load generator, the server and PostgreSQL share. The
-// physical HTTP round trip's server (physical_http.go) also answers
-// /call: it decodes the JSON-RPC body, runs the tool's physical statement
-// (physical.go) on a pool of its own, sized as the osfoundry server's, and
-// writes a result of the tool's size around the rows. The load generator
-// sends it the tool's own request, plus the statement's arguments by
-// internal id, in the same rounds as the tool.
+// physical HTTP round trip's server (physical_http.go) also answers /call:
+// it decodes the JSON-RPC body, runs the tool's physical statement
+// (testfactory.RunPhysical) on a pool of its own, sized as the osfoundry
+// server's, and writes a result of the tool's size around the rows. The
+// load generator sends it the tool's own request, plus the statement's
+// arguments by internal id, in the same rounds as the tool.
 
 // physicalCallPrefix names a tool's physical call scenario.
 const physicalCallPrefix = "physical call: "
@@ -38,9 +39,9 @@ func physicalCallHandler(pool *pgxpool.Pool) http.HandlerFunc {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Params struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-				Physical  physicalArgs    `json:"physical"`
+				Name      string                   `json:"name"`
+				Arguments json.RawMessage          `json:"arguments"`
+				Physical  testfactory.PhysicalArgs `json:"physical"`
 			} `json:"params"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -54,7 +55,7 @@ func physicalCallHandler(pool *pgxpool.Pool) http.HandlerFunc {
 			return
 		}
 		t1 := time.Now()
-		rows, err := runPhysical(ctx, conn, req.Params.Name, req.Params.Physical)
+		rows, err := testfactory.RunPhysical(ctx, conn, req.Params.Name, req.Params.Physical)
 		conn.Release()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -160,7 +161,7 @@ func (l *phaseLog) get(w, i int) (phases, bool) {
 
 // physicalCall is worker w's i-th physical call of tool: the tool's request
 // with args, and the statement's arguments a.
-func (fx *fixture) physicalCall(tool string, w, i int, args map[string]any, a physicalArgs) error {
+func (fx *fixture) physicalCall(tool string, w, i int, args map[string]any, a testfactory.PhysicalArgs) error {
 	a.Bytes = fx.answerBytes[tool]
 	params := map[string]any{"name": tool, "arguments": args, "physical": a}
 	if !fx.tail {
@@ -176,7 +177,7 @@ func (fx *fixture) physicalCall(tool string, w, i int, args map[string]any, a ph
 
 // physicalCallScenario is tool's physical call, run right before the tool:
 // phys gives worker w's statement arguments for its i-th call.
-func (fx *fixture) physicalCallScenario(tool string, args func(w, i int) map[string]any, phys func(w, i int) physicalArgs) scenario {
+func (fx *fixture) physicalCallScenario(tool string, args func(w, i int) map[string]any, phys func(w, i int) testfactory.PhysicalArgs) scenario {
 	return scenario{name: physicalCallPrefix + tool,
 		before: func(int) error { fx.phases.reset(); return nil },
 		call:   func(w, i int) error { return fx.physicalCall(tool, w, i, args(w, i), phys(w, i)) },

@@ -15,6 +15,7 @@ import (
 
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/store/storetest"
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // benchFixture is a fixture of one agent in one session of 12 notes, and a
@@ -89,7 +90,7 @@ func TestEveryToolsPhysicalCallAnswersItsSize(t *testing.T) {
 	srv := httptest.NewServer(physicalCallHandler(pool))
 	t.Cleanup(srv.Close)
 	for _, tc := range fx.tools() {
-		if _, ok := physicalStatements[tc.name]; !ok {
+		if !testfactory.HasPhysical(tc.name) {
 			t.Errorf("%s has no physical statement", tc.name)
 			continue
 		}

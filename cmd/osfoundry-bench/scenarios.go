@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 // A scenario is one kind of call, run in a closed loop at each concurrency:
@@ -40,7 +42,7 @@ type scenario struct {
 }
 
 // The physical scenarios: what PostgreSQL alone allows, one statement per
-// call (physical.go).
+// call (testfactory.RunPhysical).
 const (
 	physicalInsert   = "physical note insert"
 	physicalMailPage = "physical mail page"
@@ -54,7 +56,7 @@ var initializeParams = map[string]any{"protocolVersion": "2025-06-18", "capabili
 	"clientInfo": map[string]any{"name": "osfoundry-bench", "version": "1"}}
 
 // toolCase is an MCP tool an agent calls in a loop: its arguments for
-// worker w's i-th call and its physical statement's (physical.go).
+// worker w's i-th call and its physical statement's (testfactory.PhysicalArgs).
 type toolCase struct {
 	// name is the scenario's: the tool's, and for a second way to call it,
 	// what it is ("post_session_note retry").
@@ -64,7 +66,7 @@ type toolCase struct {
 	// writes marks a tool that draws on the write bucket (limits.go).
 	writes bool
 	args   func(w, i int) map[string]any
-	phys   func(w, i int) physicalArgs
+	phys   func(w, i int) testfactory.PhysicalArgs
 }
 
 // tool is the tool's name: a scenario's name without what follows it.
@@ -72,8 +74,8 @@ func (t toolCase) tool() string { return strings.Fields(t.name)[0] }
 
 // tools are the tools measured, in the order a round runs them.
 func (fx *fixture) tools() []toolCase {
-	mine := func(w int) physicalArgs {
-		return physicalArgs{Workspace: fx.workspaceID, Session: fx.session(w).ID, Connection: fx.agents[w].connectionID}
+	mine := func(w int) testfactory.PhysicalArgs {
+		return testfactory.PhysicalArgs{Workspace: fx.workspaceID, Session: fx.session(w).ID, Connection: fx.agents[w].connectionID}
 	}
 	ref := func(w int) map[string]any {
 		s := fx.session(w)
@@ -91,7 +93,7 @@ func (fx *fixture) tools() []toolCase {
 			args: func(w, i int) map[string]any {
 				return map[string]any{"task": fmt.Sprintf("step %d", i), "repo": "osfoundry", "branch": "main"}
 			},
-			phys: func(w, i int) physicalArgs {
+			phys: func(w, i int) testfactory.PhysicalArgs {
 				a := mine(w)
 				a.Text = fmt.Sprintf("step %d", i)
 				return a
@@ -100,19 +102,21 @@ func (fx *fixture) tools() []toolCase {
 			args: func(w, i int) map[string]any {
 				return with(ref(w), "subject", "Progress", "body", fmt.Sprintf("Note %d of worker %d", i, w), "idempotency_key", fx.key("u"))
 			},
-			phys: func(w, i int) physicalArgs {
+			phys: func(w, i int) testfactory.PhysicalArgs {
 				return fx.physicalArgs(w, fmt.Sprintf("Note %d of worker %d", i, w), fx.key("pu"))
 			}},
 		{name: "post_session_note retry", physical: physicalInsert, writes: true,
 			args: func(w, i int) map[string]any {
 				return with(ref(w), "subject", "Retry", "body", "The same note again", "idempotency_key", retryKey(w))
 			},
-			phys: func(w, i int) physicalArgs { return fx.physicalArgs(w, "The same note again", "p"+retryKey(w)) }},
+			phys: func(w, i int) testfactory.PhysicalArgs {
+				return fx.physicalArgs(w, "The same note again", "p"+retryKey(w))
+			}},
 		{name: "reply_to_sender", physical: physicalInsert, writes: true,
 			args: func(w, i int) map[string]any {
 				return with(ref(w), "to", fx.ownerSlug, "subject", "Re: seed", "body", fmt.Sprintf("Reply %d of worker %d", i, w), "idempotency_key", fx.key("a"))
 			},
-			phys: func(w, i int) physicalArgs {
+			phys: func(w, i int) testfactory.PhysicalArgs {
 				a := fx.physicalArgs(w, fmt.Sprintf("Reply %d of worker %d", i, w), fx.key("pa"))
 				a.To = fx.ownerSlug
 				return a
@@ -121,26 +125,26 @@ func (fx *fixture) tools() []toolCase {
 			args: func(w, i int) map[string]any {
 				return map[string]any{"handle": fmt.Sprintf("bench-%d", w), "display_name": fmt.Sprintf("Bench agent %d", w)}
 			},
-			phys: func(w, i int) physicalArgs {
+			phys: func(w, i int) testfactory.PhysicalArgs {
 				a := mine(w)
 				a.Text = fmt.Sprintf("Bench agent %d", w)
 				return a
 			}},
 		{name: "read_session_mail", physical: physicalMailPage,
 			args: func(w, i int) map[string]any { return with(ref(w), "limit", 10) },
-			phys: func(w, i int) physicalArgs { return mine(w) }},
+			phys: func(w, i int) testfactory.PhysicalArgs { return mine(w) }},
 		{name: "list_agents", physical: physicalMailPage,
-			args: func(w, i int) map[string]any { return map[string]any{} }, phys: func(w, i int) physicalArgs { return mine(w) }},
+			args: func(w, i int) map[string]any { return map[string]any{} }, phys: func(w, i int) testfactory.PhysicalArgs { return mine(w) }},
 		{name: "list_sessions", physical: physicalMailPage,
-			args: func(w, i int) map[string]any { return map[string]any{} }, phys: func(w, i int) physicalArgs { return mine(w) }},
+			args: func(w, i int) map[string]any { return map[string]any{} }, phys: func(w, i int) testfactory.PhysicalArgs { return mine(w) }},
 		{name: "read_session_state", physical: physicalMailPage,
-			args: func(w, i int) map[string]any { return ref(w) }, phys: func(w, i int) physicalArgs { return mine(w) }},
+			args: func(w, i int) map[string]any { return ref(w) }, phys: func(w, i int) testfactory.PhysicalArgs { return mine(w) }},
 		{name: "poll_resource_events", physical: physicalMailPage,
 			args: func(w, i int) map[string]any {
 				s := fx.session(w)
 				return map[string]any{"resource_type": s.Type, "resource_id": s.PublicID, "after_sequence": 0, "limit": 10}
 			},
-			phys: func(w, i int) physicalArgs { return mine(w) }},
+			phys: func(w, i int) testfactory.PhysicalArgs { return mine(w) }},
 	}
 }
 
