@@ -273,7 +273,7 @@ func (s *Store) QueueReplyEmails(ctx context.Context, compose ComposeReplyEmail)
 			SELECT ms.owner_id, o.workspace_id, o.email, o.display_name, ms.replies_through
 			FROM owner_mail_settings ms JOIN owners o ON o.id = ms.owner_id
 			WHERE ms.replies AND EXISTS (SELECT 1 FROM notes n WHERE n.workspace_id = o.workspace_id AND n.id > ms.replies_through
-				AND n.recipient_slug = '`+ownerSlugPrefix+`' || o.id::text AND `+forOwners+`)
+				AND n.recipient_slug = owner_slug(o.id) AND `+forOwners+`)
 			ORDER BY ms.owner_id LIMIT 50
 			FOR UPDATE OF ms SKIP LOCKED`)
 		if err != nil {

@@ -13,9 +13,9 @@ import (
 // forOwners is the one rule of what the inbox holds, as a condition on notes
 // n: agents' notes to the whole session, replies to an owner's sender slug
 // (from agents or other owners), and questions; never analysis. It is also
-// the predicate of notes_inbox_idx (migrations/031), written the same there
-// so that the planner uses that index; the owners' slugs are OwnerSlug's.
-const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR n.recipient_slug LIKE '` + ownerSlugPrefix + `%'
+// the predicate of notes_inbox_idx (migrations/100), written the same there
+// so that the planner uses that index.
+const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR is_owner_slug(n.recipient_slug)
 	OR (n.sender_kind = 'agent' AND n.recipient_slug IS NULL)))`
 
 // InboxPageSize is how many notes an inbox page shows.

@@ -5,19 +5,22 @@ import (
 	"strings"
 )
 
-// ownerSlugPrefix starts every owner's sender slug: the one definition the
-// store's statements are written with too (forOwners; migration 031's
-// index predicate spells it as it was then).
+// ownerSlugPrefix is the owner slug's form for the Go side only; statements
+// use the SQL functions owner_slug, owner_slug_id and is_owner_slug
+// (migration 100), which TestOwnerSlugAgreesWithSQL holds to the same rule.
 const ownerSlugPrefix = "owner-"
 
-// OwnerSlug is an owner's address as a mail sender.
+// maxOwnerSlugDigits is as many digits as owner_slug_id reads.
+const maxOwnerSlugDigits = 18
+
+// OwnerSlug is an owner's sender slug, owner-<id>.
 func OwnerSlug(ownerID int64) string { return ownerSlugPrefix + strconv.FormatInt(ownerID, 10) }
 
 // ParseOwnerSlug returns the owner id of an OwnerSlug, and false for any
 // other text.
 func ParseOwnerSlug(slug string) (int64, bool) {
 	digits, ok := strings.CutPrefix(slug, ownerSlugPrefix)
-	if !ok || digits == "" || digits[0] == '0' || digits[0] == '+' {
+	if !ok || digits == "" || len(digits) > maxOwnerSlugDigits || digits[0] == '0' || digits[0] == '+' {
 		return 0, false
 	}
 	id, err := strconv.ParseInt(digits, 10, 64)
