@@ -10,16 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// agentNoteTarget is what an agent's note needs of the database, $1 the
-// workspace, $2 the caller's connection, $3 and $4 the session's type and
-// public id, $5 the reply's recipient (empty for the whole session), $6 the
-// owner id that recipient names (if any), $7 the note it answers (0 for
-// none): the session, the caller's invitation role, its profile's name and
-// sender slug, whether the recipient is known (an owner of the workspace or
-// a live connection invited to the session), and whether the note it
-// answers is one of the session's that the caller may read (readableBy). No
-// row means no such session, a NULL role not invited, a NULL name or slug no
-// claimed profile.
 var agentNoteTarget = `
 	SELECT s.workspace_id, s.id, i.role, p.display_name, c.sender_slug,
 		$5::text = '' OR EXISTS (SELECT 1 FROM owners o WHERE o.workspace_id = $1 AND o.id = $6)
@@ -33,14 +23,6 @@ var agentNoteTarget = `
 	LEFT JOIN connections c ON c.id = p.connection_id
 	WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4`
 
-// agentNoteWriteSQL is the one statement that writes an agent's note when
-// agentNoteTarget allows it (the rule: invited, a claimed profile, a known
-// recipient that is not the caller, a readable note answered) and its
-// connection's write bucket gives it a token (writeBucket), $8 to $11 its
-// type, subject, body and idempotency key, $12 the seconds a minute of the
-// write limits lasts; extra CTEs write what goes with the note (a
-// question's row). No row: refused or a duplicate key; PostAgentNote asks
-// agentNoteTarget which.
 func agentNoteWriteSQL(extra ...string) string {
 	return noteWriteSQL(`target AS (`+agentNoteTarget+`
 	), `+writeBucket("$12")+`, src AS (
@@ -53,7 +35,6 @@ func agentNoteWriteSQL(extra ...string) string {
 			AND t.sender_slug <> $5::text AND t.known AND t.parent_known AND `+granted+`)`, onKeyConflict, extra...)
 }
 
-// agentNoteSQL writes an agent's note (agentNoteWriteSQL).
 var agentNoteSQL = agentNoteWriteSQL()
 
 // AgentNote is the input of PostAgentNote: a note from a connection's agent
@@ -64,23 +45,17 @@ type AgentNote struct {
 	ConnectionID int64
 	SessionType  string
 	SessionID    string
-	// To is the sender slug a reply goes to (reply_to_sender): an owner of
-	// the workspace or a live connection invited to the session. Empty, the
-	// note goes to the whole session (post_session_note).
+	// To is the sender slug a reply goes to (reply_to_sender).
 	To string
-	// InReplyTo is the note of the session the reply answers (0: none); it
-	// must be one the caller may read.
+	// InReplyTo is the note of the session the reply answers (0: none).
 	InReplyTo      int64
 	Subject        string
 	Body           string
 	IdempotencyKey string
-	// Question makes the note a question to the session's owners
-	// (MessageQuestion, ask_owner): Body is the question, Subject empty.
+	// Question makes the note a question to the session's owners (MessageQuestion, ask_owner).
 	Question *QuestionAsk
 }
 
-// messageType is MessageQuestion for a question, MessageReply for a note to
-// one sender, else MessageNote.
 func (a AgentNote) messageType() string {
 	switch {
 	case a.Question != nil:
@@ -114,12 +89,10 @@ func (a AgentNote) Validate() error {
 	return nil
 }
 
-// ErrKeyReused means an idempotency key was sent again with a different
-// session, recipient, subject or body (or by the other of the two posting
-// tools); nothing was written.
+// ErrKeyReused means an idempotency key was sent again with a different session, recipient, subject
+// or body (or by the other of the two posting tools).
 var ErrKeyReused = &FieldError{"idempotency_key", "already used for a different note; send the same session, recipient, subject and body to retry, or use a new key for a new note"}
 
-// keyReused is ErrKeyReused, or ErrQuestionKeyReused for a question.
 func (a AgentNote) keyReused() error {
 	if a.Question != nil {
 		return ErrQuestionKeyReused
@@ -138,22 +111,9 @@ var ErrNoSuchParent = &FieldError{"in_reply_to", "not a note of this session you
 // ErrReplyToSelf means a reply was addressed to the caller's own slug.
 var ErrReplyToSelf = &FieldError{"to", "that is your own sender slug; reply to another sender, or write to the whole session with post_session_note"}
 
-// PostAgentNote adds a note from the connection's agent, to the whole session
-// or as a reply to in.To, with its resource event and webhook deliveries, in
-// one statement that also checks the caller may (agentNoteSQL); then
-// announces it. The connection must be invited (ErrForbidden), the
-// session must exist in its workspace (ErrNotFound), and the agent must have
-// claimed a profile (ErrNoProfile); a reply's recipient must be an owner of
-// the workspace or a live connection invited to the session
-// (ErrNoSuchSender), not the caller (ErrReplyToSelf), and the note it
-// answers, if any, one of the session's the caller may read
-// (ErrNoSuchParent). One row exists per
-// (connection, idempotency key), enforced by a unique constraint: posting the
-// same key again returns the first note with duplicate true, also when
-// retries race; the same key with a different session, recipient, note
-// answered, subject or body gives ErrKeyReused and writes nothing. Posting starts nothing else.
-// Each post draws on the connection's write bucket (*WriteLimited when it
-// is empty), and a question past MaxOpenQuestions is ErrTooManyQuestions.
+// PostAgentNote adds a note from the connection's agent, to the whole session or as a reply to
+// in.To, with its resource event and webhook deliveries, in one statement that also checks the
+// caller may (agentNoteSQL).
 func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, duplicate bool, err error) {
 	if err := in.Validate(); err != nil {
 		return nil, false, err
@@ -238,8 +198,6 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 	return nil, false, wrap("post note", ErrNotFound)
 }
 
-// sameRecipient reports whether a note's recipient (nil: the whole session)
-// is to ("" for the whole session).
 func sameRecipient(recipient *string, to string) bool {
 	if recipient == nil {
 		return to == ""
@@ -247,7 +205,6 @@ func sameRecipient(recipient *string, to string) bool {
 	return *recipient == to
 }
 
-// derefOr is *p, or def when p is nil.
 func derefOr[T any](p *T, def T) T {
 	if p == nil {
 		return def

@@ -12,19 +12,15 @@ const (
 	MessageNote     = "note"
 	MessageReply    = "reply"
 	MessageAnalysis = "analysis"
-	// MessageQuestion is a question an agent asks the owners with ask_owner
-	// (questions.go); its answer is an owner's reply to it.
+	// MessageQuestion is a question an agent asks the owners with ask_owner (questions.go).
 	MessageQuestion = "question"
 )
 
-// SenderKind is who wrote a note: an owner in the web app, or a connection's
-// agent through the MCP tools. Its values are those the notes.sender_kind
-// check of the schema allows.
+// SenderKind is who wrote a note: an owner in the web app, or a connection's agent through the MCP
+// tools.
 type SenderKind string
 
-// The kinds of sender. SenderSystem is osFoundry itself, which writes one
-// kind of note: the reply that tells an agent its question expired
-// unanswered.
+// The kinds of sender.
 const (
 	SenderOwner  SenderKind = "owner"
 	SenderAgent  SenderKind = "agent"
@@ -71,18 +67,15 @@ type Note struct {
 	// it answers none.
 	InReplyTo *int64
 
-	// Where the note stands in its thread, filled by the queries that list
-	// notes for people to read (listedColumns); zero elsewhere.
-	//
-	// Parent is the note it answers, as a reply quotes it.
+	// Where the note stands in its thread, filled by the queries that list notes for people to read
+	// (listedColumns).
 	Parent *NoteParent
 	// Replies counts the notes that answer it, directly or further down.
 	Replies int
 	// Question is where the note stands as a question (MessageQuestion);
 	// nil for any other note.
 	Question *Question
-	// Closes is the question this note closed, as its answer or as the
-	// notice that it expired; nil for any other note.
+	// Closes is the question this note closed, as its answer or as the notice that it expired.
 	Closes *Question
 }
 
@@ -101,10 +94,6 @@ const noteColumns = `n.id, n.workspace_id, n.session_id, n.sender_kind, n.sender
 	n.sender_slug, n.sender_name, n.recipient_slug, n.message_type, n.subject, n.body, n.idempotency_key, n.created_at,
 	n.in_reply_to`
 
-// listedColumns are noteColumns and the note's place in its thread (Parent,
-// Replies), for queries of notes n joined with listedJoin: the parent by the
-// session's own index, and the replies down the thread by notes_replies_idx,
-// which holds replies only.
 var listedColumns = noteColumns + `, parent.id, parent.sender_name, parent.sender_slug, parent.subject, left(parent.body, 400),
 	(SELECT count(*) FROM (
 		WITH RECURSIVE down AS (
@@ -113,15 +102,11 @@ var listedColumns = noteColumns + `, parent.id, parent.sender_name, parent.sende
 		SELECT 1 FROM down) replies)::int,
 	` + questionColumns("qn") + `, ` + questionColumns("qc")
 
-// listedJoin joins a note n with its parent for listedColumns, and with the
-// question it is (qn) or closed (qc), both by the questions' primary key.
 const listedJoin = `LEFT JOIN notes parent ON parent.session_id = n.session_id AND parent.id = n.in_reply_to
 	LEFT JOIN questions qn ON qn.note_id = n.id
 	LEFT JOIN questions qc ON qc.note_id = n.in_reply_to AND qc.closing_note_id = n.id`
 
-// FromAgent reports whether an agent wrote the note: it carries AgentLabel
-// wherever people read it, and it is the only kind an owner's reply can
-// answer (its sender slug is where the reply goes).
+// FromAgent reports whether an agent wrote the note.
 func (n *Note) FromAgent() bool { return n.SenderKind == SenderAgent }
 
 // SentBy reports whether the owner wrote the note: their own note, which is
@@ -130,7 +115,6 @@ func (n *Note) SentBy(ownerID int64) bool {
 	return n.SenderOwnerID != nil && *n.SenderOwnerID == ownerID
 }
 
-// scanNote scans noteColumns, then extra.
 func scanNote(row pgx.Row, extra ...any) (*Note, error) {
 	n := &Note{}
 	err := row.Scan(append(n.targets(), extra...)...)
@@ -143,7 +127,6 @@ func (n *Note) targets() []any {
 		&n.InReplyTo}
 }
 
-// scanListedNote scans listedColumns, then extra.
 func scanListedNote(row pgx.Row, extra ...any) (*Note, error) {
 	n := &Note{}
 	var parentID *int64
@@ -162,7 +145,6 @@ func scanListedNote(row pgx.Row, extra ...any) (*Note, error) {
 	return n, nil
 }
 
-// collectListedNotes collects the rows of a query of listedColumns.
 func collectListedNotes(rows pgx.Rows, op string) ([]Note, error) {
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Note, error) {
 		n, err := scanListedNote(r)

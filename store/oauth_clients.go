@@ -53,8 +53,7 @@ func scanClient(row pgx.Row) (*OAuthClient, error) {
 	return c, err
 }
 
-// CreateOAuthClient stores a dynamically registered client. registeredFrom is
-// the caller's address, counted by RecentClientRegistrations.
+// CreateOAuthClient stores a dynamically registered client.
 func (s *Store) CreateOAuthClient(ctx context.Context, c *OAuthClient, registeredFrom string) error {
 	if c.Metadata == nil {
 		c.Metadata = json.RawMessage(`{}`)
@@ -93,10 +92,8 @@ func (s *Store) SaveMetadataDocumentClient(ctx context.Context, c *OAuthClient, 
 	return nil
 }
 
-// PruneUngrantedClients deletes, at most 500 at a time, the clients stored
-// before then that no connection, authorization code or refresh token names:
-// registrations and documents no owner ever approved. It returns how many
-// went.
+// PruneUngrantedClients deletes, at most 500 at a time, the clients stored before then that no
+// connection, authorization code or refresh token names.
 func (s *Store) PruneUngrantedClients(ctx context.Context, before time.Time) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `
 		DELETE FROM oauth_clients WHERE client_id IN (

@@ -34,10 +34,9 @@ func (s *Store) CreateAuthCode(ctx context.Context, a *AuthCode) error {
 	return nil
 }
 
-// RedeemAuthCode marks a code used and returns it; the caller then checks
-// expiry, client, PKCE, redirect URI and resource. A code can be redeemed once:
-// a second attempt revokes the connection it granted and returns ErrReplay.
-// An unknown code gives ErrNotFound.
+// RedeemAuthCode marks a code used and returns it; the caller checks expiry, client, PKCE, redirect
+// URI and resource. A second redemption revokes the connection it granted and gives ErrReplay; an
+// unknown code ErrNotFound.
 func (s *Store) RedeemAuthCode(ctx context.Context, code string, now time.Time) (*AuthCode, error) {
 	a := &AuthCode{CodeHash: HashToken(code)}
 	err := s.pool.QueryRow(ctx, `

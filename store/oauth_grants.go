@@ -10,19 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// sameSoftwareSQL is the rule for which connections an authorization by
-// the client cur (a row of oauth_clients) may continue, as a condition on
-// the connection c: one of an OAuth client with the same client_id (the
-// same registration, or the same client ID metadata document), or with the
-// same client name. The owner picks one on the consent page; nothing is
-// continued by itself.
 func sameSoftwareSQL(c, cur string) string {
 	return c + `.client_id IS NOT NULL AND (` + c + `.client_id = ` + cur + `.client_id OR (btrim(` + cur + `.client_name) <> ''
 		AND ` + c + `.client_name = left(btrim(` + cur + `.client_name), 200)))`
 }
 
-// ContinuableConnection is a connection of the owner that an authorization
-// of a client may continue: the consent page offers "Sign in again as" it.
+// ContinuableConnection is a connection of the owner that an authorization of a client may
+// continue.
 type ContinuableConnection struct {
 	ID int64
 	// Handle and DisplayName are the claimed profile, empty before a claim.
@@ -31,20 +25,16 @@ type ContinuableConnection struct {
 	ClientName  string
 	LastSeenAt  *time.Time
 	RevokedAt   *time.Time
-	// Held is true when the client's own dynamic registration holds the
-	// connection: the one sign-in that continues it by default.
+	// Held is true when the client's own dynamic registration holds the connection.
 	Held bool
 	// Projects are the names of the projects it is seated in.
 	Projects []string
 }
 
-// maxContinuable bounds the connections the consent page lists.
 const maxContinuable = 20
 
-// ListContinuableConnections returns the owner's connections (revoked ones
-// too) an authorization by clientID may continue (sameSoftwareSQL): those
-// the client's own registration holds first, then live before revoked, the
-// most recently used first.
+// ListContinuableConnections returns the owner's connections (revoked ones too) an authorization by
+// clientID may continue (sameSoftwareSQL).
 func (s *Store) ListContinuableConnections(ctx context.Context, workspaceID, ownerID int64, clientID string) ([]ContinuableConnection, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, coalesce(p.handle, ''), coalesce(p.display_name, ''), c.client_name, c.last_seen_at, c.revoked_at,
@@ -67,22 +57,10 @@ func (s *Store) ListContinuableConnections(ctx context.Context, workspaceID, own
 	return out, nil
 }
 
-// ErrNotContinuable refuses a grant that names a connection the client may
-// not continue: not the owner's, not of this workspace, or of another client
-// software.
+// ErrNotContinuable refuses a grant that names a connection the client may not continue.
 var ErrNotContinuable = &FieldError{"agent", "that agent cannot sign in again with this client; choose one listed, or connect as a new agent"}
 
-// GrantConnection is what an owner's approval of an OAuth client produces,
-// in one transaction: a new connection, or, with n.Continue, the owner's
-// connection of the same client software (sameSoftwareSQL, checked in the
-// statement) continued with the newly approved scopes and client: its
-// profile, sender slug, seats and invitations stay, a revoked one lives
-// again (its tokens went at revocation; the code about to be issued brings
-// new ones), the tokens it holds are marked superseded (a later revocation
-// of one of them ends only that sign-in's tokens), and scopes the owner no
-// longer grants are taken off them. Either way it is seated in n.ProjectIDs
-// and invited as a contributor to the sessions of n.InviteSessionIDs that
-// belong to those projects (an existing invitation keeps its role).
+// GrantConnection is what an owner's approval of an OAuth client produces, in one transaction.
 func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connection, error) {
 	if n.ClientID == nil {
 		return nil, fmt.Errorf("store: grant connection: %w", &FieldError{"client_id", "an OAuth grant needs a client"})
@@ -146,9 +124,6 @@ func (s *Store) GrantConnection(ctx context.Context, n NewConnection) (*Connecti
 	return c, nil
 }
 
-// continueConnection moves the connection n.Continue to n's client and
-// scopes, if sameSoftwareSQL lets that client continue it (pgx.ErrNoRows
-// otherwise), and fills c.
 func continueConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string, c *Connection) error {
 	err := tx.QueryRow(ctx, `
 		UPDATE connections c SET scopes = $5, client_id = cur.client_id, revoked_at = NULL

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrReplay means a spent authorization code or an exchanged refresh token
-// (past its grace window) was presented again. The grant has been revoked.
+// ErrReplay means a spent authorization code or an exchanged refresh token (past its grace window)
+// was presented again.
 var ErrReplay = errors.New("grant replayed")
 
 // TokenPair is what the token endpoint hands out.
@@ -24,8 +24,7 @@ type TokenPair struct {
 	AccessExpiresAt time.Time
 	Scopes          []string
 	Resource        string
-	// superseded carries a rotated refresh token's mark to its successor.
-	superseded bool
+	superseded      bool
 }
 
 // TokenLifetimes are the lives of newly issued tokens.
@@ -34,10 +33,8 @@ type TokenLifetimes struct {
 	Refresh time.Duration
 }
 
-// insertTokenPair stores the hashes of an access and a refresh token for a
-// live connection. It is idempotent, so re-deriving an already issued pair in
-// the grace window changes nothing. It returns the access token's expiry and
-// the scopes it carries.
+// insertTokenPair stores the hashes of a token pair for a live connection; it is idempotent, so
+// re-deriving a pair in the grace window changes nothing.
 func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time, life TokenLifetimes) error {
 	_, err := tx.Exec(ctx, `
 		INSERT INTO access_tokens (token_hash, connection_id, resource, scopes, expires_at)
@@ -55,9 +52,7 @@ func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time
 		HashToken(p.RefreshToken), p.ConnectionID, p.Resource, p.Scopes, now.Add(life.Refresh), p.ClientID, p.superseded); err != nil {
 		return err
 	}
-	// Expired rows of this grant go while we are here (bounded by the
-	// connection's own rows). Spent codes and refresh tokens are kept for a day
-	// past expiry so that a replay is still recognised and revokes the grant.
+	// Expired rows of this grant go while we are here (bounded by the connection's own rows).
 	for _, q := range []string{
 		`DELETE FROM access_tokens WHERE connection_id = $1 AND expires_at < $2`,
 		`DELETE FROM refresh_tokens WHERE connection_id = $1 AND expires_at < $2::timestamptz - interval '1 day'`,
@@ -71,9 +66,8 @@ func insertTokenPair(ctx context.Context, tx pgx.Tx, p *TokenPair, now time.Time
 		Scan(&p.AccessExpiresAt, &p.Scopes)
 }
 
-// IssueTokens stores a new access and refresh token pair for a connection
-// (after an authorization code was redeemed). Scopes are narrowed to the
-// connection's. A revoked connection gives ErrNotFound.
+// IssueTokens stores a new access and refresh token pair for a connection (after an authorization
+// code was redeemed). A revoked connection gives ErrNotFound.
 func (s *Store) IssueTokens(ctx context.Context, p *TokenPair, now time.Time, life TokenLifetimes) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error { return insertTokenPair(ctx, tx, p, now, life) })
 	if err != nil {
@@ -82,9 +76,7 @@ func (s *Store) IssueTokens(ctx context.Context, p *TokenPair, now time.Time, li
 	return nil
 }
 
-// RefreshRequest is a refresh_token grant. Next is the successor pair, which
-// the caller derives deterministically from Token, so that every exchange of
-// Token within the grace window returns the same pair.
+// RefreshRequest is a refresh_token grant.
 type RefreshRequest struct {
 	Token    string
 	ClientID string
@@ -94,10 +86,9 @@ type RefreshRequest struct {
 	Life     TokenLifetimes
 }
 
-// RotateRefreshToken exchanges a refresh token for its successor pair. The
-// first exchange records the rotation; later ones within Grace return the same
-// pair; any later one revokes the connection and returns ErrReplay. Unknown,
-// expired, other-client and revoked tokens give ErrNotFound.
+// RotateRefreshToken exchanges a refresh token for its successor pair, the same pair again within
+// Grace; a later exchange revokes the connection and gives ErrReplay. Unknown, expired,
+// other-client and revoked tokens give ErrNotFound.
 func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*TokenPair, error) {
 	var p *TokenPair
 	var replayConn, replayWS int64
@@ -153,12 +144,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, r RefreshRequest) (*Toke
 	return p, nil
 }
 
-// RevokeClientToken implements RFC 7009 for clientID: an access token of one
-// of its connections is deleted; a refresh token ends the whole grant (the
-// connection is revoked), unless a later sign-in has since continued the
-// connection (the token is superseded): then only the superseded refresh
-// tokens of clientID go, and the newer sign-in keeps its own. Unknown tokens
-// and other clients' tokens are ignored, as the RFC asks.
+// RevokeClientToken implements RFC 7009 for clientID.
 func (s *Store) RevokeClientToken(ctx context.Context, clientID, token string) error {
 	h := HashToken(token)
 	var wsID, connID int64

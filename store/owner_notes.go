@@ -13,16 +13,11 @@ import (
 // the session's.
 var ErrNotAnswerable = &FieldError{"reply_to", "you can reply to a note of this session only"}
 
-// ErrRecipientRevoked refuses an owner's reply to an agent whose connection
-// was revoked: it can read nothing, as reply_to_sender refuses the same
-// target.
+// ErrRecipientRevoked refuses an owner's reply to an agent whose connection was revoked.
 var ErrRecipientRevoked = &FieldError{"reply_to", "this agent's connection was revoked, so it cannot read a reply; " +
 	"if it signs in again and its owner continues the connection on the consent page, write to it then"}
 
-// ReplyTarget returns the note of the session the owner's reply answers
-// (any of its notes); none gives ErrNotAnswerable, and a note whose reply
-// would go to an agent whose connection is revoked (ReplyAddress) comes with
-// ErrRecipientRevoked. PostOwnerNote checks a reply with it.
+// ReplyTarget returns the note of the session the owner's reply answers (any of its notes).
 func (s *Store) ReplyTarget(ctx context.Context, workspaceID, sessionID, noteID, ownerID int64) (*Note, error) {
 	n, err := replyTarget(ctx, s.pool, workspaceID, sessionID, noteID, ownerID)
 	if err != nil && err != ErrNotAnswerable && err != ErrRecipientRevoked {
@@ -58,12 +53,7 @@ func replyTarget(ctx context.Context, q queryRower, workspaceID, sessionID, note
 	return n, nil
 }
 
-// ReplyAddress is the one rule of where an owner's reply to a note goes, and
-// so its message type: a reply to an analysis note is an analysis note
-// (owners only, as what it answers); a reply to one's own note goes on to
-// whom that note went (to the whole session, a note; to one sender, a
-// reply); a reply to anyone else's note goes to its sender. recipient nil
-// is the whole session.
+// ReplyAddress is the one rule of where an owner's reply to a note goes, and so its message type.
 func ReplyAddress(parent *Note, ownerID int64) (messageType string, recipient *string) {
 	switch {
 	case parent.MessageType == MessageAnalysis:
@@ -76,10 +66,7 @@ func ReplyAddress(parent *Note, ownerID int64) (messageType string, recipient *s
 	return MessageReply, &parent.SenderSlug
 }
 
-// OwnerNote is the input of PostOwnerNote: a note an owner writes in the web
-// app. Type is MessageReply (an answer to the note ReplyTo, addressed as
-// ReplyAddress says), MessageNote (to the whole session) or MessageAnalysis
-// (owners only).
+// OwnerNote is the input of PostOwnerNote: a note an owner writes in the web app.
 type OwnerNote struct {
 	WorkspaceID int64
 	SessionID   int64
@@ -108,17 +95,10 @@ func (o *OwnerNote) Validate() error {
 	return checkNoteText(o.Subject, o.Body)
 }
 
-// duplicateWindow is how long an identical note from the same owner counts
-// as a second submission of the same form rather than a new message.
 const duplicateWindow = "10 seconds"
 
-// duplicateOwnerNoteSQL finds the newest note of session $1 by owner $2
-// identical to the one being posted ($3 type, $4 recipient, $5 subject, $6
-// body, $8 the note it answers) within the last $7. The owner's notes of the
-// window are a range of notes_owner_recent_idx (session, owner, time), read
-// first and then ordered, so that no plan walks the session's notes newest
-// first filtering on created_at, which reads the whole session when there is
-// no such note (the usual case) while the session's lock is held.
+// duplicateOwnerNoteSQL finds the owner's identical note within the interval $7, read as a range of
+// notes_owner_recent_idx (docs/performance.md).
 var duplicateOwnerNoteSQL = `
 	WITH recent AS MATERIALIZED (
 		SELECT n.* FROM notes n
@@ -129,13 +109,9 @@ var duplicateOwnerNoteSQL = `
 		AND n.in_reply_to IS NOT DISTINCT FROM $8
 	ORDER BY n.id DESC LIMIT 1`
 
-// PostOwnerNote adds an owner's note to a session of the workspace, with its
-// resource event and change notification, in one transaction; the owner's
-// role must write (member or admin, *RoleError otherwise). A reply
-// records the note it answers and goes where ReplyAddress says. The session row is locked
-// first, which serialises the session's writers: an identical note from the
-// same owner within a few seconds (a double submit, possibly on another
-// replica) returns the first one with duplicate true instead of a second row.
+// PostOwnerNote adds an owner's note to a session of the workspace, with its event and
+// notification, in one transaction. The session row is locked first, so a double submit (maybe on
+// another replica) returns the first note with duplicate true.
 func (s *Store) PostOwnerNote(ctx context.Context, in OwnerNote) (note *Note, duplicate bool, err error) {
 	if err := in.Validate(); err != nil {
 		return nil, false, err

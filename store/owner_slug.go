@@ -5,12 +5,8 @@ import (
 	"strings"
 )
 
-// ownerSlugPrefix is the owner slug's form for the Go side only; statements
-// use the SQL functions owner_slug, owner_slug_id and is_owner_slug
-// (migration 100), which TestOwnerSlugAgreesWithSQL holds to the same rule.
 const ownerSlugPrefix = "owner-"
 
-// maxOwnerSlugDigits is as many digits as owner_slug_id reads.
 const maxOwnerSlugDigits = 18
 
 // OwnerSlug is an owner's sender slug, owner-<id>.

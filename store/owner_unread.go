@@ -8,22 +8,14 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// unreadCounted selects one row (count, newest) of the notes of the session
-// unreadBy the owner that also meet the condition also on notes n: how many
-// there are, up to MaxUnreadCounted (the owner's pages show that many as
-// "99+"), and the newest of them (0 when none). It reads the newest
-// entries of notes_unread_idx above the owner's mark, index-only (the index
-// carries the columns unreadBy and forOwners test), and stops at the cap: an
-// owner who never opened a session of tens of thousands of notes costs
-// MaxUnreadCounted index entries there, not its backlog.
+// unreadCounted is (count, newest) of the session's notes unreadBy the owner that meet also,
+// counting at most MaxUnreadCounted index-only entries of notes_unread_idx.
 func unreadCounted(owner, session, also string) string {
 	return `SELECT count(*)::int AS count, coalesce(max(c.id), 0) AS newest FROM (
 		SELECT n.id FROM notes n WHERE ` + unreadBy(owner, session) + ` AND ` + also + `
 		ORDER BY n.session_id DESC, n.id DESC LIMIT ` + strconv.Itoa(MaxUnreadCounted) + `) c`
 }
 
-// unreadCount is the owner's capped unread count of the session, as a
-// scalar SQL expression (unreadCounted's count).
 func unreadCount(owner, session string) string {
 	return `(SELECT u.count FROM (` + unreadCounted(owner, session, "true") + `) u)`
 }
@@ -41,27 +33,16 @@ func (s *Store) LastReadNote(ctx context.Context, ownerID, sessionID int64) (int
 	return id, nil
 }
 
-// unreadBy is the one rule of what an owner has not read, as a condition on
-// notes n of the session the SQL expression session names: newer than the
-// owner's read mark there, and not written by the owner. owner is the SQL
-// parameter holding the owner id. The bound is a row comparison on
-// (session_id, id) with the mark looked up once per session, and the
-// session a range (inSession), so that a session's unread notes are a range
-// of notes_session_idx: counting or listing them costs what is unread, not
-// the session's whole mail.
+// unreadBy is the one rule of what an owner has not read: newer than their read mark in the
+// session, not written by them, bounded as a range of notes_session_idx (docs/performance.md).
 func unreadBy(owner, session string) string {
 	return inSession(session) + ` AND n.sender_owner_id IS DISTINCT FROM ` + owner + `
 		AND (n.session_id, n.id) > (` + session + `, coalesce((SELECT r.last_read_note_id FROM note_reads r
 			WHERE r.owner_id = ` + owner + ` AND r.session_id = ` + session + `), 0))`
 }
 
-// anyUnreadBy is a cheap test that the session may hold notes unreadBy the
-// owner: one above the owner's mark there, one index-only probe of
-// notes_session_idx, bounded as unreadBy is (the session a range, the mark
-// a row comparison: with "id > mark" a plan walked the primary key from the
-// mark through every session's notes), and kept a probe per session by
-// OFFSET 0 (as a join, a plan may hash every note). The unread counts take it first, so that of a
-// workspace's sessions only those with newer notes are counted.
+// anyUnreadBy is one index-only probe for a note above the owner's mark in the session, kept one
+// probe per session by OFFSET 0.
 func anyUnreadBy(owner, session string) string {
 	return `EXISTS (SELECT 1 FROM notes x WHERE x.session_id BETWEEN ` + session + ` AND ` + session + `
 		AND (x.session_id, x.id) > (` + session + `, coalesce((SELECT r.last_read_note_id
@@ -79,9 +60,6 @@ type SessionUnread struct {
 	InboxNewest int64
 }
 
-// unreadMailSQL is UnreadMail's statement, $1 the workspace, $2 the owner.
-// Each count is capped (unreadCounted): it reads at most MaxUnreadCounted
-// entries of notes_unread_idx per session, however far behind the owner is.
 var unreadMailSQL = `
 	SELECT s.id, s.project_id, u.count, i.inbox, i.inbox_newest
 	FROM sessions s CROSS JOIN LATERAL (` + unreadCounted("$2", "s.id", "true") + `) u
@@ -89,9 +67,8 @@ var unreadMailSQL = `
 	WHERE s.workspace_id = $1 AND ` + anyUnreadBy("$2", "s.id") + ` AND u.count > 0
 	ORDER BY s.id`
 
-// UnreadMail returns the owner's unread count of every session of the
-// workspace that has unread notes: what the projects and sessions lists and
-// the navigation's inbox count show live.
+// UnreadMail returns the owner's unread count of every session of the workspace that has unread
+// notes.
 func (s *Store) UnreadMail(ctx context.Context, workspaceID, ownerID int64) ([]SessionUnread, error) {
 	rows, err := s.pool.Query(ctx, unreadMailSQL, workspaceID, ownerID)
 	if err != nil {
@@ -114,8 +91,6 @@ type OwnerSessionUnread struct {
 	SessionUnread
 }
 
-// unreadMailInSQL is UnreadMailIn's statement, $1 the owners, $2 the
-// sessions (all of one workspace), counted as unreadMailSQL counts.
 var unreadMailInSQL = `
 	SELECT o.id, s.id, s.project_id, u.count, i.inbox, i.inbox_newest
 	FROM unnest($1::bigint[]) o(id) CROSS JOIN sessions s
@@ -124,11 +99,8 @@ var unreadMailInSQL = `
 	WHERE s.id = ANY($2) AND ` + anyUnreadBy("o.id", "s.id") + ` AND u.count > 0
 	ORDER BY o.id, s.id`
 
-// UnreadMailIn returns, for each of the owners, their unread count of each
-// of the sessions that has unread notes (as UnreadMail counts them): what
-// the live counts recount when notes arrive in those sessions, in one
-// statement for every owner watching, instead of each owner's whole
-// workspace.
+// UnreadMailIn returns, for each of the owners, their unread count of each of the sessions that has
+// unread notes (as UnreadMail counts them).
 func (s *Store) UnreadMailIn(ctx context.Context, ownerIDs, sessionIDs []int64) ([]OwnerSessionUnread, error) {
 	rows, err := s.pool.Query(ctx, unreadMailInSQL, ownerIDs, sessionIDs)
 	if err != nil {
@@ -145,13 +117,9 @@ func (s *Store) UnreadMailIn(ctx context.Context, ownerIDs, sessionIDs []int64) 
 	return out, nil
 }
 
-// MarkMailRead records that the owner has seen the session's notes up to
-// noteID and returns the previous mark, in one statement. The mark only
-// moves forward; when it does, the statement itself notifies ReadsTopic (the
-// owner's unread counts on other pages follow): a notification that depends
-// on what the statement decides, allowed inline (notify.go). Its only write
-// is the mark: it commits without waiting for the WAL flush
-// (readsCommitAsync).
+// MarkMailRead moves the owner's read mark of the session forward to noteID and returns the
+// previous mark, in one statement; it writes only the mark, so it commits without waiting for the
+// WAL flush (readsCommitAsync).
 func (s *Store) MarkMailRead(ctx context.Context, ownerID, sessionID, noteID int64) (previous int64, err error) {
 	var notified *string
 	err = s.pool.QueryRow(ctx, `

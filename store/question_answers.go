@@ -28,8 +28,7 @@ type Answer struct {
 	RemoteAddr, UserAgent string
 }
 
-// ErrClosed is the refusal of an answer to a question that is no longer
-// open: Question says who answered it and what, or that it expired.
+// ErrClosed is the refusal of an answer to a question that is no longer open.
 type ErrClosed struct{ Question *Question }
 
 func (e *ErrClosed) Error() string {
@@ -39,21 +38,13 @@ func (e *ErrClosed) Error() string {
 	return "this question expired without an answer; the agent was told there was no decision"
 }
 
-// AnswerQuestion records an owner's answer to an open question of the
-// workspace. The first answer wins: one conditional UPDATE decides, so of
-// two owners answering at once (on any replicas) exactly one succeeds and
-// the other gets *ErrClosed naming who answered; so does an answer to an
-// expired question. The answer is a reply from the owner to the agent that
-// asked, in answer to the question, written in the same transaction with
-// the question_answered event; the question's timers end. The reply then
-// announces itself as any note does, and QuestionTopic tells waiting
-// ask_owner calls on every replica.
+// AnswerQuestion records an owner's answer to an open question of the workspace, as a reply to the
+// agent. One conditional UPDATE decides, so of two owners at once exactly one wins and the other
+// gets *ErrClosed.
 func (s *Store) AnswerQuestion(ctx context.Context, in Answer) (*Question, error) {
 	return s.answer(ctx, in, 0)
 }
 
-// answer is AnswerQuestion; link is the answer link it uses (0: none),
-// spent in the same transaction (answer_links.go).
 func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, error) {
 	text := strings.TrimSpace(in.Text)
 	if in.Option == nil {
@@ -136,8 +127,6 @@ func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, e
 	return q, nil
 }
 
-// closeQuestion records the note that closed a question and appends its
-// event (kind, with payload) to the session's events, inside tx.
 func closeQuestion(ctx context.Context, tx pgx.Tx, q *Question, noteID int64, kind string, payload map[string]any) error {
 	if _, err := tx.Exec(ctx, `UPDATE questions SET closing_note_id = $2 WHERE note_id = $1`, q.ID, noteID); err != nil {
 		return err
@@ -146,9 +135,6 @@ func closeQuestion(ctx context.Context, tx pgx.Tx, q *Question, noteID int64, ki
 	return err
 }
 
-// whyNotAnswered says why the deciding UPDATE answered nothing: no such
-// question in the workspace (or no such owner), an option that is not one
-// of the question's, or a question closed already (*ErrClosed).
 func (s *Store) whyNotAnswered(ctx context.Context, tx pgx.Tx, in Answer) error {
 	q, err := scanQuestion(tx.QueryRow(ctx, questionSelect+`
 		FROM questions q JOIN notes n ON n.id = q.note_id

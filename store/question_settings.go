@@ -6,9 +6,7 @@ import (
 	"fmt"
 )
 
-// QuestionSettings are a project's question delays: how long a question
-// waits on the page before the owners are reached elsewhere, per urgency,
-// and when an unanswered one expires.
+// QuestionSettings are a project's question delays.
 type QuestionSettings struct {
 	BlockingMinutes int
 	NormalMinutes   int
@@ -57,7 +55,6 @@ func (s *Store) SetProjectQuestionSettings(ctx context.Context, workspaceID, pro
 	return s.setProjectQuestionSettingsIn(ctx, s.pool, workspaceID, projectID, q)
 }
 
-// setProjectQuestionSettingsIn is SetProjectQuestionSettings on q (the pool, or an action's transaction).
 func (s *Store) setProjectQuestionSettingsIn(ctx context.Context, db querier, workspaceID, projectID int64, q QuestionSettings) error {
 	if err := q.Validate(); err != nil {
 		return err

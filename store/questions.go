@@ -11,13 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Decisions: an agent asks the owners of its session a question
-// (ask_owner), with options or for free text. The first owner to answer
-// decides, in one statement; the answer is an owner's reply to the question,
-// so it reaches the agent as its other mail does. A question nobody answers
-// expires (its timer, question_timers.go): osFoundry then replies "no
-// decision" itself. Silence is never an answer.
-
 // Question states.
 const (
 	QuestionOpen     = "open"
@@ -56,8 +49,7 @@ type Question struct {
 	Options []string
 	Urgency string
 	State   string
-	// Answer, AnsweredBy (the owner's display name) and AnsweredByID are set
-	// once answered; ClosedAt once answered or expired.
+	// Answer, AnsweredBy (the owner's display name) and AnsweredByID are set once answered.
 	Answer       string
 	AnsweredBy   string
 	AnsweredByID *int64
@@ -80,8 +72,6 @@ type QuestionAsk struct {
 	Urgency string
 }
 
-// validate checks a question's text (the note's body) and what it asks
-// with; a refusal names the ask_owner argument.
 func (q *QuestionAsk) validate(text string) error {
 	if q.Urgency == "" {
 		q.Urgency = UrgencyNormal
@@ -124,19 +114,16 @@ func QuestionFirstLine(text string) string {
 	return strings.TrimSuffix(line, "\r")
 }
 
-// ErrQuestionKeyReused means an idempotency key was sent again with another
-// session, question, options or urgency; nothing was written.
+// ErrQuestionKeyReused means an idempotency key was sent again with another session, question,
+// options or urgency.
 var ErrQuestionKeyReused = &FieldError{"idempotency_key", "already used for a different question; send the same session, question, options and urgency to retry, or use a new key for a new question"}
 
-// questionColumns are the columns of a question row of alias a that
-// nullableQuestion scans (all NULL when the join found none).
 func questionColumns(a string) string {
 	return a + `.note_id, ` + a + `.workspace_id, ` + a + `.session_id, ` + a + `.connection_id, ` + a + `.options, ` +
 		a + `.urgency, ` + a + `.state, ` + a + `.answer, ` + a + `.answered_by_name, ` + a + `.answered_by, ` +
 		a + `.closed_at, ` + a + `.closing_note_id, ` + a + `.expires_at, ` + a + `.created_at`
 }
 
-// nullableQuestion scans questionColumns of an outer join.
 type nullableQuestion struct {
 	id, workspaceID, sessionID, connectionID *int64
 	options                                  []string
@@ -150,8 +137,6 @@ func (q *nullableQuestion) targets() []any {
 		&q.answeredBy, &q.answeredByID, &q.closedAt, &q.closedBy, &q.expiresAt, &q.createdAt}
 }
 
-// question is the scanned question, nil when there was none. Its Text is
-// left to the caller, which has the note.
 func (q *nullableQuestion) question() *Question {
 	if q.id == nil {
 		return nil
@@ -166,11 +151,8 @@ func (q *nullableQuestion) question() *Question {
 	return out
 }
 
-// questionSelect reads questions q with their notes n, in the column order
-// scanQuestion reads; the FROM is the caller's.
 var questionSelect = `SELECT n.body, ` + questionColumns("q")
 
-// scanQuestion scans n.body and questionColumns("q").
 func scanQuestion(row pgx.Row) (*Question, error) {
 	var text string
 	var q nullableQuestion
@@ -185,13 +167,6 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 	return out, nil
 }
 
-// agentQuestionSQL writes an agent's question as agentNoteSQL writes its
-// notes (agentNoteWriteSQL), with the question's row in the same statement:
-// $12 the seconds a minute of the write limits lasts (writeBucket), $13 its
-// options, $14 its urgency, $15 the seconds a minute of its delays lasts
-// (Store.questionMinute). Its timer starts at the notice, due after the
-// delay of its project for the urgency; it expires after the project's
-// expiry.
 var agentQuestionSQL = agentNoteWriteSQL(`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
@@ -214,12 +189,8 @@ type AgentQuestion struct {
 	IdempotencyKey string
 }
 
-// AskQuestion posts the connection's question to its session's owners,
-// with the same rules and idempotency as PostAgentNote: the same key again
-// returns the first question (duplicate true), also when retries race; the
-// same key with another session, text, options or urgency gives
-// ErrQuestionKeyReused. It returns the question as it stands now, which for
-// a retry may be answered already.
+// AskQuestion posts the connection's question to its session's owners, with the same rules and
+// idempotency as PostAgentNote.
 func (s *Store) AskQuestion(ctx context.Context, in AgentQuestion) (q *Question, duplicate bool, err error) {
 	n, dup, err := s.PostAgentNote(ctx, AgentNote{WorkspaceID: in.WorkspaceID, ConnectionID: in.ConnectionID,
 		SessionType: in.SessionType, SessionID: in.SessionID, Body: in.Text, IdempotencyKey: in.IdempotencyKey,
@@ -234,7 +205,6 @@ func (s *Store) AskQuestion(ctx context.Context, in AgentQuestion) (q *Question,
 	return q, dup, nil
 }
 
-// sameQuestion reports whether question id was asked with what ask says.
 func (s *Store) sameQuestion(ctx context.Context, id int64, ask *QuestionAsk) (bool, error) {
 	var options []string
 	var urgency string
@@ -255,9 +225,7 @@ func (s *Store) AgentQuestion(ctx context.Context, workspaceID, connectionID, id
 	return q, nil
 }
 
-// QuestionsOf returns the questions among ids, in the workspace, by id: the
-// notes of a page of read_session_mail that are questions or that the
-// questions name as what closed them come with where they stand.
+// QuestionsOf returns the questions among ids, in the workspace, by id.
 func (s *Store) QuestionsOf(ctx context.Context, workspaceID int64, ids []int64) (map[int64]*Question, error) {
 	out := map[int64]*Question{}
 	if len(ids) == 0 {
@@ -295,10 +263,8 @@ func (s *Store) OwnerQuestion(ctx context.Context, workspaceID, id int64) (*Ques
 	return q, nil
 }
 
-// OpenQuestions returns the open questions of the workspace (of one project
-// when projectID is not 0, of one session when sessionID is not 0), newest
-// first, at most limit, as the notes they are: what the top of the inbox and
-// of a session page shows with its answer buttons.
+// OpenQuestions returns the open questions of the workspace (of one project when projectID is not
+// 0, of one session when sessionID is not 0), newest first, at most limit, as the notes they are.
 func (s *Store) OpenQuestions(ctx context.Context, workspaceID, projectID, sessionID int64, limit int) ([]InboxNote, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+inboxColumns+`, false

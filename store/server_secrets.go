@@ -6,8 +6,7 @@ import (
 	"fmt"
 )
 
-// ServerSecret returns the named shared secret, creating it (32 random bytes)
-// on first use. Every replica reads the same value.
+// ServerSecret returns the named shared secret, creating it (32 random bytes) on first use.
 func (s *Store) ServerSecret(ctx context.Context, name string) ([]byte, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

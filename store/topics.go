@@ -6,56 +6,44 @@ import (
 	"time"
 )
 
-// The NOTIFY channels, in one place: every replica's Listener hears all of
-// them on its one connection. Their payloads carry ids only: a subscriber
-// loads what it shows from the database, once per replica. Each channel has
-// one Topic below, whose codec is the only reader and writer of its payload
-// in Go; the statements that notify from SQL build the same text (named at
-// each topic).
+// The NOTIFY channels, in one place: every replica's Listener hears all of them on its one
+// connection.
 const (
 	// NotesChannel announces a new note: "<session id>:<note id>:<sent>".
 	NotesChannel = "osfoundry_notes"
-	// ReceiptsChannel says an owner's note got a read receipt (an agent
-	// read it): "<session id>:<note id>".
+	// ReceiptsChannel says an owner's note got a read receipt (an agent read it).
 	ReceiptsChannel = "osfoundry_receipts"
-	// ReadsChannel says an owner's read mark in a session moved forward, so
-	// their unread counts changed: "<owner id>".
+	// ReadsChannel says an owner's read mark in a session moved forward, so their unread counts
+	// changed.
 	ReadsChannel = "osfoundry_reads"
-	// PresenceChannel says what a presence sidebar shows may have changed
-	// in a workspace (a status set or cleared, a profile claimed, a
-	// connection revoked): "<workspace id>".
+	// PresenceChannel says what a presence sidebar shows may have changed in a workspace (a status
+	// set or cleared, a profile claimed, a connection revoked).
 	PresenceChannel = "osfoundry_presence"
-	// SignOutChannel says a sign-in ended (signed out, ended from the
-	// account page, or by a password change): "<sign-in id>", the row's id,
-	// not its token.
+	// SignOutChannel says a sign-in ended (signed out, ended from the account page, or by a
+	// password change).
 	SignOutChannel = "osfoundry_signouts"
 	// WebhooksChannel wakes the webhook senders when deliveries are queued;
 	// the payload is empty.
 	WebhooksChannel = "osfoundry_webhooks"
-	// QuestionsChannel says a question closed, answered or expired:
-	// "<session id>:<question id>", which waiting ask_owner calls hear.
+	// QuestionsChannel says a question closed, answered or expired.
 	QuestionsChannel = "osfoundry_questions"
-	// TimersChannel wakes the question timers of every replica when a
-	// question was asked (its notice may be due at once); the payload is
-	// empty.
+	// TimersChannel wakes the question timers of every replica when a question was asked (its
+	// notice may be due at once).
 	TimersChannel = "osfoundry_timers"
 	// EmailChannel wakes the mail senders when messages are queued; the
 	// payload is empty.
 	EmailChannel = "osfoundry_mail"
-	// ApprovalsChannel says an approval was asked or decided (allowed,
-	// denied, expired, answered at the terminal): "<approval id>", which
-	// waiting hooks hear on any replica.
+	// ApprovalsChannel says an approval was asked or decided (allowed, denied, expired, answered at
+	// the terminal).
 	ApprovalsChannel = "osfoundry_approvals"
-	// PushChannel wakes the push senders when pushes are queued (the
-	// push_question and push_reply triggers send it); the payload is empty.
+	// PushChannel wakes the push senders when pushes are queued (the push_question and push_reply
+	// triggers send it).
 	PushChannel = "osfoundry_push"
-	// PeopleChannel says a person's role changed or they were removed:
-	// "<owner id>", so that every replica forgets what it cached of them.
+	// PeopleChannel says a person's role changed or they were removed.
 	PeopleChannel = "osfoundry_people"
 )
 
-// Topic is one NOTIFY channel and the codec of its payload; T is what a
-// notification on it says. Subscribe with Listen.
+// Topic is one NOTIFY channel and the codec of its payload; T is what a notification on it says.
 type Topic[T any] struct {
 	channel string
 	encode  func(T) string
@@ -65,7 +53,6 @@ type Topic[T any] struct {
 // Channel is the topic's NOTIFY channel.
 func (t Topic[T]) Channel() string { return t.channel }
 
-// notification is the NOTIFY that says v on the topic.
 func (t Topic[T]) notification(v T) notification {
 	return notification{t.channel, t.encode(v)}
 }
@@ -73,11 +60,8 @@ func (t Topic[T]) notification(v T) notification {
 // NoteNotice is a notification of a new note.
 type NoteNotice struct {
 	SessionID, NoteID int64
-	// Sent is when the writer queued the notification, right after the note
-	// committed (the writing replica's clock), from which each replica
-	// measures how late it heard of the note. It is zero for a note the
-	// listener did not hear of but found (MailCache's sweep), and in the
-	// payload of a replica older than the field.
+	// Sent is when the writer queued the notification, right after the note committed (the writing
+	// replica's clock), from which each replica measures how late it heard of the note.
 	Sent time.Time
 }
 
@@ -88,8 +72,7 @@ type NoteRef struct {
 
 // The topics of the channels above.
 var (
-	// NoteTopic: "<session id>:<note id>:<sent>", sent in Unix microseconds;
-	// a payload without it (an older replica's) reads with a zero Sent.
+	// NoteTopic: "<session id>:<note id>:<sent>", sent in Unix microseconds.
 	NoteTopic = Topic[NoteNotice]{NotesChannel, encodeNoteNotice, decodeNoteNotice}
 	// ReceiptTopic: "<session id>:<note id>"; readAgentMailSQL builds it in
 	// the statement that records the receipt.
@@ -101,15 +84,13 @@ var (
 	PresenceTopic = Topic[int64]{PresenceChannel, encodeID, decodeID}
 	// SignOutTopic: the sign-in id.
 	SignOutTopic = Topic[int64]{SignOutChannel, encodeID, decodeID}
-	// WebhookTopic: empty; the statements that queue a delivery send it
-	// (SetWebhookEndpointEnabled, QueueWebhookTest) or the note's writer
-	// does, after its commit. Any payload wakes the senders.
+	// WebhookTopic: empty; the statements that queue a delivery send it (SetWebhookEndpointEnabled,
+	// QueueWebhookTest) or the note's writer does, after its commit.
 	WebhookTopic = Topic[struct{}]{WebhooksChannel, encodeEmpty, decodeEmpty}
 	// QuestionTopic: "<session id>:<question id>", sent after the answer
 	// or the expiry committed.
 	QuestionTopic = Topic[NoteRef]{QuestionsChannel, encodeNoteRef, decodeNoteRef}
-	// TimerTopic: empty; sent after a question was asked. Any payload wakes
-	// the timers.
+	// TimerTopic: empty; sent after a question was asked.
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
 	// EmailTopic: empty; sent after messages were queued.
 	EmailTopic = Topic[struct{}]{EmailChannel, encodeEmpty, decodeEmpty}
