@@ -6,41 +6,21 @@ import (
 	"time"
 )
 
-// The NOTIFY channels, in one place: every replica's Listener hears all of them on its one
-// connection.
+// The NOTIFY channels, each heard by every replica's one Listener; their payloads carry ids only, and
+// each channel's Topic below says what it means.
 const (
-	// NotesChannel announces a new note: "<session id>:<note id>:<sent>".
-	NotesChannel = "osfoundry_notes"
-	// ReceiptsChannel says an owner's note got a read receipt (an agent read it).
-	ReceiptsChannel = "osfoundry_receipts"
-	// ReadsChannel says an owner's read mark in a session moved forward, so their unread counts
-	// changed.
-	ReadsChannel = "osfoundry_reads"
-	// PresenceChannel says what a presence sidebar shows may have changed in a workspace (a status
-	// set or cleared, a profile claimed, a connection revoked).
-	PresenceChannel = "osfoundry_presence"
-	// SignOutChannel says a sign-in ended (signed out, ended from the account page, or by a
-	// password change).
-	SignOutChannel = "osfoundry_signouts"
-	// WebhooksChannel wakes the webhook senders when deliveries are queued;
-	// the payload is empty.
-	WebhooksChannel = "osfoundry_webhooks"
-	// QuestionsChannel says a question closed, answered or expired.
+	NotesChannel     = "osfoundry_notes"
+	ReceiptsChannel  = "osfoundry_receipts"
+	ReadsChannel     = "osfoundry_reads"
+	PresenceChannel  = "osfoundry_presence"
+	SignOutChannel   = "osfoundry_signouts"
+	WebhooksChannel  = "osfoundry_webhooks"
 	QuestionsChannel = "osfoundry_questions"
-	// TimersChannel wakes the question timers of every replica when a question was asked (its
-	// notice may be due at once).
-	TimersChannel = "osfoundry_timers"
-	// EmailChannel wakes the mail senders when messages are queued; the
-	// payload is empty.
-	EmailChannel = "osfoundry_mail"
-	// ApprovalsChannel says an approval was asked or decided (allowed, denied, expired, answered at
-	// the terminal).
+	TimersChannel    = "osfoundry_timers"
+	EmailChannel     = "osfoundry_mail"
 	ApprovalsChannel = "osfoundry_approvals"
-	// PushChannel wakes the push senders when pushes are queued (the push_question and push_reply
-	// triggers send it).
-	PushChannel = "osfoundry_push"
-	// PeopleChannel says a person's role changed or they were removed.
-	PeopleChannel = "osfoundry_people"
+	PushChannel      = "osfoundry_push"
+	PeopleChannel    = "osfoundry_people"
 )
 
 // Topic is one NOTIFY channel and the codec of its payload; T is what a notification on it says.
@@ -70,35 +50,31 @@ type NoteRef struct {
 	SessionID, NoteID int64
 }
 
-// The topics of the channels above.
+// The topics of the channels above, with what each payload holds.
 var (
-	// NoteTopic: "<session id>:<note id>:<sent>", sent in Unix microseconds.
+	// NoteTopic: a new note, "<session id>:<note id>:<sent>" (Unix microseconds).
 	NoteTopic = Topic[NoteNotice]{NotesChannel, encodeNoteNotice, decodeNoteNotice}
-	// ReceiptTopic: "<session id>:<note id>"; readAgentMailSQL builds it in
-	// the statement that records the receipt.
+	// ReceiptTopic: an agent read an owner's note, "<session id>:<note id>".
 	ReceiptTopic = Topic[NoteRef]{ReceiptsChannel, encodeNoteRef, decodeNoteRef}
-	// ReadsTopic: the owner id; MarkMailRead sends it in the statement that
-	// moves the mark.
+	// ReadsTopic: an owner's read mark moved, the owner id (sent by MarkMailRead's statement).
 	ReadsTopic = Topic[int64]{ReadsChannel, encodeID, decodeID}
-	// PresenceTopic: the workspace id.
+	// PresenceTopic: a presence sidebar of the workspace may have changed, the workspace id.
 	PresenceTopic = Topic[int64]{PresenceChannel, encodeID, decodeID}
-	// SignOutTopic: the sign-in id.
+	// SignOutTopic: a sign-in ended, the sign-in's row id (never its token).
 	SignOutTopic = Topic[int64]{SignOutChannel, encodeID, decodeID}
-	// WebhookTopic: empty; the statements that queue a delivery send it (SetWebhookEndpointEnabled,
-	// QueueWebhookTest) or the note's writer does, after its commit.
+	// WebhookTopic: empty; wakes the webhook senders after deliveries were queued.
 	WebhookTopic = Topic[struct{}]{WebhooksChannel, encodeEmpty, decodeEmpty}
-	// QuestionTopic: "<session id>:<question id>", sent after the answer
-	// or the expiry committed.
+	// QuestionTopic: a question was answered or expired, "<session id>:<question id>".
 	QuestionTopic = Topic[NoteRef]{QuestionsChannel, encodeNoteRef, decodeNoteRef}
-	// TimerTopic: empty; sent after a question was asked.
+	// TimerTopic: empty; wakes the question timers after a question was asked.
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
-	// EmailTopic: empty; sent after messages were queued.
+	// EmailTopic: empty; wakes the email senders after messages were queued.
 	EmailTopic = Topic[struct{}]{EmailChannel, encodeEmpty, decodeEmpty}
-	// ApprovalTopic: the approval id, sent after the statement that changed it.
+	// ApprovalTopic: an approval was asked or decided, its id.
 	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
-	// PushTopic: empty; sent by the statements that queue pushes.
+	// PushTopic: empty; wakes the push senders (sent by the push triggers).
 	PushTopic = Topic[struct{}]{PushChannel, encodeEmpty, decodeEmpty}
-	// PersonTopic: the owner id; sent after a role change or a removal.
+	// PersonTopic: a person's role changed or they were removed, the owner id.
 	PersonTopic = Topic[int64]{PeopleChannel, encodeID, decodeID}
 )
 
