@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// The actions of people from the web app: each checks the person's role in
-// its transaction (act) and, where the audit log keeps it, writes its row
-// there too. The methods without an Actor that they build on stay for the
-// operator's commands, the agents' tools and tests.
-
 // CreateProjectAs creates a project; admins only.
 func (s *Store) CreateProjectAs(ctx context.Context, a Actor, name string) (*Project, error) {
 	var p *Project
@@ -147,8 +142,8 @@ func (s *Store) SetEmailSettingsAs(ctx context.Context, a Actor, m EmailSettings
 	}))
 }
 
-// ExportSessionMailAs is ExportSessionMail with its audit row, read in the
-// same transaction; every role exports. format names what was exported.
+// ExportSessionMailAs is ExportSessionMail with its audit row, read in the same transaction; every
+// role exports.
 func (s *Store) ExportSessionMailAs(ctx context.Context, a Actor, session *Session, format string, each func(*Note) error) error {
 	return s.act(ctx, a, RoleViewer, func(ac *action) error {
 		if err := s.exportSessionMailIn(ctx, ac.tx, a.WorkspaceID, session.ID, each); err != nil {
@@ -190,9 +185,8 @@ func (s *Store) RemoveInvitationAs(ctx context.Context, a Actor, sessionID, conn
 	}))
 }
 
-// CreateTokenConnectionAs creates a connection of the actor with its first
-// access token (the Connections page's static token); admins only. The
-// connection and its audit row commit together; the token is minted after.
+// CreateTokenConnectionAs creates a connection of the actor with its first access token (the
+// Connections page's static token).
 func (s *Store) CreateTokenConnectionAs(ctx context.Context, a Actor, n NewConnection, resource string, ttl time.Duration) (*Connection, string, time.Time, error) {
 	n.WorkspaceID, n.OwnerID = a.WorkspaceID, a.OwnerID
 	scopes, err := ValidateScopes(n.Scopes)

@@ -6,39 +6,23 @@ import (
 	"time"
 )
 
-// What read_session_mail reads: a page of a session's mail as one
-// connection may see it, recorded as read in the same statement.
-
 // MaxMailPage is the largest page read_session_mail returns.
 const MaxMailPage = 20
 
 // AgentMailNote is a note as read_session_mail returns it to a connection.
 type AgentMailNote struct {
 	Note
-	// Addressed is whether the note is addressed to the connection (a reply
-	// to its sender slug, or an owner's note to the whole session): what its
-	// unread hint counts.
+	// Addressed is whether the note is addressed to the connection (a reply to its sender slug, or
+	// an owner's note to the whole session).
 	Addressed bool
 	// DeliveredAt is when the note was put into the agent's context (by a
 	// hook or a channel, before this read), nil when it never was.
 	DeliveredAt *time.Time
 }
 
-// readAgentMailSQL is ReadAgentMail's one statement: $1 the workspace, $2
-// the connection, $3 and $4 the session's type and public id, $5 the page's
-// upper bound (pageBefore), $6 the page size, $7 ReceiptsChannel.
-// Each row carries a note of the page and whether it is addressed to the
-// connection (addressedTo).
-//
-// One round trip on the hottest read. target: the session and the caller's
-// invitation (no row means no such session, a NULL role means not invited).
-// page: the notes, one more than asked; shown: those returned. fresh: the
-// shown notes that get a receipt now. The session row is locked before
-// receipts take their ids, as insertNote does for notes, so that a
-// session's receipts become visible in id order and the owners' pages can
-// poll with "receipt id > last seen". mark: read_through moves up to the
-// newest note shown. Its only writes are receipts and the mark, so it commits without
-// waiting for the WAL flush (readsCommitAsync).
+// The session row is locked before receipts take their ids, as insertNote does for notes, so that a
+// session's receipts become visible in id order and the owners' pages can poll with "receipt id >
+// last seen".
 var readAgentMailSQL = `
 	WITH target AS (
 		SELECT s.id, i.role, c.sender_slug
@@ -91,20 +75,8 @@ var readAgentMailSQL = `
 	LEFT JOIN page n ON true
 	ORDER BY n.id DESC`
 
-// ReadAgentMail returns a page of the Team mail the connection may read in a
-// session it is invited to (readableBy): notes to its sender slug, notes to
-// the whole session, and the notes it posted; never analysis notes. Newest
-// first; with beforeID > 0 only notes with a smaller id. It returns limit+1
-// rows at most so that the caller can tell whether an older page exists.
-//
-// The same statement records what it returns: a read receipt for each
-// returned note the connection did not write, once per (note, connection)
-// however many reads race on however many replicas, announced on
-// ReceiptsChannel when the note is an owner's; and the newest note returned,
-// above which its unread mail in the session starts (agent_mail_reads). It
-// answers the connection's unread mail as it stands after this read: a
-// session read from the top is no longer counted, one read below its newest
-// notes (before_id) counts the notes above the page.
+// ReadAgentMail returns a page of the Team mail the connection may read in a session it is invited
+// to (readableBy).
 func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, beforeID int64, limit int) ([]AgentMailNote, Unread, error) {
 	if limit < 1 || limit > MaxMailPage {
 		return nil, Unread{}, &FieldError{"limit", fmt.Sprintf("use 1 to %d", MaxMailPage)}
@@ -143,8 +115,6 @@ func (s *Store) ReadAgentMail(ctx context.Context, workspaceID, connectionID int
 	return out, u.unread(), nil
 }
 
-// nullableNote scans the note columns of an outer join, where a row may
-// carry no note.
 type nullableNote struct {
 	ID, WorkspaceID, SessionID        *int64
 	SenderKind                        *SenderKind

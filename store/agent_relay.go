@@ -8,10 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// What the agents' relay reads and writes: the notes addressed to a
-// connection, as its bridge's event stream carries them, and their delivery
-// into the agent's context (migrations/065).
-
 // RelayNote is a note addressed to an agent, with its session's public name.
 type RelayNote struct {
 	Note
@@ -23,8 +19,6 @@ type RelayNote struct {
 // the database.
 const MaxRelayReplay = 100
 
-// relayNoteSQL is RelayNoteFor's statement: $1 the note, $2 the
-// connections to check.
 var relayNoteSQL = `
 	SELECT ` + noteColumns + `, s.session_type, s.public_id,
 		coalesce((SELECT array_agg(c.id ORDER BY c.id) FROM invitations i JOIN connections c ON c.id = i.connection_id
@@ -33,10 +27,8 @@ var relayNoteSQL = `
 	FROM notes n JOIN sessions s ON s.id = n.session_id
 	WHERE n.id = $1`
 
-// RelayNoteFor returns a note and which of the given connections it is
-// addressed to (invited to its session, not revoked, addressedTo): the
-// relay streams of this replica it goes to. ErrNotFound when the note is
-// gone.
+// RelayNoteFor returns a note and which of the given connections it is addressed to (invited to its
+// session, not revoked, addressedTo).
 func (s *Store) RelayNoteFor(ctx context.Context, noteID int64, connectionIDs []int64) (*RelayNote, []int64, error) {
 	rn := &RelayNote{}
 	var to []int64
@@ -48,10 +40,6 @@ func (s *Store) RelayNoteFor(ctx context.Context, noteID int64, connectionIDs []
 	return rn, to, nil
 }
 
-// relayMailSQL is RelayMail's statement: $1 the connection, $2 the cursor,
-// $3 the limit. Per invitation, the newest notes addressed to the
-// connection that it has not read and that are past the cursor, or without
-// one, unseen (above its read mark, not delivered).
 var relayMailSQL = `
 	SELECT ` + noteColumns + `, s.session_type, s.public_id
 	FROM invitations i
@@ -71,13 +59,8 @@ var relayMailSQL = `
 	ORDER BY n.id DESC
 	LIMIT $3`
 
-// RelayMail returns what a relay stream of the connection is sent when it
-// connects, oldest first, at most MaxRelayReplay: the notes addressed to it
-// that it has not read with an id above after (its Last-Event-ID), or,
-// when after is 0 (a first connect), those it has not seen at all (above
-// its read mark, not delivered). Notes of one session commit in id order;
-// a note of another session that commits after a newer one the stream
-// already had, while the stream is away, is left to the unread hint.
+// RelayMail returns what a relay stream of the connection is sent when it connects, oldest first,
+// at most MaxRelayReplay.
 func (s *Store) RelayMail(ctx context.Context, connectionID, after int64) ([]RelayNote, error) {
 	rows, err := s.pool.Query(ctx, relayMailSQL, connectionID, after, MaxRelayReplay)
 	if err != nil {
@@ -110,11 +93,8 @@ func (s *Store) LiveConnections(ctx context.Context, connectionIDs []int64) ([]i
 	return ids, nil
 }
 
-// markDeliveredSQL is MarkDelivered's statement: $1 the connection, $2 the
-// notes. fresh: the notes addressed to the connection in sessions it is
-// invited to, neither read nor delivered yet. Their sessions are locked
-// before the deliveries take their ids, as receipts do (readAgentMailSQL),
-// so that a session's receipts and deliveries become visible in id order.
+// Their sessions are locked before the deliveries take their ids, as receipts do
+// (readAgentMailSQL), so that a session's receipts and deliveries become visible in id order.
 var markDeliveredSQL = `
 	WITH fresh AS (
 		SELECT n.id, n.session_id, n.sender_kind FROM notes n
@@ -133,13 +113,8 @@ var markDeliveredSQL = `
 	ON CONFLICT (note_id, connection_id) DO NOTHING
 	RETURNING note_id, session_id, owner_note`
 
-// MarkDelivered records that the notes were put into the context of the
-// connection's agent (by a hook or a channel): once per (note,
-// connection), only for notes addressed to it that it has not read, on
-// whichever replica first. Owners' pages hear of each delivery of an
-// owner's note on ReceiptTopic. It returns the notes recorded now. A
-// delivery is a receipt, not data: its commit does not wait for the WAL
-// flush.
+// MarkDelivered records that the notes were put into the context of the connection's agent (by a
+// hook or a channel), once per (note, connection) on whichever replica first.
 func (s *Store) MarkDelivered(ctx context.Context, connectionID int64, noteIDs []int64) ([]int64, error) {
 	if len(noteIDs) == 0 {
 		return nil, nil

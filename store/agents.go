@@ -8,8 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// AgentView is one agent as another agent of the workspace sees it. The
-// status fields are filled only when SharesProject is true.
+// AgentView is one agent as another agent of the workspace sees it.
 type AgentView struct {
 	ConnectionID  int64
 	Handle        string
@@ -23,12 +22,9 @@ type AgentView struct {
 	OverlapsYou bool
 }
 
-// ListAgents returns every agent (claimed profile of a live connection) of
-// the caller's workspace, by handle, with its presence tier. What an agent is
-// working on is returned only where the caller and the agent are seated in a
-// common project (or it is the caller itself); the query decides this, so the
-// status of other agents never leaves the database. Agents on the caller's
-// repository and branch are marked OverlapsYou.
+// ListAgents returns every agent of the caller's workspace, by handle, with its presence tier. The
+// statement itself leaves out what an agent works on unless it shares a project with the caller, so
+// that status never leaves the database.
 func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID int64) ([]AgentView, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT p.connection_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), c.last_seen_at, now(),
@@ -112,10 +108,6 @@ type SessionState struct {
 	Participants []Participant
 }
 
-// readSessionStateSQL is ReadSessionState's one statement, $1 the
-// workspace, $2 and $3 the session's type and public id, $4 the connection:
-// a row per participant of the session (or one without, for a connection
-// not invited: a NULL role), no row for no such session.
 var readSessionStateSQL = `
 	SELECT ` + sessionColumns + `, pr.name, i.role, x.handle, x.display_name, x.sender_slug, x.role, x.last_seen_at, x.revoked, now()
 	FROM sessions s

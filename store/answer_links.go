@@ -15,17 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Answer links: each option of a question's email is a link that answers
-// the question as the owner it was mailed to, after one click on the page it
-// opens (a GET never answers: mail scanners follow links). A link is a row
-// and a token naming the row with an HMAC of it under a server secret, so a
-// token is checked before any row is trusted and cannot be made up or
-// changed; it answers once, within AnswerLinkLifetime.
-
 // AnswerLinkLifetime is how long an answer link works.
 const AnswerLinkLifetime = 24 * time.Hour
 
-// answerLinkSecret names the server secret that signs answer links.
 const answerLinkSecret = "answer_links"
 
 // Refusals of an answer link.
@@ -52,14 +44,11 @@ type AnswerLink struct {
 	UsedAt    *time.Time
 }
 
-// linkKey caches the signing key once read.
 type linkKey struct {
 	mu  sync.Mutex
 	key []byte
 }
 
-// answerLinkKey returns the key that signs answer links, the same on every
-// replica.
 func (s *Store) answerLinkKey(ctx context.Context) ([]byte, error) {
 	s.links.mu.Lock()
 	defer s.links.mu.Unlock()
@@ -73,9 +62,6 @@ func (s *Store) answerLinkKey(ctx context.Context) ([]byte, error) {
 	return s.links.key, nil
 }
 
-// signLink is the MAC of what a link answers: its row, workspace, owner,
-// question and option. (When it expires and whether it was used are the
-// row's to say.)
 func signLink(key []byte, l *AnswerLink) string {
 	m := hmac.New(sha256.New, key)
 	opt := "free"
@@ -86,9 +72,6 @@ func signLink(key []byte, l *AnswerLink) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// createAnswerLinks mints, inside tx, the links of a question's email to an
-// owner: one per option, then one for an answer in the owner's own words
-// (none of the options may be right). It returns their tokens in that order.
 func (s *Store) createAnswerLinks(ctx context.Context, tx pgx.Tx, q *Question, ownerID int64) ([]string, error) {
 	key, err := s.answerLinkKey(ctx)
 	if err != nil {
@@ -113,10 +96,9 @@ func (s *Store) createAnswerLinks(ctx context.Context, tx pgx.Tx, q *Question, o
 	return tokens, nil
 }
 
-// AnswerLinkOf checks a token and returns its link, with the question it
-// answers. ErrLinkInvalid: malformed, forged or unknown; ErrLinkExpired and
-// ErrLinkSpent come with the link and question, so that the page can say
-// what happened to the question meanwhile.
+// AnswerLinkOf checks a token (an HMAC of its row under a server secret, so none can be made up)
+// and returns its link, with the question it answers. A GET never answers, since mail scanners
+// follow links.
 func (s *Store) AnswerLinkOf(ctx context.Context, token string) (*AnswerLink, *Question, error) {
 	idText, mac, ok := strings.Cut(token, ".")
 	id, err := strconv.ParseInt(idText, 10, 64)
@@ -155,12 +137,8 @@ func (s *Store) AnswerLinkOf(ctx context.Context, token string) (*AnswerLink, *Q
 	return l, q, nil
 }
 
-// AnswerByLink answers a question through an answer link, as the owner the
-// link was mailed to, in the workspace it belongs to: the link's own option,
-// or text for a free-text link. The link is spent in the same transaction
-// as the answer (AnswerQuestion's rules: the first answer wins, a later one
-// gets *ErrClosed); a link that is invalid, expired or spent answers
-// nothing.
+// AnswerByLink answers a question through an answer link, as the owner the link was mailed to, in
+// the workspace it belongs to.
 func (s *Store) AnswerByLink(ctx context.Context, token, text string) (*Question, error) {
 	l, _, err := s.AnswerLinkOf(ctx, token)
 	if err != nil {

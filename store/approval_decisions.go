@@ -44,18 +44,13 @@ func (e *ErrApprovalClosed) Error() string {
 	return "nobody decided within the wait: the agent got no verdict, and its client asked or refused by itself"
 }
 
-// DecideApproval records an owner's decision on a pending approval of the
-// workspace. The first decision wins: one conditional UPDATE decides, so of
-// two owners at once (on any replicas) exactly one succeeds and the other
-// gets *ErrApprovalClosed naming who decided; so does a decision after the
-// wait. The approval_decided event is written in the same transaction, and
-// ApprovalTopic wakes the waiting hook on every replica.
+// DecideApproval records an owner's decision on a pending approval of the workspace. One
+// conditional UPDATE decides, so of two owners at once exactly one wins and the other gets
+// *ErrApprovalClosed.
 func (s *Store) DecideApproval(ctx context.Context, in Decision) (*Approval, error) {
 	return s.decide(ctx, in, 0)
 }
 
-// decide is DecideApproval; link is the approval link it uses (0: none),
-// spent in the same transaction (approval_links.go).
 func (s *Store) decide(ctx context.Context, in Decision, link int64) (*Approval, error) {
 	reason := strings.TrimSpace(in.Reason)
 	if !in.Allow && utf8.RuneCountInString(reason) > MaxApprovalReason {
@@ -120,7 +115,6 @@ func (s *Store) decide(ctx context.Context, in Decision, link int64) (*Approval,
 	return a, nil
 }
 
-// coalesceAddr keeps a decision's address, or "unknown".
 func coalesceAddr(from string) string {
 	if from = OneLine(from); from == "" {
 		return "unknown"
@@ -128,8 +122,6 @@ func coalesceAddr(from string) string {
 	return from
 }
 
-// approvalDecidedEvent appends approval_decided to the approval's session,
-// if it has one, inside tx.
 func approvalDecidedEvent(ctx context.Context, tx pgx.Tx, a *Approval) error {
 	if a.SessionID == nil {
 		return nil
@@ -145,9 +137,6 @@ func approvalDecidedEvent(ctx context.Context, tx pgx.Tx, a *Approval) error {
 	return err
 }
 
-// whyNotDecided says why the deciding UPDATE changed nothing: no such
-// approval (or owner) in the workspace, or one no longer pending, which an
-// approval past its wait is (it is ended expired here).
 func (s *Store) whyNotDecided(ctx context.Context, tx pgx.Tx, in Decision) error {
 	a, err := scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`
 		WHERE a.id = $1 AND a.workspace_id = $2 AND ($4::bigint = 0 OR a.session_id = $4)

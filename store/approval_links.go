@@ -14,11 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Approval links: an approval's email has two, Allow and Deny, each a row
-// and a token naming it with an HMAC under the answer links' secret
-// (answer_links.go), deciding as the owner it was mailed to after one click
-// on the page it opens, once, while the approval waits.
-
 // ApprovalLink is a link of an approval's email.
 type ApprovalLink struct {
 	ID          int64
@@ -38,8 +33,6 @@ func signApprovalLink(key []byte, l *ApprovalLink) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// createApprovalLinks mints, inside tx, an approval's Allow and Deny links
-// for an owner, valid while it waits; it returns their tokens.
 func (s *Store) createApprovalLinks(ctx context.Context, tx pgx.Tx, a *Approval, ownerID int64) (allow, deny string, err error) {
 	key, err := s.answerLinkKey(ctx)
 	if err != nil {
@@ -99,10 +92,8 @@ func (s *Store) ApprovalLinkOf(ctx context.Context, token string) (*ApprovalLink
 	return l, a, nil
 }
 
-// DecideByLink decides an approval through one of its email's links, as
-// the owner it was mailed to, with the link's verdict (and, for a denial,
-// reason); the link is spent in the same transaction as the decision
-// (DecideApproval's rules: the first decision wins).
+// DecideByLink decides an approval through one of its email's links, as the owner it was mailed to,
+// with the link's verdict (and, for a denial, reason).
 func (s *Store) DecideByLink(ctx context.Context, token, reason, from string) (*Approval, error) {
 	l, _, err := s.ApprovalLinkOf(ctx, token)
 	if err != nil {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 )
 
-// ConnectionApprovalSettings returns the settings an approval of the
-// connection would have now: those of the project of the session it last
-// worked in, else the defaults (what install writes as the hook's wait).
+// ConnectionApprovalSettings returns the settings an approval of the connection would have now.
 func (s *Store) ConnectionApprovalSettings(ctx context.Context, workspaceID, connectionID int64) (ApprovalSettings, error) {
 	var a ApprovalSettings
 	var slug, handle *string

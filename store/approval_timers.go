@@ -8,22 +8,11 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// An approval's timers, in its own row by the database's clock: the notice
-// (its project's delay after it was asked: webhooks get the approval
-// event), and, for one whose hook stopped listening, the end of its wait
-// plus approvalGrace, when it ends expired here. Deciding ends them. Any
-// replica fires them, as it fires the questions' (question_timers.go).
-
-// approvalGrace is how long past its wait a pending approval is left to
-// its hook, which ends it itself when it is still listening.
 const approvalGrace = 30 * time.Second
 
-// dueApprovalColumns are an approval ap (with its session aps) as a
-// webhook delivery carries it; all NULL when the delivery is not one.
 const dueApprovalColumns = `ap.id, ap.workspace_id, ap.connection_id, ap.session_id, ap.project_id, ap.agent_slug, ap.agent_name,
 	ap.agent_handle, ap.tool, ap.summary, ap.repo, ap.branch, ap.state, ap.expires_at, ap.created_at, aps.title, aps.session_type, aps.public_id`
 
-// nullableApproval scans dueApprovalColumns.
 type nullableApproval struct {
 	id, workspaceID, connectionID, sessionID, projectID    *int64
 	slug, name, handle, tool, summary, repo, branch, state *string
@@ -53,12 +42,7 @@ type ComposeApprovalEmail func(to EmailTo, a *Approval, allow, deny string) (Ema
 // EmailApproval is the kind of an approval's email.
 const EmailApproval = "approval"
 
-// FireApprovalTimers fires up to limit due approval timers in one
-// transaction: each due notice queues the approval event for every enabled
-// endpoint of its project (webhooks) and, compose not nil, an email with
-// Allow and Deny links to each owner of the workspace who wants questions
-// mailed; pending approvals whose hook stopped
-// listening end expired, with their approval_decided event.
+// FireApprovalTimers fires up to limit due approval timers in one transaction.
 func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose ComposeApprovalEmail) (TimerResult, error) {
 	var res TimerResult
 	var announced []notification
@@ -149,8 +133,6 @@ func (s *Store) FireApprovalTimers(ctx context.Context, limit int, compose Compo
 	return res, nil
 }
 
-// emailApproval queues, inside tx, approval id's email to each owner of its
-// workspace who wants questions mailed.
 func (s *Store) emailApproval(ctx context.Context, tx pgx.Tx, id int64, compose ComposeApprovalEmail) (int, error) {
 	a, err := scanApproval(tx.QueryRow(ctx, `SELECT `+approvalColumns+approvalFrom+`WHERE a.id = $1`, id))
 	if err != nil {

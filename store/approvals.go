@@ -12,14 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Approvals: a client's permission prompt (Claude Code's or Codex's
-// PermissionRequest hook) brought to the owners. The hook creates one and
-// waits; the first owner to allow or deny decides, in one statement; nobody
-// deciding within the project's wait ends it expired, and the hook then
-// gives no verdict (the client falls back to its own prompt, a headless run
-// refuses). Nothing here ever allows by itself, and osFoundry never writes
-// the client's own permission rules.
-
 // Approval states.
 const (
 	ApprovalPending  = "pending"
@@ -49,8 +41,8 @@ type Approval struct {
 	ID           int64
 	WorkspaceID  int64
 	ConnectionID int64
-	// SessionID is the session the agent last worked in; nil: none (the
-	// approval shows in the inbox only). ProjectID is that session's project.
+	// SessionID is the session the agent last worked in; nil: none (the approval shows in the inbox
+	// only).
 	SessionID *int64
 	ProjectID *int64
 	// AgentSlug, AgentName and AgentHandle (empty without a profile) are the
@@ -67,9 +59,8 @@ type Approval struct {
 	State   string
 	// Reason is the owner's reason for a denial, if they gave one.
 	Reason string
-	// DecidedBy (the owner's display name), DecidedByID and DecidedFrom
-	// (the address the decision came from) are set once allowed or denied;
-	// DecidedAt once it is no longer pending.
+	// DecidedBy (the owner's display name), DecidedByID and DecidedFrom (the address the decision
+	// came from) are set once allowed or denied.
 	DecidedBy   string
 	DecidedByID *int64
 	DecidedFrom string
@@ -101,9 +92,8 @@ func (a *Approval) Where() string {
 	return strings.TrimSpace(a.Repo + " " + a.Branch)
 }
 
-// Headline is the one line that announces an approval everywhere (the
-// desktop notification, webhooks, email): "@ada-claude asks to run `npm
-// publish` in acme/shop fix/orders-total".
+// Headline is the one line that announces an approval everywhere (the desktop notification,
+// webhooks, email).
 func (a *Approval) Headline() string {
 	what := "to use " + a.Tool
 	if a.Summary != "" {
@@ -144,8 +134,6 @@ func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// validate normalises the request and refuses what it cannot hold, naming
-// the field.
 func (r *ApprovalRequest) validate() error {
 	r.Tool, r.Summary, r.Repo, r.Branch = OneLine(r.Tool), OneLine(r.Summary), OneLine(r.Repo), OneLine(r.Branch)
 	r.ClientSession = OneLine(r.ClientSession)
@@ -170,14 +158,11 @@ func (r *ApprovalRequest) validate() error {
 // approvals: the hook gives no verdict at once.
 var ErrApprovalsOff = errors.New("approvals are off for this project")
 
-// approvalColumns are the columns scanApproval reads, of approvals a with
-// sessions s and projects p left-joined.
 const approvalColumns = `a.id, a.workspace_id, a.connection_id, a.session_id, a.project_id, a.agent_slug, a.agent_name,
 	coalesce(a.agent_handle, ''), a.tool, a.summary, coalesce(a.repo, ''), coalesce(a.branch, ''), a.state, coalesce(a.reason, ''),
 	coalesce(a.decided_by_name, ''), a.decided_by, coalesce(a.decided_from, ''), a.decided_at, a.expires_at, a.created_at,
 	coalesce(s.title, ''), coalesce(s.session_type, ''), coalesce(s.public_id, ''), coalesce(p.name, '')`
 
-// approvalFrom is the FROM of approvalColumns.
 const approvalFrom = ` FROM approvals a LEFT JOIN sessions s ON s.id = a.session_id LEFT JOIN projects p ON p.id = a.project_id `
 
 func scanApproval(row pgx.Row) (*Approval, error) {
@@ -201,11 +186,6 @@ func collectApprovals(rows pgx.Rows) ([]Approval, error) {
 	})
 }
 
-// approvalWhereSQL finds where a connection's approval goes: the session
-// it last posted a note in while still invited ($1 the connection, $2 the
-// workspace), its project, and that project's settings (the defaults
-// without one). No row: no such connection (revoked, or of another
-// workspace).
 const approvalWhereSQL = `
 	SELECT c.sender_slug, coalesce(ap.display_name, c.client_name), ap.handle, last.session_id, last.project_id,
 		coalesce(p.approvals_enabled, true), coalesce(p.approval_wait_seconds, 120), coalesce(p.approval_delay_minutes, 0)
@@ -221,12 +201,8 @@ const approvalWhereSQL = `
 	LEFT JOIN projects p ON p.id = last.project_id
 	WHERE c.id = $1 AND c.workspace_id = $2 AND c.revoked_at IS NULL`
 
-// RequestApproval records a connection's permission prompt, pending, in
-// the session it last worked in (or none), to wait its project's approval
-// wait; its notice (webhooks, email) is due after the project's delay. It
-// gives ErrApprovalsOff when the project takes none, ErrNotFound for a
-// connection that no longer stands. The delay's minutes are the store's
-// question minutes (SetQuestionMinute), which tests shorten.
+// RequestApproval records a connection's permission prompt, pending, in the session it last worked
+// in (or none), to wait its project's approval wait.
 func (s *Store) RequestApproval(ctx context.Context, in ApprovalRequest) (*Approval, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
@@ -286,9 +262,8 @@ func (s *Store) AgentApproval(ctx context.Context, workspaceID, connectionID, id
 	return a, nil
 }
 
-// AgentSessionApprovals returns the connection's approvals of the last day
-// in a session (as agents address it), newest first, at most limit: what
-// read_session_mail's first page carries, the state of each with it.
+// AgentSessionApprovals returns the connection's approvals of the last day in a session (as agents
+// address it), newest first, at most limit.
 func (s *Store) AgentSessionApprovals(ctx context.Context, workspaceID, connectionID int64, sessionType, publicID string, limit int) ([]Approval, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+approvalColumns+approvalFrom+`
 		WHERE s.workspace_id = $1 AND s.session_type = $3 AND s.public_id = $4 AND a.session_id = s.id AND a.connection_id = $2
@@ -314,11 +289,7 @@ func (s *Store) OwnerApproval(ctx context.Context, workspaceID, id int64) (*Appr
 	return a, nil
 }
 
-// EndApproval ends a connection's pending approval without a decision:
-// expired once its wait is over (the hook stops waiting), or terminal when
-// the client's own prompt was answered first (the hook heard of it at the
-// next event). It returns the approval as it stands; one that was decided
-// already keeps its decision.
+// EndApproval ends a connection's pending approval without a decision.
 func (s *Store) EndApproval(ctx context.Context, workspaceID, connectionID, id int64, state string) (*Approval, error) {
 	if state != ApprovalExpired && state != ApprovalTerminal {
 		return nil, &FieldError{"state", "use expired or terminal"}
@@ -351,9 +322,8 @@ func (s *Store) EndApproval(ctx context.Context, workspaceID, connectionID, id i
 	return a, nil
 }
 
-// PendingApprovals returns the workspace's approvals waiting for a
-// decision (of one session when sessionID is not 0), newest first, at most
-// limit: the top of the inbox's "Needs you", and of a session page.
+// PendingApprovals returns the workspace's approvals waiting for a decision (of one session when
+// sessionID is not 0), newest first, at most limit.
 func (s *Store) PendingApprovals(ctx context.Context, workspaceID, sessionID int64, limit int) ([]Approval, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+approvalColumns+approvalFrom+`
 		WHERE a.workspace_id = $1 AND a.state = 'pending' AND a.expires_at > now() AND ($2::bigint = 0 OR a.session_id = $2)
@@ -368,9 +338,8 @@ func (s *Store) PendingApprovals(ctx context.Context, workspaceID, sessionID int
 	return out, nil
 }
 
-// SessionApprovals returns a session's approvals of any state, newest
-// first, at most limit: what its page shows. A pending one past its wait
-// reads as expired.
+// SessionApprovals returns a session's approvals of any state, newest first, at most limit: what
+// its page shows.
 func (s *Store) SessionApprovals(ctx context.Context, workspaceID, sessionID int64, limit int) ([]Approval, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+approvalColumns+approvalFrom+`
 		WHERE a.workspace_id = $1 AND a.session_id = $2
@@ -391,7 +360,6 @@ func (s *Store) SessionApprovals(ctx context.Context, workspaceID, sessionID int
 	return out, nil
 }
 
-// clip cuts s to at most n characters.
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s

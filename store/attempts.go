@@ -15,17 +15,15 @@ const (
 	ActionPassword = "password"
 )
 
-// How tries slow down: past a key's free tries, each try must wait
-// AttemptDelay after the one before, doubling with every try, at most
-// AttemptMaxDelay; a key without a try for AttemptQuiet starts over.
+// How tries slow down: past a key's free tries, each try must wait AttemptDelay after the one
+// before, doubling with every try, at most AttemptMaxDelay.
 const (
 	AttemptDelay    = 30 * time.Second
 	AttemptMaxDelay = 15 * time.Minute
 	AttemptQuiet    = time.Hour
 )
 
-// AttemptKey is one counter a try is reserved on: tries for an email from
-// the client's address, or (Email "") every try from the address.
+// AttemptKey is one counter a try is reserved on.
 type AttemptKey struct {
 	Email string
 	// FreeTries is how many tries go one after the other before they slow down.
@@ -36,21 +34,14 @@ type AttemptKey struct {
 type Attempt struct {
 	// Allowed says the try may go ahead: its password may be checked.
 	Allowed bool
-	// Left is how many more tries go at once after this one (the fewest
-	// of the keys); 0 when the next one waits.
+	// Left is how many more tries go at once after this one (the fewest of the keys).
 	Left int
-	// Wait is how long until the next try is allowed: for a refused try,
-	// before it may be made again; for an allowed one, before the one
-	// after it (0 while tries are left).
+	// Wait is how long until the next try is allowed.
 	Wait time.Duration
 }
 
-// ReserveAttempt counts a try of action from addr on every key, before its
-// password is checked, in one statement: concurrent tries are counted one
-// after the other, so no more go ahead than the keys allow, however many
-// arrive at once. The try is allowed when every key allows it; a key that
-// does not is left as it was. A successful try gives its count back
-// (AttemptSucceeded); a failed one stays counted.
+// ReserveAttempt counts a try of action from addr on every key, before its password is checked, in
+// one statement, so that concurrent tries cannot go ahead together past what the keys allow.
 func (s *Store) ReserveAttempt(ctx context.Context, action, addr string, keys ...AttemptKey) (Attempt, error) {
 	emails := make([]string, len(keys))
 	free := make([]int32, len(keys))
@@ -118,12 +109,9 @@ func (s *Store) ReserveAttempt(ctx context.Context, action, addr string, keys ..
 	return out, nil
 }
 
-// AttemptSucceeded forgets the tries of action for the email from addr
-// (the password was right) and gives the address's count (key "") its try
-// back; tries not seen for a day are forgotten on the way. It takes the
-// email's row before the address's, as ReserveAttempt does, so that a
-// sign-in and a try at once never deadlock (in one statement, the address's
-// UPDATE ran before its WITH's DELETE).
+// AttemptSucceeded forgets the tries of action for the email from addr and gives the address's
+// count its try back. It takes the email's row before the address's, as ReserveAttempt does, so
+// that the two never deadlock.
 func (s *Store) AttemptSucceeded(ctx context.Context, action, addr, email string) error {
 	email = NormalizeEmail(email)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

@@ -11,13 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The audit log: an append-only row per action of a person, written in the
-// transaction of the action (act, or insertAudit inside one), so that an
-// action without its row cannot commit and a failed one leaves none.
-
-// AuditKind names what an audit row records, "area.verb". Kinds are
-// registered once (RegisterAuditKind) with the label the audit page shows;
-// a new area adds its own without a migration.
+// AuditKind names what an audit row records, "area.verb".
 type AuditKind string
 
 var auditKinds = struct {
@@ -114,7 +108,6 @@ type AuditEntry struct {
 	CreatedAt   time.Time      `json:"at"`
 }
 
-// insertAudit writes an audit row of the actor (named name) inside tx.
 func insertAudit(ctx context.Context, tx pgx.Tx, a Actor, name string, e AuditEntry) error {
 	if !e.Kind.Known() {
 		return fmt.Errorf("store: audit kind %q is not registered", e.Kind)
@@ -137,8 +130,7 @@ func insertAudit(ctx context.Context, tx pgx.Tx, a Actor, name string, e AuditEn
 	return nil
 }
 
-// AuditFilter narrows the audit log: zero fields filter nothing. Before
-// pages back: rows older than that id.
+// AuditFilter narrows the audit log: zero fields filter nothing.
 type AuditFilter struct {
 	OwnerID   int64
 	Kind      AuditKind
@@ -169,8 +161,8 @@ func (s *Store) ListAudit(ctx context.Context, a Actor, f AuditFilter) ([]AuditE
 	return out, err
 }
 
-// EachAudit calls each with the audit rows f keeps, newest first (every
-// row when f.Limit is negative), reading them as it goes; admins only.
+// EachAudit calls each with the audit rows f keeps, newest first (every row when f.Limit is
+// negative), reading them as it goes.
 func (s *Store) EachAudit(ctx context.Context, a Actor, f AuditFilter, each func(*AuditEntry) error) error {
 	limit := int64(f.Limit)
 	switch {

@@ -4,9 +4,8 @@ import (
 	"context"
 )
 
-// RecordBaseURL remembers the public base URL a starting server serves, so
-// that command-line tools on the same database bind tokens to the address
-// agents actually reach. The last server to start wins.
+// RecordBaseURL remembers the public base URL a starting server serves, so that command-line tools
+// on the same database bind tokens to the address agents actually reach.
 func (s *Store) RecordBaseURL(ctx context.Context, baseURL string) error {
 	_, err := s.pool.Exec(ctx, `
 		INSERT INTO served_base_url (base_url) VALUES ($1)

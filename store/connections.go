@@ -51,11 +51,10 @@ type NewConnection struct {
 	Scopes     []string
 	// ProjectIDs are the projects the connection's agent is seated in.
 	ProjectIDs []int64
-	// Continue is the connection an OAuth grant continues (the owner chose
-	// "Sign in again as" on the consent page); 0 starts a new connection.
+	// Continue is the connection an OAuth grant continues (the owner chose "Sign in again as" on
+	// the consent page).
 	Continue int64
-	// InviteSessionIDs are sessions an OAuth grant invites the connection
-	// to, as a contributor; only those of ProjectIDs' projects are taken.
+	// InviteSessionIDs are sessions an OAuth grant invites the connection to, as a contributor.
 	InviteSessionIDs []int64
 	// RemoteAddr and UserAgent are the browser's that granted it, for the
 	// audit log (GrantConnection).
@@ -102,9 +101,6 @@ func (s *Store) CreateConnection(ctx context.Context, n NewConnection) (*Connect
 	return c, nil
 }
 
-// insertConnection writes a new connection with validated scopes, naming it
-// after its client ("Unnamed client" when it has no name; a name a display
-// name may not be is refused).
 func insertConnection(ctx context.Context, tx pgx.Tx, n NewConnection, scopes []string) (*Connection, error) {
 	name := strings.TrimSpace(n.ClientName)
 	if name == "" {
@@ -137,10 +133,8 @@ func (s *Store) GetConnection(ctx context.Context, workspaceID, id int64) (*Conn
 	return c, nil
 }
 
-// RevokeConnection ends a grant: its tokens are deleted, its agent's status is
-// cleared, and the next tool call made with it is refused. Presence sidebars
-// hear of it on PresenceTopic, notified in the transaction: a rare write
-// (notify.go).
+// RevokeConnection ends a grant: its tokens are deleted, its agent's status is cleared, and the
+// next tool call made with it is refused.
 func (s *Store) RevokeConnection(ctx context.Context, workspaceID, id int64) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error { return revokeConnection(ctx, tx, workspaceID, id) })
 	if err != nil {
@@ -169,7 +163,6 @@ func (s *Store) RevokeConnectionAs(ctx context.Context, a Actor, id int64) error
 	return nil
 }
 
-// revokeConnection is RevokeConnection inside tx.
 func revokeConnection(ctx context.Context, tx pgx.Tx, workspaceID, id int64) error {
 	tag, err := tx.Exec(ctx, `
 		UPDATE connections SET revoked_at = coalesce(revoked_at, now())
@@ -217,9 +210,8 @@ const (
 	RefreshTokenPrefix = "osf_rt_"
 )
 
-// MintAccessToken issues an access token for the connection, bound to
-// resource, with scopes narrowed to those the connection holds. The token is
-// returned once and stored only as a hash.
+// MintAccessToken issues an access token for the connection, bound to resource, with scopes
+// narrowed to those the connection holds.
 func (s *Store) MintAccessToken(ctx context.Context, connectionID int64, resource string, scopes []string, ttl time.Duration) (string, time.Time, error) {
 	token, hash := NewToken(AccessTokenPrefix)
 	var expires time.Time
@@ -325,8 +317,6 @@ func (s *Store) CreateStaticToken(ctx context.Context, r StaticTokenRequest) (*S
 	return &StaticToken{ConnectionID: c.ID, Token: tok, ExpiresAt: exp}, nil
 }
 
-// noSuchProject is the FieldError for a project name the workspace does not
-// have, naming the projects it does have (names match exactly).
 func (s *Store) noSuchProject(ctx context.Context, workspaceID int64, name string) error {
 	var names []string
 	if err := s.pool.QueryRow(ctx, `SELECT ARRAY(SELECT name FROM projects WHERE workspace_id = $1 ORDER BY lower(name), id)`,
@@ -346,8 +336,7 @@ func (s *Store) noSuchProject(ctx context.Context, workspaceID int64, name strin
 	return &FieldError{"project", msg}
 }
 
-// ConnectionSummary is one row of the Connections page: a live connection with
-// its agent's claimed profile (if any) and the projects it is seated in.
+// ConnectionSummary is one row of the Connections page.
 type ConnectionSummary struct {
 	Connection
 	// Handle and DisplayName are the claimed agent profile; nil before a claim.
@@ -390,10 +379,8 @@ func (s *Store) ListConnections(ctx context.Context, workspaceID int64) ([]Conne
 	return out, nil
 }
 
-// CreateTokenConnection creates a connection (by workspace, owner and
-// project ids) and mints its first access token for resource, without
-// OAuth. CreateStaticToken builds on it for the CLI; tests use it directly.
-// The token is returned once.
+// CreateTokenConnection creates a connection (by workspace, owner and project ids) and mints its
+// first access token for resource, without OAuth.
 func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, resource string, ttl time.Duration) (*Connection, string, time.Time, error) {
 	c, err := s.CreateConnection(ctx, n)
 	if err != nil {
@@ -406,19 +393,13 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 	return c, token, expires, nil
 }
 
-// useAccessTokenSQL is UseAccessToken's one statement: $1 the token's hash,
-// $2 the resource, $3 PresenceWriteInterval in seconds.
 var useAccessTokenSQL = tokenRowsSQL + `
 	SELECT t.id, t.workspace_id, t.owner_id, t.scopes, t.expires_at, t.resource, u.*
 	FROM t CROSS JOIN LATERAL (` + unreadSQL("t.id", "t.sender_slug", "false") + `) u`
 
-// UseAccessToken looks a token up by its hash and, in the same statement,
-// marks its connection seen for presence (at most once per
-// PresenceWriteInterval) and counts its unread mail (TokenInfo.Unread): one
-// round trip per authenticated call. Unknown, expired, revoked and
-// other-resource tokens all give ErrNotFound. What it finds is remembered
-// (CachedToken), so that the calls that follow can send their token's check
-// with their own statement (NewTokenCheck, AsCaller).
+// UseAccessToken looks a token up by its hash and, in the same statement, marks its connection seen
+// for presence (at most once per PresenceWriteInterval) and counts its unread mail
+// (TokenInfo.Unread).
 func (s *Store) UseAccessToken(ctx context.Context, token, resource string) (*TokenInfo, error) {
 	ti := &TokenInfo{}
 	var u unreadTargets

@@ -5,12 +5,10 @@ import (
 	"fmt"
 )
 
-// maxRevokedListed bounds the revoked connections the Connections page lists.
 const maxRevokedListed = 50
 
-// ListRevokedConnections returns the workspace's revoked connections, the
-// most recently revoked first (at most maxRevokedListed): the Connections
-// page keeps them listed, folded, with the way back.
+// ListRevokedConnections returns the workspace's revoked connections, the most recently revoked
+// first (at most maxRevokedListed).
 func (s *Store) ListRevokedConnections(ctx context.Context, workspaceID int64) ([]ConnectionSummary, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT c.id, c.workspace_id, c.owner_id, c.client_id, c.client_name, c.scopes, c.sender_slug,

@@ -9,20 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Question email to an owner folds (SPEC §20): a question's notice or
-// reminder joins the owner's question email that is queued and not yet
-// claimed by a sender, which is then composed again with every question it
-// holds ("3 questions from @ada"); without one, it is queued due at once,
-// or, when the owner's last question email was queued less than
-// EmailFoldWindow ago, due that long after it. So an agent that asks in a
-// loop makes an owner's inbox hold at most one question email per window.
-
 // EmailFoldWindow is the least time between two question emails to an
 // owner: at most three a minute.
 const EmailFoldWindow = 20 * time.Second
 
-// foldWindow is EmailFoldWindow, in minutes of the question delays
-// (SetQuestionMinute shortens both).
 func (s *Store) foldWindow() time.Duration {
 	return time.Duration(float64(EmailFoldWindow) * s.questionMinute.Seconds() / 60)
 }
@@ -82,9 +72,8 @@ func (s *Store) queueQuestionEmail(ctx context.Context, tx pgx.Tx, to EmailTo, d
 	return err
 }
 
-// questionEmailItems are the questions ids of a question email that are still
-// open, d (the one that fires now) as it is, each with fresh answer links
-// for the owner: the links of a email composed before were never sent.
+// questionEmailItems are the questions ids of a question email that are still open, d (the one that
+// fires now) as it is, each with fresh answer links for the owner.
 func (s *Store) questionEmailItems(ctx context.Context, tx pgx.Tx, to EmailTo, ids []int64, d *DueQuestion) ([]QuestionEmailItem, error) {
 	rows, err := tx.Query(ctx, dueQuestionSelect+` WHERE q.note_id = ANY($1) AND q.note_id <> $2 AND q.state = 'open'`, ids, d.ID)
 	if err != nil {
@@ -119,7 +108,6 @@ func (s *Store) questionEmailItems(ctx context.Context, tx pgx.Tx, to EmailTo, i
 	return items, nil
 }
 
-// emailSubject is a subject as the outbox holds it: at most 300 characters.
 func emailSubject(subject string) string {
 	if r := []rune(subject); len(r) > 300 {
 		return string(r[:299]) + "…"

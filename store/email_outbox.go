@@ -9,12 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Email: what each owner wants emailed (EmailSettings), and the outbox of
-// messages to owners, written with what they say by whoever decides to send
-// them (a question's timer, the reply and digest sweeps) and sent over SMTP
-// by the email sender of any replica, which claims due rows with FOR UPDATE
-// SKIP LOCKED under a lease, as the webhook senders do.
-
 // Kinds of email.
 const (
 	EmailQuestion = "question"
@@ -49,8 +43,6 @@ type EmailTo struct {
 	Name        string
 }
 
-// insertEmail queues a message to an owner inside tx; noteID is the note it
-// is about (0 for none).
 func insertEmail(ctx context.Context, tx pgx.Tx, to EmailTo, kind string, noteID int64, m Email) error {
 	var note *int64
 	if noteID != 0 {
@@ -75,15 +67,13 @@ type OutgoingEmail struct {
 	CreatedAt time.Time
 	Kind      string
 	To        EmailTo
-	// Stale: the questions the email asks were answered or expired since it
-	// was queued; the email is not sent (EmailSkipped).
+	// Stale: the questions the email asks were answered or expired since it was queued.
 	Stale bool
 	Email
 }
 
-// ClaimEmails claims up to limit due messages for lease; messages locked by
-// another claim are skipped (FOR UPDATE SKIP LOCKED), so replicas never send
-// the same message at once. except lists messages this sender still holds.
+// ClaimEmails claims up to limit due messages for lease, skipping those another claim holds (FOR
+// UPDATE SKIP LOCKED), so replicas never send one message twice at once.
 func (s *Store) ClaimEmails(ctx context.Context, limit int, lease time.Duration, except []int64) ([]OutgoingEmail, error) {
 	if except == nil {
 		except = []int64{}
@@ -119,10 +109,7 @@ func (s *Store) ClaimEmails(ctx context.Context, limit int, lease time.Duration,
 	return out, nil
 }
 
-// FinishEmail records attempt number attempt of a message: state EmailSent,
-// EmailFailed, EmailSkipped, or EmailPending to try again after retryIn; errText says what
-// went wrong. It returns false, recording nothing, when the message was
-// claimed again meanwhile or its result is recorded already.
+// FinishEmail records attempt number attempt of a message.
 func (s *Store) FinishEmail(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
 	var msg *string
 	if errText != "" {
@@ -147,9 +134,7 @@ func (s *Store) FinishEmail(ctx context.Context, id int64, attempt int, state st
 type EmailOutboxDepth struct {
 	// Pending counts messages not yet sent, failed or skipped.
 	Pending int64
-	// Due counts those that may be sent now and no sender holds; OldestDueAge
-	// is how long the most overdue of them has been due (growing: no sender
-	// runs, or none can keep up).
+	// Due counts those that may be sent now and no sender holds.
 	Due          int64
 	OldestDueAge time.Duration
 	// Failed counts messages given up on, kept for EmailRetention.
@@ -188,8 +173,7 @@ func (s *Store) PruneEmails(ctx context.Context) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// EmailSettings are what an owner wants emailed: their questions (on unless
-// turned off), replies to them, and a daily digest of unread agents' notes.
+// EmailSettings are what an owner wants emailed.
 type EmailSettings struct {
 	Questions bool
 	Replies   bool
@@ -214,14 +198,10 @@ func (s *Store) EmailSettingsOf(ctx context.Context, ownerID int64) (EmailSettin
 const DigestInterval = 24 * time.Hour
 
 // SetEmailSettings records the owner's email settings, in one statement.
-// Turning replies on starts from the replies there are now (older ones are
-// not emailed); turning the digest on makes the first one due a day later,
-// and the next a day after each.
 func (s *Store) SetEmailSettings(ctx context.Context, workspaceID, ownerID int64, m EmailSettings) error {
 	return s.setEmailSettingsIn(ctx, s.pool, workspaceID, ownerID, m)
 }
 
-// setEmailSettingsIn is SetEmailSettings on q (the pool, or an action's transaction).
 func (s *Store) setEmailSettingsIn(ctx context.Context, q querier, workspaceID, ownerID int64, m EmailSettings) error {
 	tag, err := q.Exec(ctx, `
 		INSERT INTO owner_mail_settings AS ms (owner_id, workspace_id, questions, replies, digest, replies_through, digest_due_at)
@@ -242,8 +222,6 @@ func (s *Store) setEmailSettingsIn(ctx context.Context, q querier, workspaceID, 
 	return nil
 }
 
-// questionEmailTo are the owners of a workspace who get its questions by
-// email, $1 the workspace: those who may answer (not viewers, not removed).
 const questionEmailTo = `
 	SELECT o.id, o.workspace_id, o.email, o.display_name FROM owners o
 	LEFT JOIN owner_mail_settings ms ON ms.owner_id = o.id
@@ -260,12 +238,9 @@ type ReplyToEmail struct {
 // ComposeReplyEmail composes the email of one reply to an owner.
 type ComposeReplyEmail func(to EmailTo, r ReplyToEmail) (Email, error)
 
-// QueueReplyEmails queues, for each owner who wants replies emailed, one
-// message per reply to them (from agents or other owners) newer than the
-// last considered, at most 20 per owner per call, and moves the owner's mark
-// past them: one transaction, the owners' rows claimed with FOR UPDATE SKIP
-// LOCKED, so that every reply is emailed once whichever replicas sweep. It
-// returns how many messages it queued.
+// QueueReplyEmails queues, for each owner who wants replies emailed, one message per reply to them
+// (from agents or other owners) newer than the last considered, at most 20 per owner per call, and
+// moves the owner's mark past them.
 func (s *Store) QueueReplyEmails(ctx context.Context, compose ComposeReplyEmail) (int, error) {
 	queued := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -273,7 +248,7 @@ func (s *Store) QueueReplyEmails(ctx context.Context, compose ComposeReplyEmail)
 			SELECT ms.owner_id, o.workspace_id, o.email, o.display_name, ms.replies_through
 			FROM owner_mail_settings ms JOIN owners o ON o.id = ms.owner_id
 			WHERE ms.replies AND EXISTS (SELECT 1 FROM notes n WHERE n.workspace_id = o.workspace_id AND n.id > ms.replies_through
-				AND n.recipient_slug = '`+ownerSlugPrefix+`' || o.id::text AND `+forOwners+`)
+				AND n.recipient_slug = owner_slug(o.id) AND `+forOwners+`)
 			ORDER BY ms.owner_id LIMIT 50
 			FOR UPDATE OF ms SKIP LOCKED`)
 		if err != nil {
@@ -347,12 +322,7 @@ type ComposeDigest func(to EmailTo, unread []InboxNote) (Email, error)
 // DigestSize bounds the notes a digest lists.
 const DigestSize = 20
 
-// QueueDigests queues the daily digest of each owner whose digest is due:
-// their unread inbox notes from agents (at most DigestSize, newest first),
-// none when there are none; the next digest is then due a day later. The
-// owners' rows are claimed with FOR UPDATE SKIP LOCKED in one transaction,
-// so a digest goes out once whichever replicas sweep. It returns how many
-// digests it queued.
+// QueueDigests queues the daily digest of each owner whose digest is due.
 func (s *Store) QueueDigests(ctx context.Context, compose ComposeDigest) (int, error) {
 	queued := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

@@ -21,9 +21,8 @@ type ResourceEvent struct {
 	DeliveredAt *time.Time
 }
 
-// appendEvent adds the next event of a session inside tx, in one statement.
-// Bumping the session's counter row serialises writers of one session, so
-// sequences are gap-free (a rolled-back transaction rolls its number back too).
+// Bumping the session's counter row serialises writers of one session, so sequences are gap-free (a
+// rolled-back transaction rolls its number back too).
 func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, noteID *int64, payload any) (int64, error) {
 	body, err := json.Marshal(payload)
 	if err != nil {
@@ -46,10 +45,6 @@ func appendEvent(ctx context.Context, tx pgx.Tx, sessionID int64, kind string, n
 // MaxEventPage is the largest page poll_resource_events returns.
 const MaxEventPage = 100
 
-// pollEventsSQL is PollEvents' one statement, $1 the workspace, $2 and $3
-// the session's type and public id, $4 the connection, $5 the sequence to
-// read after, $6 the page: the caller's role (NULL: not invited) with each
-// event, or once without one; no row for no such session.
 const pollEventsSQL = `
 	SELECT i.role, e.sequence, e.kind, e.note_id, e.payload, e.created_at,
 		(SELECT d.delivered_at FROM note_deliveries d WHERE d.note_id = e.note_id AND d.connection_id = $4)

@@ -5,15 +5,12 @@ import (
 	"fmt"
 )
 
-// ExportSessionMail calls each with every note of a session of the
-// workspace, oldest first, analysis notes included (owners export), reading
-// them as it goes; it stops at each's first error. A session of another
-// workspace has no notes here.
+// ExportSessionMail calls each with every note of a session of the workspace, oldest first,
+// analysis notes included (owners export), reading them as it goes.
 func (s *Store) ExportSessionMail(ctx context.Context, workspaceID, sessionID int64, each func(*Note) error) error {
 	return s.exportSessionMailIn(ctx, s.pool, workspaceID, sessionID, each)
 }
 
-// exportSessionMailIn is ExportSessionMail on q (the pool, or an action's transaction).
 func (s *Store) exportSessionMailIn(ctx context.Context, q querier, workspaceID, sessionID int64, each func(*Note) error) error {
 	rows, err := q.Query(ctx, `
 		SELECT `+noteColumns+` FROM notes n

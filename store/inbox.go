@@ -7,15 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The owner's inbox: every note of the workspace addressed to owners, newest
-// first, across sessions.
-
-// forOwners is the one rule of what the inbox holds, as a condition on notes
-// n: agents' notes to the whole session, replies to an owner's sender slug
-// (from agents or other owners), and questions; never analysis. It is also
-// the predicate of notes_inbox_idx (migrations/031), written the same there
-// so that the planner uses that index; the owners' slugs are OwnerSlug's.
-const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR n.recipient_slug LIKE '` + ownerSlugPrefix + `%'
+// forOwners is the one rule of what the inbox holds, as a condition on notes n.
+const forOwners = `(n.message_type <> 'analysis' AND (n.message_type = 'question' OR is_owner_slug(n.recipient_slug)
 	OR (n.sender_kind = 'agent' AND n.recipient_slug IS NULL)))`
 
 // InboxPageSize is how many notes an inbox page shows.
@@ -31,8 +24,7 @@ type InboxFilter struct {
 	Mine bool
 	// ProjectID keeps one project's notes, AgentID one connection's (0: all).
 	ProjectID, AgentID int64
-	// Before and After bound the note ids (0: no bound): Before pages back,
-	// After asks for what is newer than the page shows.
+	// Before and After bound the note ids (0: no bound).
 	Before, After int64
 }
 
@@ -46,21 +38,14 @@ type InboxNote struct {
 	Unread       bool
 }
 
-// inboxFilters are InboxFilter's conditions on notes n of sessions s, $2
-// the owner, $3 and $4 Before (pageBefore) and After, $5 the project, $6
-// the agent's connection, $7 Mine and $8 the owner's slug, $9 Questions.
 const inboxFilters = forOwners + ` AND n.sender_owner_id IS DISTINCT FROM $2 AND n.id < $3 AND n.id > $4
 	AND ($5::bigint = 0 OR s.project_id = $5) AND ($6::bigint = 0 OR n.sender_connection_id = $6)
 	AND (NOT $7::boolean OR n.recipient_slug = $8) AND (NOT $9::boolean OR (n.message_type = '` + MessageQuestion + `'
 		AND EXISTS (SELECT 1 FROM questions wq WHERE wq.note_id = n.id AND wq.state = '` + QuestionOpen + `')))`
 
-// inboxColumns are a listed note n of session s in project p, then whether it is unread.
 var inboxColumns = listedColumns + `, s.title, s.project_id, p.name`
 
-// inboxAll reads the workspace's inbox newest first along notes_inbox_idx,
-// $1 the workspace, $10 the page size. The workspace is a range and the
-// order names it, as inSession does for a session: with "=", the planner may
-// walk the primary key backwards through other workspaces' notes instead.
+// The workspace is a range and the order names it, as inSession does for a session.
 var inboxAll = `
 	SELECT ` + inboxColumns + `,
 		n.id > coalesce((SELECT r.last_read_note_id FROM note_reads r WHERE r.owner_id = $2 AND r.session_id = n.session_id), 0)
@@ -86,9 +71,7 @@ var inboxUnread = `
 	WHERE s.workspace_id = $1 AND ($5::bigint = 0 OR s.project_id = $5)
 	ORDER BY n.id DESC LIMIT $10`
 
-// Inbox returns a page of the owner's inbox (forOwners, narrowed by f),
-// newest first: at most limit+1 notes, so that the caller can tell whether
-// an older page exists. Only the workspace's notes, never the owner's own.
+// Inbox returns a page of the owner's inbox (forOwners, narrowed by f), newest first.
 func (s *Store) Inbox(ctx context.Context, workspaceID, ownerID int64, f InboxFilter, limit int) ([]InboxNote, error) {
 	sql := inboxAll
 	if f.Unread {
@@ -113,10 +96,8 @@ func (s *Store) Inbox(ctx context.Context, workspaceID, ownerID int64, f InboxFi
 	return out, nil
 }
 
-// MarkAllRead moves the owner's read mark of every session of the workspace
-// (of one project when projectID is not 0) to its newest note, in one
-// statement, and returns how many marks moved; when any did, the statement
-// notifies ReadsTopic, as MarkMailRead does.
+// MarkAllRead moves the owner's read mark of every session of the workspace (of one project when
+// projectID is not 0) to its newest note, in one statement, and returns how many marks moved.
 func (s *Store) MarkAllRead(ctx context.Context, workspaceID, ownerID, projectID int64) (int, error) {
 	var moved int
 	var notified *string

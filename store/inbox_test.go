@@ -259,7 +259,7 @@ func TestInboxPlans(t *testing.T) {
 	busyS, _ := w.st.CreateSession(ctx, store.NewSession{WorkspaceID: busyWS, ProjectID: busyP.ID, Type: "team_session", Title: "B"})
 	db.Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, recipient_slug, message_type, subject, body)
-		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'B', 'owner-1', 'reply', 's', 'b'
+		SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'B', owner_slug(1), 'reply', 's', 'b'
 		FROM generate_series(1, 20000) g`, busyWS, busyS.ID, busyOwner)
 	db.Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)

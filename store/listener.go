@@ -11,16 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Listener is a replica's one LISTEN connection: it hears every channel of
-// topics.go and passes each notification, decoded once by its topic, to the
-// subscribers of that topic (Listen), and tells its watchers (Watch) when it
-// connects and disconnects: notifications sent while it is away are lost, so
-// a subscriber that keeps state resynchronises when it hears it is connected
-// again. It reconnects with backoff. It lives in the store package because it
-// shares the store's connection settings and statement counting.
-//
-// Subscribers are called from the listener's goroutine (and, for NoteTopic,
-// from MailCache's sweep) and must not block.
+// Listener is a replica's one LISTEN connection, passing each notification to its topic's
+// subscribers. Notifications sent while it is away are lost, so subscribers that keep state
+// resynchronise when Watch says it is connected again; subscribers must not block.
 type Listener struct {
 	store *Store
 	log   *slog.Logger
@@ -51,7 +44,6 @@ const (
 	listenMaxBackoff = 10 * time.Second
 )
 
-// topicDecoder is what the listener needs of a Topic whatever its T.
 type topicDecoder interface {
 	channelName() string
 	decodeAny(payload string) (any, bool)
@@ -61,7 +53,6 @@ func (t Topic[T]) channelName() string { return t.channel }
 
 func (t Topic[T]) decodeAny(p string) (any, bool) { return t.decode(p) }
 
-// topics are every topic the listener LISTENs on.
 var topics = []topicDecoder{NoteTopic, ReceiptTopic, ReadsTopic, PresenceTopic, SignOutTopic, WebhookTopic, QuestionTopic, TimerTopic, EmailTopic, ApprovalTopic, PushTopic, PersonTopic}
 
 // NewListener returns a listener over the store's database; start it with Run.
@@ -72,8 +63,8 @@ func (s *Store) NewListener(log *slog.Logger) *Listener {
 	return &Listener{store: s, log: log, subs: map[string][]*Subscription{}, ready: make(chan struct{})}
 }
 
-// Listen makes fn hear every notification on topic, decoded; a payload its
-// topic cannot read is logged and dropped. It may be called at any time.
+// Listen makes fn hear every notification on topic, decoded; a payload its topic cannot read is
+// logged and dropped.
 func Listen[T any](l *Listener, topic Topic[T], fn func(T)) *Subscription {
 	sub := &Subscription{l: l, channel: topic.channel, notify: func(v any) { fn(v.(T)) }}
 	l.mu.Lock()
@@ -82,11 +73,8 @@ func Listen[T any](l *Listener, topic Topic[T], fn func(T)) *Subscription {
 	return sub
 }
 
-// Watch makes fn hear whether the listener is connected: at once, then at
-// every change. After false, notifications are lost until the next true,
-// which fn hears after LISTEN took effect and before any notification of the
-// new connection is passed on. fn runs with the listener's lock held: it
-// must not call the listener.
+// Watch makes fn hear whether the listener is connected: at once, then at every change. fn runs
+// with the listener's lock held: it must not call the listener.
 func (l *Listener) Watch(fn func(connected bool)) *Subscription {
 	sub := &Subscription{l: l, status: fn}
 	l.mu.Lock()
@@ -112,8 +100,7 @@ func (s *Subscription) Unlisten() {
 // Ready is closed the first time the listener is connected.
 func (l *Listener) Ready() <-chan struct{} { return l.ready }
 
-// Run listens until ctx ends, reconnecting with backoff when the connection
-// drops. Its statements count as background work.
+// Run listens until ctx ends, reconnecting with backoff when the connection drops.
 func (l *Listener) Run(ctx context.Context) {
 	ctx = Background(ctx)
 	backoff := listenMinBackoff
@@ -139,7 +126,6 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 }
 
-// setConnected records the connection's state and tells the watchers.
 func (l *Listener) setConnected(up bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -149,8 +135,6 @@ func (l *Listener) setConnected(up bool) {
 	}
 }
 
-// listen runs one connection: LISTEN on every topic, tell the watchers, then
-// pass notifications on until the connection fails or ctx ends.
 func (l *Listener) listen(ctx context.Context) error {
 	cfg := l.store.pool.Config().ConnConfig.Copy()
 	if cfg.RuntimeParams == nil {
@@ -181,7 +165,6 @@ func (l *Listener) listen(ctx context.Context) error {
 	}
 }
 
-// deliver decodes a notification once and passes it to its topic's subscribers.
 func (l *Listener) deliver(channel, payload string) {
 	for _, t := range topics {
 		if t.channelName() != channel {
@@ -197,7 +180,6 @@ func (l *Listener) deliver(channel, payload string) {
 	}
 }
 
-// pass calls the subscribers of channel with v.
 func (l *Listener) pass(channel string, v any) {
 	l.mu.Lock()
 	subs := slices.Clone(l.subs[channel])
@@ -207,6 +189,4 @@ func (l *Listener) pass(channel string, v any) {
 	}
 }
 
-// publish passes v to the subscribers of topic as if it had been heard: a
-// note found without its notification.
 func publish[T any](l *Listener, topic Topic[T], v T) { l.pass(topic.channel, v) }

@@ -10,54 +10,35 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// MailCache keeps, in memory, the id of the newest note of each session this
-// replica has been asked about, current through the Listener's NoteTopic, and
-// whether the newest read receipt of its owners' notes is still the one it
-// loaded (ReceiptTopic says when not). Every replica runs one, so a web poll
-// can answer "nothing new" without a query.
-//
-// The cache only vouches for a session while its listener is connected and
-// the session was loaded after LISTEN took effect; otherwise NewestNote says
-// "don't know" and callers ask the database. When the listener connects
-// again it reloads the sessions it follows, since notifications sent while
-// it was away are lost, and while connected it sweeps them for notes whose
-// notification never came.
+// MailCache keeps, in memory, the newest note and receipt of each session this replica was asked
+// about, so that a web poll can answer "nothing new" without a query. It vouches for a session only
+// while the listener is connected and the session was loaded after LISTEN took effect.
 type MailCache struct {
 	store    *Store
 	listener *Listener
 	log      *slog.Logger
 
-	mu sync.RWMutex
-	// current is true while the cache vouches for what it holds.
+	mu      sync.RWMutex
 	current bool
 	// gen changes whenever the cache stops or starts vouching, so that a
 	// load that started under another connection is not stored.
-	gen     uint64
-	entries map[int64]cacheEntry
-	// stopSweep ends the sweep of the current connection.
-	stopSweep context.CancelFunc
-	// sweepEvery is SweepInterval (tests shorten it).
+	gen        uint64
+	entries    map[int64]cacheEntry
+	stopSweep  context.CancelFunc
 	sweepEvery time.Duration
 }
 
 type cacheEntry struct {
 	workspaceID int64 // 0 until loaded from the database
 	latest      int64
-	// receipt is the newest receipt on the session's owners' notes as last
-	// loaded; it is vouched for only while receiptKnown. A receipt
-	// notification clears receiptKnown (its payload names the note, not the
-	// receipt) and bumps receiptSeq, so that a load that raced it is not
-	// trusted either.
+	// receipt is the newest receipt on the session's owners' notes as last loaded.
 	receipt      int64
 	receiptKnown bool
 	receiptSeq   uint64
 }
 
-// SweepInterval is how often a connected mail cache re-reads the newest
-// note of the sessions it follows. A note's notification is sent after its
-// commit (notifyAfterCommit); should it never come (the writing process died
-// in between, or the statement failed), the sweep finds the note, at most
-// this late, and passes it on to the listener's NoteTopic subscribers.
+// SweepInterval is how often a connected mail cache re-reads the newest note of the sessions it
+// follows.
 const SweepInterval = 10 * time.Second
 
 // NewMailCache returns a cache kept current by l; it starts vouching once l
@@ -72,15 +53,13 @@ func (s *Store) NewMailCache(l *Listener) *MailCache {
 
 // MailCacheState is what the cache is doing, for metrics.
 type MailCacheState struct {
-	// Current is true while the listener is connected and the cache
-	// reloaded: only then does it answer for the sessions it follows.
+	// Current is true while the listener is connected and the cache reloaded.
 	Current bool
 	// Sessions counts the sessions it follows (loaded by Follow, kept current).
 	Sessions int
 }
 
-// State returns whether the cache is current and how many sessions it
-// follows. It walks the followed sessions: for a scrape, not a request path.
+// State returns whether the cache is current and how many sessions it follows.
 func (c *MailCache) State() MailCacheState {
 	sessions := len(c.followedIDs())
 	c.mu.RLock()
@@ -88,8 +67,8 @@ func (c *MailCache) State() MailCacheState {
 	return MailCacheState{Current: c.current, Sessions: sessions}
 }
 
-// NewestNote returns the newest note id of a session of the workspace and
-// true when the cache is sure of it; false means "ask the database".
+// NewestNote returns the newest note id of a session of the workspace and true when the cache is
+// sure of it.
 func (c *MailCache) NewestNote(workspaceID, sessionID int64) (int64, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -109,8 +88,7 @@ func (c *MailCache) Follow(ctx context.Context, workspaceID, sessionID int64) (i
 	return m.Note, err
 }
 
-// MailMarks returns the newest note and receipt ids of a session of the
-// workspace: from memory when the cache is sure of both, else loaded (Follow).
+// MailMarks returns the newest note and receipt ids of a session of the workspace.
 func (c *MailCache) MailMarks(ctx context.Context, workspaceID, sessionID int64) (MailMarks, error) {
 	c.mu.RLock()
 	e, ok := c.entries[sessionID]
@@ -135,8 +113,7 @@ func (c *MailCache) follow(ctx context.Context, workspaceID, sessionID int64) (M
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Loaded after LISTEN under the same connection: later notes will be
-	// announced. A notification seen meanwhile may be newer than the load.
+	// Loaded after LISTEN under the same connection: later notes will be announced.
 	if c.current && c.gen == gen {
 		e := c.entries[sessionID]
 		e.workspaceID, e.latest = ws, max(e.latest, m.Note)
@@ -148,7 +125,6 @@ func (c *MailCache) follow(ctx context.Context, workspaceID, sessionID int64) (M
 	return m, nil
 }
 
-// noteHeard records a note's notification.
 func (c *MailCache) noteHeard(n NoteNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,7 +135,6 @@ func (c *MailCache) noteHeard(n NoteNotice) {
 	}
 }
 
-// receiptHeard makes the cache unsure of a followed session's newest receipt.
 func (c *MailCache) receiptHeard(r NoteRef) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -170,9 +145,6 @@ func (c *MailCache) receiptHeard(r NoteRef) {
 	}
 }
 
-// connected hears the listener's state: connected, the cache reloads the
-// sessions it follows and starts sweeping them; disconnected, it stops
-// vouching and sweeping.
 func (c *MailCache) connected(up bool) {
 	c.mu.Lock()
 	stop := c.stopSweep
@@ -196,8 +168,6 @@ func (c *MailCache) connected(up bool) {
 	go c.sweep(ctx)
 }
 
-// reload loads the newest note of every followed session afresh and makes
-// the cache current, unless the listener's state changed meanwhile.
 func (c *MailCache) reload(ctx context.Context) error {
 	c.mu.RLock()
 	gen := c.gen
@@ -223,7 +193,6 @@ func (c *MailCache) reload(ctx context.Context) error {
 	return nil
 }
 
-// followedIDs returns the sessions the cache follows (loaded by Follow).
 func (c *MailCache) followedIDs() []int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -236,7 +205,6 @@ func (c *MailCache) followedIDs() []int64 {
 	return ids
 }
 
-// newestNotes loads the workspace and newest note id of each session of ids.
 func newestNotes(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, ids []int64) (map[int64]cacheEntry, error) {
@@ -259,10 +227,8 @@ func newestNotes(ctx context.Context, q interface {
 	return fresh, rows.Err()
 }
 
-// sweep re-reads the followed sessions' newest notes every sweepEvery until
-// ctx ends (the listener disconnected), and passes a note newer than the
-// cache knew to the listener's NoteTopic subscribers as if its notification
-// had arrived. Until the cache is current it retries the reload instead.
+// sweep re-reads the followed sessions' newest notes every sweepEvery and passes on a note whose
+// notification never came.
 func (c *MailCache) sweep(ctx context.Context) {
 	t := time.NewTicker(c.sweepEvery)
 	defer t.Stop()

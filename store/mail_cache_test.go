@@ -102,7 +102,7 @@ func TestSweepFindsUnannouncedNotes(t *testing.T) {
 	var id int64
 	if err := storetest.SQL(t, f.st).QueryRow(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		VALUES ($1, $2, 'owner', $3::bigint, 'owner-' || $3::text, 'Owner', 'analysis', 's', 'b') RETURNING id`,
+		VALUES ($1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'Owner', 'analysis', 's', 'b') RETURNING id`,
 		ws, f.sess.ID, f.owner.ID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}

@@ -185,6 +185,28 @@ func TestParseOwnerSlug(t *testing.T) {
 	}
 }
 
+// TestOwnerSlugAgreesWithSQL: the SQL functions of migration 100 and
+// OwnerSlug/ParseOwnerSlug build and read the same slugs.
+func TestOwnerSlugAgreesWithSQL(t *testing.T) {
+	t.Parallel()
+	db := storetest.SQL(t, storetest.New(t))
+	for _, slug := range []string{store.OwnerSlug(7), store.OwnerSlug(1), store.OwnerSlug(999999999999999999), "owner-1000000000000000000",
+		"owner-9223372036854775807", "owner-0", "owner-07", "owner-+7", "owner--7", "owner-", "owner-7x", "owner- 7", "ext-owner-7",
+		"Owner-7", "owner-99999999999999999999", "owner-７", "osfoundry", ""} {
+		var built string
+		var id *int64
+		var is bool
+		if err := db.QueryRow(`SELECT coalesce(owner_slug(owner_slug_id($1)), ''), owner_slug_id($1), is_owner_slug($1)`, slug).
+			Scan(&built, &id, &is); err != nil {
+			t.Fatal(err)
+		}
+		want, ok := store.ParseOwnerSlug(slug)
+		if is != ok || (ok && (id == nil || *id != want || built != slug)) || (!ok && id != nil) {
+			t.Errorf("%q: SQL reads id %v (is_owner_slug %v, rebuilt %q), Go %d, %v", slug, id, is, built, want, ok)
+		}
+	}
+}
+
 // TestRereadWritesNothing: reading the same page again (no new receipt, a
 // read mark that does not move) writes nothing, not even a row lock, so the
 // read commits without waiting for a WAL flush; a read that moves the mark
@@ -281,7 +303,7 @@ func TestQuietSessionPageUsesItsIndex(t *testing.T) {
 	}{{f.sess.ID, 20}, {busy.ID, 20000}} {
 		db.Exec(`
 			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-			SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
+			SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
 			ws, s.id, f.owner.ID, s.count)
 	}
 	db.Exec(`ANALYZE notes`)

@@ -8,28 +8,22 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// StatementCounts are the statements a Store has sent to PostgreSQL (BEGIN
-// and COMMIT included), by what they were sent for. The operations listener
-// exports them, so an operator or the benchmark can prove that a path runs no
-// statement at all.
+// StatementCounts are the statements a Store has sent to PostgreSQL (BEGIN and COMMIT included), by
+// what they were sent for.
 type StatementCounts struct {
 	// Request counts statements sent while serving a request.
 	Request uint64
-	// Background counts those of background work (the listener, the mail
-	// cache's reload and sweep, the webhook sender, metrics read at scrape
-	// time): contexts marked with Background.
+	// Background counts those of background work (the listener, the mail cache's reload and sweep,
+	// the webhook sender, metrics read at scrape time).
 	Background uint64
-	// RequestRoundTrips counts the round trips of Request's statements: a
-	// statement alone, or a batch of them.
+	// RequestRoundTrips counts the round trips of Request's statements.
 	RequestRoundTrips uint64
 }
 
-// statementCounter is the pgx tracer every pool of Open carries.
 type statementCounter struct {
 	request, background, requestTrips atomic.Uint64
 }
 
-// backgroundKey marks a context whose statements count as background work.
 type backgroundKey struct{}
 
 // Background marks ctx as background work: the statements sent under it
@@ -56,9 +50,6 @@ func (c *statementCounter) count(ctx context.Context) {
 }
 
 func (*statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-// A batch is one round trip; its statements count one by one, as they
-// answer.
 
 func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	if ctx.Value(backgroundKey{}) == nil {

@@ -49,10 +49,8 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
-// Migrate applies every embedded migration not yet recorded in schema_migrations,
-// each in its own transaction, under an advisory lock so that replicas starting
-// together apply each file once. It refuses a database whose schema is newer than
-// this binary knows. It returns the versions it applied.
+// Migrate applies every embedded migration not yet recorded in schema_migrations, each in its own
+// transaction, under an advisory lock so that replicas starting together apply each file once.
 func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	all, err := Migrations()
 	if err != nil {

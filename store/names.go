@@ -2,12 +2,9 @@ package store
 
 import "unicode"
 
-// CheckDisplayName refuses a name shown to people and agents (an agent's or
-// an owner's display name, a client's name) that holds a character which
-// could change how the text around it reads: control characters (line
-// breaks, tabs, escape sequences), line and paragraph separators, and the
-// bidirectional embeddings, overrides and isolates. The FieldError names the
-// field. A question's options and its first line follow the same rule.
+// CheckDisplayName refuses a display name holding a character that could change how the text around
+// it reads: control characters, line separators and bidirectional overrides, which could forge a
+// sender line.
 func CheckDisplayName(field, name string) error {
 	if !oneLine(name) {
 		return &FieldError{field, "must be one line of text, without control characters (line breaks, tabs, escapes or direction overrides)"}
@@ -15,8 +12,6 @@ func CheckDisplayName(field, name string) error {
 	return nil
 }
 
-// oneLine reports whether s holds only characters a display name may
-// (CheckDisplayName's rule).
 func oneLine(s string) bool {
 	for _, r := range s {
 		if !displayable(r) {
@@ -26,7 +21,6 @@ func oneLine(s string) bool {
 	return true
 }
 
-// displayable reports whether a display name may hold r.
 func displayable(r rune) bool {
 	switch {
 	case unicode.IsControl(r), r == '\u2028', r == '\u2029':

@@ -6,12 +6,8 @@ import (
 	"time"
 )
 
-// RecordAttempt runs finish, the write that records an outbox row's attempt
-// (a webhook delivery's, a mail's), until it is written or ctx ends, backing
-// off from 100 ms to 5 s: the row stays held by its sender meanwhile, so
-// this replica does not send it again when the lease runs out. finish
-// reports false when the row is no longer this sender's (lost says why);
-// what names the attempt in the log.
+// RecordAttempt runs finish, the write that records an outbox row's attempt (a webhook delivery's,
+// a mail's), until it is written or ctx ends, backing off from 100 ms to 5 s.
 func RecordAttempt(ctx context.Context, log *slog.Logger, what, lost string, finish func(context.Context) (bool, error)) {
 	wait := 100 * time.Millisecond
 	for {

@@ -7,9 +7,7 @@ import (
 	"strings"
 )
 
-// OwnerProfile is what an owner changes about themselves on Account: the
-// name others read, and the email they sign in with (a new one only with
-// their password).
+// OwnerProfile is what an owner changes about themselves on Account.
 type OwnerProfile struct {
 	DisplayName string
 	Email       string
@@ -20,10 +18,8 @@ type OwnerProfile struct {
 // ErrEmailTaken refuses an email another owner signs in with.
 var ErrEmailTaken = &FieldError{"email", "another owner signs in with that email"}
 
-// UpdateOwnerProfile sets an owner's name and email. A new email is taken
-// only with the owner's current password (which hashes, so callers
-// throttle it), and only while no other owner has it (the unique index
-// decides). Notes already written keep the name they were sent with.
+// UpdateOwnerProfile sets an owner's name and email; a new email only with the owner's current
+// password, and only while no other owner has it.
 func (s *Store) UpdateOwnerProfile(ctx context.Context, ownerID int64, p OwnerProfile) (*Owner, error) {
 	p.DisplayName = strings.TrimSpace(p.DisplayName)
 	p.Email = NormalizeEmail(p.Email)

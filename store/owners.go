@@ -59,7 +59,6 @@ const (
 )
 
 // Validate checks the fields of a new owner and normalises them in place.
-// It reports every refused field at once (FieldErrorsOf lists them).
 func (n *NewOwner) Validate() error {
 	n.Email = NormalizeEmail(n.Email)
 	n.DisplayName = strings.TrimSpace(n.DisplayName)
@@ -74,8 +73,6 @@ func (n *NewOwner) Validate() error {
 	return errors.Join(errs...)
 }
 
-// validateOwnerEmail checks an owner's (normalized) email, refused as the
-// field email.
 func validateOwnerEmail(email string) error {
 	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 254 {
 		return &FieldError{"email", "enter a valid email address, like name@example.com"}
@@ -83,8 +80,6 @@ func validateOwnerEmail(email string) error {
 	return nil
 }
 
-// validateOwnerName checks an owner's (trimmed) name, refused as the field
-// display_name.
 func validateOwnerName(name string) error {
 	if name == "" || utf8.RuneCountInString(name) > MaxOwnerNameLen {
 		return &FieldError{"display_name", fmt.Sprintf("enter a name of 1 to %d characters", MaxOwnerNameLen)}
@@ -92,7 +87,6 @@ func validateOwnerName(name string) error {
 	return CheckDisplayName("display_name", name)
 }
 
-// validatePassword checks a new password, refused as field.
 func validatePassword(field, password string) error {
 	if utf8.RuneCountInString(password) < MinPasswordLength {
 		return &FieldError{field, fmt.Sprintf("use at least %d characters", MinPasswordLength)}
@@ -133,12 +127,9 @@ func (s *Store) HasOwner(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
-// CreateFirstOwner creates the first workspace and its owner, for the
-// one-time setup code a starting server offered (AddSetupCode). It fails
-// with ErrConflict once any owner exists, also when two requests race; that
-// is checked first, under the lock, before anything else and before the
-// password is hashed. A wrong code and refused fields come back together
-// (FieldErrorsOf), and nothing is hashed then either.
+// CreateFirstOwner creates the first workspace and its owner, for the one-time setup code a
+// starting server offered (AddSetupCode). It fails with ErrConflict once any owner exists, also
+// when two requests race.
 func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner, setupCode string) (*Owner, error) {
 	var o *Owner
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -191,10 +182,8 @@ func (s *Store) CreateFirstOwner(ctx context.Context, n NewOwner, setupCode stri
 	return o, nil
 }
 
-// CreateOwner adds an owner to the workspace named n.WorkspaceName, creating
-// that workspace when it does not exist. With no name it joins the only
-// workspace (or creates "My workspace" on an empty install); with several
-// workspaces a name is required.
+// CreateOwner adds an owner to the workspace named n.WorkspaceName, creating that workspace when it
+// does not exist.
 func (s *Store) CreateOwner(ctx context.Context, n NewOwner) (*Owner, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
@@ -268,9 +257,9 @@ func scanOwner(row pgx.Row, extra ...any) (*Owner, error) {
 	return o, err
 }
 
-// Authenticate returns the owner whose email and password match, or
-// ErrInvalidCredentials; ErrBusy when the hash gate is full. Emails compare
-// case-insensitively; an unknown email costs a hash as well.
+// Authenticate returns the owner whose email and password match, or ErrInvalidCredentials; ErrBusy
+// when the hash gate is full. An unknown email costs a hash as well, so timing does not tell which
+// emails exist.
 func (s *Store) Authenticate(ctx context.Context, email, password string) (*Owner, error) {
 	var hash string
 	o, err := scanOwner(s.pool.QueryRow(ctx, `
@@ -317,10 +306,8 @@ func (s *Store) ChangePassword(ctx context.Context, ownerID int64, current, next
 	return err
 }
 
-// SetPassword is the operator's reset of an owner's password (osfoundry
-// owner set-password): it needs no current password and ends every sign-in
-// of the owner. It returns how many sign-ins ended; ErrNotFound when no
-// owner has the email.
+// SetPassword is the operator's reset of an owner's password (osfoundry owner set-password): it
+// needs no current password and ends every sign-in of the owner.
 func (s *Store) SetPassword(ctx context.Context, email, password string) (int, error) {
 	if err := validatePassword("password", password); err != nil {
 		return 0, err
@@ -328,8 +315,6 @@ func (s *Store) SetPassword(ctx context.Context, email, password string) (int, e
 	return s.setPassword(ctx, `email = $1`, NormalizeEmail(email), password, 0)
 }
 
-// setPassword hashes and stores the password of the owner where names,
-// and ends the owner's sign-ins but keep, in one transaction.
 func (s *Store) setPassword(ctx context.Context, where string, arg any, password string, keep int64) (int, error) {
 	hash, err := s.hashPassword(ctx, password)
 	if err != nil {

@@ -67,21 +67,15 @@ func CheckPassword(hash, password string) (bool, error) {
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
 }
 
-// dummyHash is checked against when an email is unknown, so that a sign-in
-// with an unknown email costs as much as one with a wrong password. It is
-// computed on first use: an argon2id hash at package init would slow every
-// start of the binary, the agent hook's included.
+// dummyHash is checked against when an email is unknown, so that a sign-in with an unknown email
+// costs as much as one with a wrong password.
 var dummyHash = sync.OnceValue(func() string {
 	h, _ := HashPassword("osfoundry-dummy-password")
 	return h
 })
 
-// HashGate bounds the password hashes (argon2id, 19 MiB and tens of
-// milliseconds of CPU each) that run at once: a flood of sign-ins or
-// first-run forms can neither exhaust memory nor take every CPU from the
-// rest of the server. A hash that finds no free slot within HashWait is not
-// run: the caller gets ErrBusy (a 503 with Retry-After). A server process
-// has one Store, so its gate is the process's bound.
+// HashGate bounds the password hashes (argon2id, 19 MiB and tens of milliseconds of CPU each) that
+// run at once.
 type HashGate struct {
 	slots   chan struct{}
 	run     atomic.Uint64
@@ -91,13 +85,12 @@ type HashGate struct {
 // HashWait is how long a password hash waits for a free slot of the gate.
 const HashWait = time.Second
 
-// newHashGate lets half the CPUs hash at once (at least one).
 func newHashGate() *HashGate {
 	return &HashGate{slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}
 }
 
-// Acquire takes a slot of the gate, waiting at most HashWait, and returns
-// the function that gives it back; ErrBusy when none freed in time.
+// Acquire takes a slot of the gate, waiting at most HashWait, and returns the function that gives
+// it back.
 func (g *HashGate) Acquire(ctx context.Context) (release func(), err error) {
 	t := time.NewTimer(HashWait)
 	defer t.Stop()
@@ -126,7 +119,6 @@ func (g *HashGate) Counts() HashCounts {
 // Hashes is the store's gate of password hashes.
 func (s *Store) Hashes() *HashGate { return s.hashes }
 
-// hashPassword hashes a new password through the gate.
 func (s *Store) hashPassword(ctx context.Context, password string) (string, error) {
 	release, err := s.hashes.Acquire(ctx)
 	if err != nil {
@@ -137,9 +129,7 @@ func (s *Store) hashPassword(ctx context.Context, password string) (string, erro
 	return HashPassword(password)
 }
 
-// checkPassword checks a password against a hash through the gate; an
-// empty hash (an unknown email) is checked against a dummy one, so that it
-// costs the same.
+// checkPassword checks a password against a hash through the gate.
 func (s *Store) checkPassword(ctx context.Context, hash, password string) (bool, error) {
 	release, err := s.hashes.Acquire(ctx)
 	if err != nil {

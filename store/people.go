@@ -9,9 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// People of a workspace: their roles, and their removal. Invitations are in
-// person_invites.go.
-
 // Person is one person of a workspace, as the People page lists them.
 type Person struct {
 	ID          int64
@@ -51,8 +48,6 @@ func (s *Store) ListPeople(ctx context.Context, a Actor) ([]Person, error) {
 	return out, nil
 }
 
-// wrapAct wraps an action's error, leaving the refusals a person reads
-// (role, field) as they are.
 func wrapAct(op string, err error) error {
 	if err == nil {
 		return nil
@@ -114,12 +109,7 @@ func (s *Store) SetRole(ctx context.Context, a Actor, personID int64, role Role)
 	return nil
 }
 
-// RemovePerson removes a person from the actor's workspace; admins only,
-// and admins may remove themselves (leave) unless they are the last one
-// (ErrLastAdmin). In one transaction their sign-ins end (on every replica,
-// SignOutTopic), their connections are revoked, and they get no more
-// email; their row stays, so their notes and answers keep their name, but
-// their email is free to be invited again.
+// RemovePerson removes a person from the actor's workspace.
 func (s *Store) RemovePerson(ctx context.Context, a Actor, personID int64) error {
 	var revoked []int64
 	err := s.act(ctx, a, RoleAdmin, func(ac *action) error {

@@ -15,15 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Invitations of people: an admin invites an email with a role; the link,
-// a row id and an HMAC of the row under a server secret (as answer links
-// are), works once, for PersonInviteLifetime, unless revoked. The person
-// exists only once they accept, choosing their name and password.
-
 // PersonInviteLifetime is how long an invitation link works.
 const PersonInviteLifetime = 7 * 24 * time.Hour
 
-// personInviteSecret names the server secret that signs invitation links.
 const personInviteSecret = "person_invites"
 
 // Refusals of an invitation link, each a sentence the page shows.
@@ -46,8 +40,6 @@ type PersonInvite struct {
 	ExpiresAt     time.Time
 }
 
-// personInviteKey returns the key that signs invitation links, the same on
-// every replica.
 func (s *Store) personInviteKey(ctx context.Context) ([]byte, error) {
 	s.inviteKey.mu.Lock()
 	defer s.inviteKey.mu.Unlock()
@@ -67,10 +59,7 @@ func signInvite(key []byte, id, workspaceID int64, email string, role Role) stri
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// CreatePersonInvite invites email to the actor's workspace with role;
-// admins only. It replaces an open invitation of the same email, and
-// refuses an email that already belongs to someone. It returns the
-// invitation and its link's token, shown once.
+// CreatePersonInvite invites email to the actor's workspace with role; admins only.
 func (s *Store) CreatePersonInvite(ctx context.Context, a Actor, email string, role Role) (*PersonInvite, string, error) {
 	email = NormalizeEmail(email)
 	var errs []error
@@ -133,8 +122,8 @@ func scanPersonInvite(row pgx.Row, extra ...any) (*PersonInvite, error) {
 	return i, err
 }
 
-// ListPersonInvites returns the open invitations of the actor's workspace
-// (not accepted, revoked or expired), newest first; admins only.
+// ListPersonInvites returns the open invitations of the actor's workspace (not accepted, revoked or
+// expired), newest first.
 func (s *Store) ListPersonInvites(ctx context.Context, a Actor) ([]PersonInvite, error) {
 	var out []PersonInvite
 	err := s.act(ctx, a, RoleAdmin, func(ac *action) error {
@@ -175,9 +164,7 @@ func (s *Store) RevokePersonInvite(ctx context.Context, a Actor, id int64) error
 	return nil
 }
 
-// PersonInviteOf checks an invitation link's token and returns the
-// invitation it names; ErrInviteInvalid (malformed, forged, unknown),
-// ErrInviteExpired, ErrInviteUsed or ErrInviteRevoked otherwise.
+// PersonInviteOf checks an invitation link's token and returns the invitation it names.
 func (s *Store) PersonInviteOf(ctx context.Context, token string) (*PersonInvite, error) {
 	inv, _, err := s.personInviteOf(ctx, s.pool, token)
 	return inv, err
@@ -219,11 +206,8 @@ func (s *Store) personInviteOf(ctx context.Context, q interface {
 	return inv, true, nil
 }
 
-// AcceptPersonInvite creates the invited person with the name and password
-// they chose (NewOwner's rules) and spends the invitation, in one
-// transaction: of two acceptances at once, one wins and the other gets
-// ErrInviteUsed. from is where they accept (Email and WorkspaceID are the
-// invitation's; OwnerID is set by the acceptance).
+// AcceptPersonInvite creates the invited person with the name and password they chose (NewOwner's
+// rules) and spends the invitation, in one transaction.
 func (s *Store) AcceptPersonInvite(ctx context.Context, token, displayName, password string, from Actor) (*Owner, error) {
 	inv, _, err := s.personInviteOf(ctx, s.pool, token)
 	if err != nil {

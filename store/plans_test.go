@@ -40,7 +40,7 @@ func grownFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
 			message_type, subject, body, created_at)
 		SELECT $1, $2, CASE WHEN i % 10 = 0 THEN 'owner' ELSE 'agent' END,
 			CASE WHEN i % 10 = 0 THEN $3::bigint END, CASE WHEN i % 10 = 0 THEN NULL ELSE $4::bigint END,
-			CASE WHEN i % 10 = 0 THEN 'owner-' || $3::bigint ELSE 'ada' END, 'N', 'note', 's' || i, 'b',
+			CASE WHEN i % 10 = 0 THEN owner_slug($3::bigint) ELSE 'ada' END, 'N', 'note', 's' || i, 'b',
 			now() - (20000 - i) * interval '1 second'
 		FROM generate_series(1, 20000) i`, ws, f.sess.ID, f.owner.ID, f.connID)
 	db.Exec(`
@@ -238,7 +238,7 @@ func TestUnreadCountStops(t *testing.T) {
 	add := func(n int) {
 		db.Exec(`
 			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-			SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
+			SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'O', 'note', 's', 'b' FROM generate_series(1, $4::int)`,
 			f.owner.WorkspaceID, f.sess.ID, f.owner.ID, n)
 	}
 	add(store.MaxUnreadCounted)

@@ -12,9 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrHandleRevoked means a handle belongs to a revoked connection of the
-// workspace: that agent can have it back by signing in again and continuing
-// its connection on the consent page.
+// ErrHandleRevoked means a handle belongs to a revoked connection of the workspace.
 var ErrHandleRevoked = errors.New("handle held by a revoked connection")
 
 // ErrNoProfile means the connection has not claimed an agent profile yet;
@@ -27,16 +25,13 @@ const (
 	MaxHandleLen = 31
 )
 
-// HandlePattern is the rule for an agent handle, the same in the tool schema
-// and the database: MinHandleLen to MaxHandleLen lowercase letters, digits
-// and '-', starting with a letter or digit.
+// HandlePattern is the rule for an agent handle, the same in the tool schema and the database.
 var HandlePattern = regexp.MustCompile(fmt.Sprintf(`^[a-z0-9][a-z0-9-]{%d,%d}$`, MinHandleLen-1, MaxHandleLen-1))
 
 // MaxDisplayNameLen bounds an agent's display name, in characters.
 const MaxDisplayNameLen = 80
 
-// Profile is the agent identity a connection claims: a handle unique in the
-// workspace, a display name, and the connection's stable sender slug.
+// Profile is the agent identity a connection claims.
 type Profile struct {
 	ConnectionID int64
 	WorkspaceID  int64
@@ -64,20 +59,15 @@ func ValidateProfile(handle, displayName string) (string, string, error) {
 	return handle, displayName, nil
 }
 
-// ClaimProfile creates or updates the profile of a connection. Claiming again
-// from the same connection updates the display name and may change the
-// handle. A handle held by another connection of the workspace gives
-// ErrConflict, or ErrHandleRevoked when that connection is revoked. The first claim also assigns the connection's sender slug
-// ("ext-<handle>", or a numbered variant when that is taken), which is never
-// changed afterwards.
+// ClaimProfile creates or updates the profile of a connection. A handle held by another connection
+// of the workspace gives ErrConflict, or ErrHandleRevoked when that connection is revoked.
 func (s *Store) ClaimProfile(ctx context.Context, workspaceID, connectionID int64, handle, displayName string) (*Profile, error) {
 	handle, displayName, err := ValidateProfile(handle, displayName)
 	if err != nil {
 		return nil, err
 	}
 	var p *Profile
-	// A concurrent claim may take the same fallback slug between our read and
-	// write; the unique constraint refuses one of them, which then retries.
+	// A concurrent claim may take the same fallback slug between our read and write.
 	for attempt := 0; ; attempt++ {
 		p, err = s.claimProfileOnce(ctx, workspaceID, connectionID, handle, displayName)
 		if isUniqueViolation(err, "connections_workspace_id_sender_slug_key") && attempt < 3 {
@@ -114,8 +104,8 @@ func (s *Store) claimProfileOnce(ctx context.Context, workspaceID, connectionID 
 			workspaceID, connectionID, handle, displayName).Scan(&p.Handle, &p.DisplayName, &p.CreatedAt, &p.UpdatedAt); err != nil {
 			return err
 		}
-		// Assign the sender slug once: the first free one of ext-<handle>,
-		// ext-<handle>-2, ext-<handle>-3, …; keep it when already set.
+		// Assign the sender slug once: the first free one of ext-<handle>, ext-<handle>-2,
+		// ext-<handle>-3, ….
 		if err := tx.QueryRow(ctx, `
 			UPDATE connections c SET sender_slug = coalesce(c.sender_slug, (
 				SELECT cand FROM (

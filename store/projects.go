@@ -36,7 +36,6 @@ func (s *Store) CreateProject(ctx context.Context, workspaceID int64, name strin
 	return s.createProjectIn(ctx, s.pool, workspaceID, name)
 }
 
-// createProjectIn is CreateProject on q (the pool, or an action's transaction).
 func (s *Store) createProjectIn(ctx context.Context, q querier, workspaceID int64, name string) (*Project, error) {
 	name, err := ValidateProjectName(name)
 	if err != nil {
@@ -92,7 +91,6 @@ func (s *Store) RenameProject(ctx context.Context, workspaceID, id int64, name s
 	return s.renameProjectIn(ctx, s.pool, workspaceID, id, name)
 }
 
-// renameProjectIn is RenameProject on q (the pool, or an action's transaction).
 func (s *Store) renameProjectIn(ctx context.Context, q querier, workspaceID, id int64, name string) (*Project, error) {
 	name, err := ValidateProjectName(name)
 	if err != nil {
@@ -122,8 +120,6 @@ type ProjectSummary struct {
 	Unread int
 }
 
-// listProjectSummariesSQL is ListProjectSummaries' statement, $1 the
-// workspace, $2 the owner.
 var listProjectSummariesSQL = `
 		SELECT p.id, p.workspace_id, p.name, p.created_at,
 			(SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
@@ -165,9 +161,8 @@ type SeatedAgent struct {
 	// Status is what the agent says it is on (self-reported); its UpdatedAt
 	// is nil when it never set one.
 	Status Status
-	// Overlap is set when another agent seated in the project is on the same
-	// repository and branch (the collision radar, radar.go): the repository
-	// as the radar compares it.
+	// Overlap is set when another agent seated in the project is on the same repository and branch
+	// (the collision radar, radar.go).
 	Overlap *string
 }
 
@@ -219,7 +214,6 @@ func (s *Store) UnseatConnection(ctx context.Context, workspaceID, projectID, co
 	return s.unseatConnectionIn(ctx, s.pool, workspaceID, projectID, connectionID)
 }
 
-// unseatConnectionIn is UnseatConnection on q (the pool, or an action's transaction).
 func (s *Store) unseatConnectionIn(ctx context.Context, q querier, workspaceID, projectID, connectionID int64) error {
 	tag, err := q.Exec(ctx, `
 		DELETE FROM project_seats WHERE workspace_id = $1 AND project_id = $2 AND connection_id = $3`,
@@ -239,7 +233,6 @@ func (s *Store) SeatAgentByHandle(ctx context.Context, workspaceID, projectID in
 	return s.seatAgentByHandleIn(ctx, s.pool, workspaceID, projectID, handle)
 }
 
-// seatAgentByHandleIn is SeatAgentByHandle on q (the pool, or an action's transaction).
 func (s *Store) seatAgentByHandleIn(ctx context.Context, q querier, workspaceID, projectID int64, handle string) error {
 	handle = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(handle), "@")))
 	if handle == "" {
@@ -263,16 +256,8 @@ func (s *Store) seatAgentByHandleIn(ctx context.Context, q querier, workspaceID,
 	return nil
 }
 
-// errNoSuchConnection is seatConnection's answer for a connection that is
-// not a live one of the workspace.
 var errNoSuchConnection = fmt.Errorf("connection: %w", ErrNotFound)
 
-// seatConnection is the one rule for seating: it seats a live connection of
-// the workspace in projects of the same workspace, all of them or none, in
-// one statement. Repeated and already seated projects are harmless. A project
-// not of the workspace gives ErrNotFound naming it (checked first), a
-// connection not live in the workspace errNoSuchConnection; no projects, no
-// statement.
 func seatConnection(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, workspaceID, connectionID int64, projectIDs []int64) error {

@@ -11,16 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Web Push: the browsers an owner subscribed (PushSubscription), what the
-// owner wants pushed (PushSettings), and the push outbox. A question or a
-// reply to an owner queues its pushes in the transaction that writes it
-// (the push_question and push_reply triggers of migrations/075_push.sql),
-// one row per device, due at once for a blocking question and after the
-// project's delay otherwise; the push sender of any replica claims due rows
-// with FOR UPDATE SKIP LOCKED under a lease, as the mail sender does.
-
-// Kinds of push. A kind is a value of push_outbox.kind and a case of the
-// claim's composition (ClaimPushes); approvals add theirs the same way.
+// Kinds of push.
 const (
 	PushQuestion = "question"
 	PushReply    = "reply"
@@ -72,8 +63,6 @@ type PushSubscribe struct {
 	UserAgent    string
 }
 
-// validate checks a subscription, naming the field of the refusal.
-// allowHTTP admits http:// endpoints (tests' local push services).
 func (p *PushSubscribe) validate(allowHTTP bool) error {
 	p.Name = strings.TrimSpace(p.Name)
 	switch {
@@ -108,11 +97,7 @@ func ValidateDeviceName(name string) error {
 	return nil
 }
 
-// SubscribePush records a browser's subscription for the owner. The same
-// endpoint again refreshes its keys and keeps its name; an endpoint another
-// owner had subscribed (they signed out, this owner signed in on the same
-// browser) becomes this owner's, with nothing of the other's left queued.
-// allowHTTP admits http endpoints (--allow-private-targets).
+// SubscribePush records a browser's subscription for the owner.
 func (s *Store) SubscribePush(ctx context.Context, workspaceID, ownerID int64, in PushSubscribe, allowHTTP bool) (*PushSubscription, error) {
 	if err := in.validate(allowHTTP); err != nil {
 		return nil, err
@@ -263,25 +248,18 @@ type OutgoingPush struct {
 	SenderName            string
 	Subject, Body         string
 	SessionTitle, Project string
-	// Options are a question's (none for a free-text one or another kind);
-	// QuestionState, Answer and AnsweredBy say where it stands.
+	// Options are a question's (none for a free-text one or another kind).
 	Options                           []string
 	QuestionState, Answer, AnsweredBy string
-	// Approval is the approval a push is about as it stands now (ID 0: the
-	// push is about a note; then NoteID is set, else NoteID is 0). Only
-	// what a notification shows is read: its session, agent, tool,
-	// summary, repository, branch, state and who decided.
+	// Approval is the approval a push is about as it stands now (ID 0: the push is about a note;
+	// then NoteID is set, else NoteID is 0).
 	Approval Approval
-	// Stale: the owner read the note, or its question was answered or
-	// expired, or its approval is no longer pending, since it was queued;
-	// it is not sent (PushSkipped). A PushClosed push is never stale: it
-	// replaces what the device shows.
+	// Stale: the owner read the note, or its question was answered or expired, or its approval is
+	// no longer pending, since it was queued.
 	Stale bool
 }
 
-// ClaimPushes claims up to limit due pushes for lease; pushes locked by
-// another claim are skipped (FOR UPDATE SKIP LOCKED), so replicas never send
-// the same push at once.
+// ClaimPushes claims up to limit due pushes for lease.
 func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration) ([]OutgoingPush, error) {
 	rows, err := s.pool.Query(ctx, `
 		WITH due AS (
@@ -333,11 +311,7 @@ func (s *Store) ClaimPushes(ctx context.Context, limit int, lease time.Duration)
 	return out, nil
 }
 
-// FinishPush records attempt number attempt of a push: state PushSent (the
-// device's last push is then now), PushFailed, PushSkipped, or PushPending
-// to try again after retryIn; errText says what went wrong. It returns
-// false, recording nothing, when the push was claimed again meanwhile or
-// its result is recorded already.
+// FinishPush records attempt number attempt of a push.
 func (s *Store) FinishPush(ctx context.Context, id int64, attempt int, state string, retryIn time.Duration, errText string) (bool, error) {
 	var msg *string
 	if errText != "" {

@@ -8,21 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A question's timers, in the question's own row (timer, due_at, by the
-// database's clock): the notice (its project's delay for its urgency after
-// it was asked: webhooks get the question event, owners who want it get an
-// email), one reminder (halfway from the notice to the expiry: the same
-// again), and the expiry (its project's expiry after it was asked: it ends
-// expired, and osFoundry tells the agent there was no decision). Answering
-// ends them.
-//
-// Any replica fires them: FireQuestionTimers claims due rows with FOR
-// UPDATE SKIP LOCKED and does all of their work in the transaction that
-// holds the lock, writes to this database only (deliveries and messages go
-// to their outboxes), so each timer fires once, on one replica, also across
-// crashes: work that did not commit is done again by whichever replica
-// claims the row next.
-
 // DueQuestion is a question whose timer fires, with what its notice says.
 type DueQuestion struct {
 	Question
@@ -41,8 +26,6 @@ type DueQuestion struct {
 // Reminder reports whether the timer is the reminder.
 func (d *DueQuestion) Reminder() bool { return d.Timer == "reminder" }
 
-// dueQuestionSelect reads questions q with what their notice says; the
-// WHERE is the caller's. scanDueQuestion scans a row of it.
 var dueQuestionSelect = questionSelect + `, q.timer, s.title, s.session_type, s.public_id, p.id, p.name, n.sender_name, n.sender_slug
 	FROM questions q JOIN notes n ON n.id = q.note_id
 	JOIN sessions s ON s.id = q.session_id
@@ -62,21 +45,16 @@ func scanDueQuestion(r pgx.Row, d *DueQuestion) error {
 
 // TimerResult is what one FireQuestionTimers call did.
 type TimerResult struct {
-	// Fired counts the timers that fired; Deliveries and Mails what they
-	// queued; Expired the questions that expired.
+	// Fired counts the timers that fired; Deliveries and Mails what they queued.
 	Fired, Deliveries, Mails, Expired int
 }
 
-// expiryNotice is the body of osFoundry's reply to a question that expired.
 const expiryNotice = "No decision: nobody answered this question before it expired. " +
 	"Treat it as undecided, not as consent; ask again with ask_owner if it still matters."
 
-// FireQuestionTimers fires up to limit due question timers, in one
-// transaction. compose writes the emails; nil when email is off, and then
-// none is queued. The notice and the reminder queue the question's webhook
-// event for every enabled endpoint of its project; the expiry closes the
-// question as expired with osFoundry's reply to the agent and the
-// question_expired event.
+// FireQuestionTimers fires up to limit due question timers, in one transaction. Due rows are
+// claimed with FOR UPDATE SKIP LOCKED and all their work is done while the lock is held, so each
+// timer fires once, on one replica, also across crashes.
 func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose ComposeQuestionEmail) (TimerResult, error) {
 	var res TimerResult
 	var announced []notification
@@ -143,10 +121,6 @@ func (s *Store) FireQuestionTimers(ctx context.Context, limit int, compose Compo
 	return res, nil
 }
 
-// reachOwners queues a question's notice or reminder: its webhook event for
-// each enabled endpoint of its project, and (compose not nil) an email with
-// answer links to each owner of the workspace who wants questions mailed,
-// folded into the owner's question mail not yet sent (queueQuestionEmail).
 func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, compose ComposeQuestionEmail) (deliveries, mails int, err error) {
 	event := "question"
 	if d.Reminder() {
@@ -179,10 +153,8 @@ func (s *Store) reachOwners(ctx context.Context, tx pgx.Tx, d *DueQuestion, comp
 	return deliveries, mails, nil
 }
 
-// expire ends an open question as expired inside tx (the row is locked, and
-// the expiry is the last timer of an open one): osFoundry's reply to the
-// agent, and the question_expired event. It returns the notifications to
-// send after the commit.
+// expire ends an open question as expired inside tx (the row is locked, and the expiry is the last
+// timer of an open one).
 func expire(ctx context.Context, tx pgx.Tx, d *DueQuestion) ([]notification, error) {
 	if _, err := tx.Exec(ctx, `UPDATE questions SET state = 'expired', closed_at = now(), timer = 'done', due_at = NULL
 		WHERE note_id = $1 AND state = 'open'`, d.ID); err != nil {

@@ -2,11 +2,8 @@ package store
 
 import "sync"
 
-// QuestionWaits lets ask_owner calls that wait for an answer hear, on any
-// replica, that their question closed: the listener's QuestionTopic wakes
-// the waits on its question, and every wait when the listener (re)connects,
-// since a notification sent while it was away is lost. A wait that wakes
-// looks at its question in the database; waking is only a hint to look now.
+// QuestionWaits lets ask_owner calls that wait for an answer hear, on any replica, that their
+// question closed.
 type QuestionWaits struct {
 	mu     sync.Mutex
 	byID   map[int64]map[*QuestionWait]struct{}
@@ -14,8 +11,7 @@ type QuestionWaits struct {
 	once   sync.Once
 }
 
-// QuestionWait is one call waiting on a question. C has a value when the
-// question may have changed.
+// QuestionWait is one call waiting on a question.
 type QuestionWait struct {
 	C  chan struct{}
 	id int64
@@ -38,7 +34,6 @@ func (s *Store) NewApprovalWaits(l *Listener) *QuestionWaits {
 	return w
 }
 
-// newWaits returns waits that all wake when l (re)connects.
 func newWaits(l *Listener) *QuestionWaits {
 	w := &QuestionWaits{byID: map[int64]map[*QuestionWait]struct{}{}, ending: make(chan struct{})}
 	l.Watch(func(connected bool) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,13 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 )
-
-// Decisions: an agent asks the owners of its session a question
-// (ask_owner), with options or for free text. The first owner to answer
-// decides, in one statement; the answer is an owner's reply to the question,
-// so it reaches the agent as its other mail does. A question nobody answers
-// expires (its timer, question_timers.go): osFoundry then replies "no
-// decision" itself. Silence is never an answer.
 
 // Question states.
 const (
@@ -57,8 +49,7 @@ type Question struct {
 	Options []string
 	Urgency string
 	State   string
-	// Answer, AnsweredBy (the owner's display name) and AnsweredByID are set
-	// once answered; ClosedAt once answered or expired.
+	// Answer, AnsweredBy (the owner's display name) and AnsweredByID are set once answered.
 	Answer       string
 	AnsweredBy   string
 	AnsweredByID *int64
@@ -81,8 +72,6 @@ type QuestionAsk struct {
 	Urgency string
 }
 
-// validate checks a question's text (the note's body) and what it asks
-// with; a refusal names the ask_owner argument.
 func (q *QuestionAsk) validate(text string) error {
 	if q.Urgency == "" {
 		q.Urgency = UrgencyNormal
@@ -125,19 +114,16 @@ func QuestionFirstLine(text string) string {
 	return strings.TrimSuffix(line, "\r")
 }
 
-// ErrQuestionKeyReused means an idempotency key was sent again with another
-// session, question, options or urgency; nothing was written.
+// ErrQuestionKeyReused means an idempotency key was sent again with another session, question,
+// options or urgency.
 var ErrQuestionKeyReused = &FieldError{"idempotency_key", "already used for a different question; send the same session, question, options and urgency to retry, or use a new key for a new question"}
 
-// questionColumns are the columns of a question row of alias a that
-// nullableQuestion scans (all NULL when the join found none).
 func questionColumns(a string) string {
 	return a + `.note_id, ` + a + `.workspace_id, ` + a + `.session_id, ` + a + `.connection_id, ` + a + `.options, ` +
 		a + `.urgency, ` + a + `.state, ` + a + `.answer, ` + a + `.answered_by_name, ` + a + `.answered_by, ` +
 		a + `.closed_at, ` + a + `.closing_note_id, ` + a + `.expires_at, ` + a + `.created_at`
 }
 
-// nullableQuestion scans questionColumns of an outer join.
 type nullableQuestion struct {
 	id, workspaceID, sessionID, connectionID *int64
 	options                                  []string
@@ -151,8 +137,6 @@ func (q *nullableQuestion) targets() []any {
 		&q.answeredBy, &q.answeredByID, &q.closedAt, &q.closedBy, &q.expiresAt, &q.createdAt}
 }
 
-// question is the scanned question, nil when there was none. Its Text is
-// left to the caller, which has the note.
 func (q *nullableQuestion) question() *Question {
 	if q.id == nil {
 		return nil
@@ -167,11 +151,8 @@ func (q *nullableQuestion) question() *Question {
 	return out
 }
 
-// questionSelect reads questions q with their notes n, in the column order
-// scanQuestion reads; the FROM is the caller's.
 var questionSelect = `SELECT n.body, ` + questionColumns("q")
 
-// scanQuestion scans n.body and questionColumns("q").
 func scanQuestion(row pgx.Row) (*Question, error) {
 	var text string
 	var q nullableQuestion
@@ -186,13 +167,6 @@ func scanQuestion(row pgx.Row) (*Question, error) {
 	return out, nil
 }
 
-// agentQuestionSQL writes an agent's question as agentNoteSQL writes its
-// notes (agentNoteWriteSQL), with the question's row in the same statement:
-// $12 the seconds a minute of the write limits lasts (writeBucket), $13 its
-// options, $14 its urgency, $15 the seconds a minute of its delays lasts
-// (Store.questionMinute). Its timer starts at the notice, due after the
-// delay of its project for the urgency; it expires after the project's
-// expiry.
 var agentQuestionSQL = agentNoteWriteSQL(`
 	question AS (
 		INSERT INTO questions (note_id, workspace_id, session_id, connection_id, options, urgency, due_at, expires_at)
@@ -215,12 +189,8 @@ type AgentQuestion struct {
 	IdempotencyKey string
 }
 
-// AskQuestion posts the connection's question to its session's owners,
-// with the same rules and idempotency as PostAgentNote: the same key again
-// returns the first question (duplicate true), also when retries race; the
-// same key with another session, text, options or urgency gives
-// ErrQuestionKeyReused. It returns the question as it stands now, which for
-// a retry may be answered already.
+// AskQuestion posts the connection's question to its session's owners, with the same rules and
+// idempotency as PostAgentNote.
 func (s *Store) AskQuestion(ctx context.Context, in AgentQuestion) (q *Question, duplicate bool, err error) {
 	n, dup, err := s.PostAgentNote(ctx, AgentNote{WorkspaceID: in.WorkspaceID, ConnectionID: in.ConnectionID,
 		SessionType: in.SessionType, SessionID: in.SessionID, Body: in.Text, IdempotencyKey: in.IdempotencyKey,
@@ -235,7 +205,6 @@ func (s *Store) AskQuestion(ctx context.Context, in AgentQuestion) (q *Question,
 	return q, dup, nil
 }
 
-// sameQuestion reports whether question id was asked with what ask says.
 func (s *Store) sameQuestion(ctx context.Context, id int64, ask *QuestionAsk) (bool, error) {
 	var options []string
 	var urgency string
@@ -256,9 +225,7 @@ func (s *Store) AgentQuestion(ctx context.Context, workspaceID, connectionID, id
 	return q, nil
 }
 
-// QuestionsOf returns the questions among ids, in the workspace, by id: the
-// notes of a page of read_session_mail that are questions or that the
-// questions name as what closed them come with where they stand.
+// QuestionsOf returns the questions among ids, in the workspace, by id.
 func (s *Store) QuestionsOf(ctx context.Context, workspaceID int64, ids []int64) (map[int64]*Question, error) {
 	out := map[int64]*Question{}
 	if len(ids) == 0 {
@@ -296,166 +263,8 @@ func (s *Store) OwnerQuestion(ctx context.Context, workspaceID, id int64) (*Ques
 	return q, nil
 }
 
-// Answer is an owner's answer to a question: one of its options (Option,
-// its index), or free text in the owner's own words (also to a question
-// with options: none of them may be right).
-type Answer struct {
-	WorkspaceID int64
-	OwnerID     int64
-	QuestionID  int64
-	// SessionID, when not 0, is the session the question must be of (the
-	// page it was answered on).
-	SessionID int64
-	// Option is the index of the option chosen; nil for a free-text answer.
-	Option *int
-	Text   string
-	// RemoteAddr and UserAgent are where the answer came from, for the
-	// audit log.
-	RemoteAddr, UserAgent string
-}
-
-// ErrClosed is the refusal of an answer to a question that is no longer
-// open: Question says who answered it and what, or that it expired.
-type ErrClosed struct{ Question *Question }
-
-func (e *ErrClosed) Error() string {
-	if e.Question.State == QuestionAnswered {
-		return fmt.Sprintf("%s answered this question already: %s", e.Question.AnsweredBy, e.Question.Answer)
-	}
-	return "this question expired without an answer; the agent was told there was no decision"
-}
-
-// AnswerQuestion records an owner's answer to an open question of the
-// workspace. The first answer wins: one conditional UPDATE decides, so of
-// two owners answering at once (on any replicas) exactly one succeeds and
-// the other gets *ErrClosed naming who answered; so does an answer to an
-// expired question. The answer is a reply from the owner to the agent that
-// asked, in answer to the question, written in the same transaction with
-// the question_answered event; the question's timers end. The reply then
-// announces itself as any note does, and QuestionTopic tells waiting
-// ask_owner calls on every replica.
-func (s *Store) AnswerQuestion(ctx context.Context, in Answer) (*Question, error) {
-	return s.answer(ctx, in, 0)
-}
-
-// answer is AnswerQuestion; link is the answer link it uses (0: none),
-// spent in the same transaction (answer_links.go).
-func (s *Store) answer(ctx context.Context, in Answer, link int64) (*Question, error) {
-	text := strings.TrimSpace(in.Text)
-	if in.Option == nil {
-		switch {
-		case text == "":
-			return nil, &FieldError{"answer", "write an answer"}
-		case utf8.RuneCountInString(text) > MaxAnswerLen:
-			return nil, &FieldError{"answer", fmt.Sprintf("use at most %d characters", MaxAnswerLen)}
-		}
-	}
-	var q *Question
-	var announced []notification
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, _, err := checkRole(ctx, tx, in.WorkspaceID, in.OwnerID, RoleMember); err != nil {
-			return err
-		}
-		// The one statement that decides: it answers only an open question,
-		// and names the option by its index in the question's own list.
-		var ownerName string
-		var agentSlug string
-		err := tx.QueryRow(ctx, `
-			UPDATE questions q SET state = 'answered', answer = CASE WHEN $4::int IS NULL THEN $5 ELSE q.options[$4::int + 1] END,
-				answered_by = o.id, answered_by_name = o.display_name, closed_at = now(), timer = 'done', due_at = NULL
-			FROM owners o, connections c
-			WHERE q.note_id = $1 AND q.workspace_id = $2 AND q.state = 'open' AND ($6::bigint = 0 OR q.session_id = $6)
-				AND o.id = $3 AND o.workspace_id = q.workspace_id AND c.id = q.connection_id
-				AND ($4::int IS NULL OR ($4::int >= 0 AND $4::int < cardinality(q.options)))
-			RETURNING o.display_name, c.sender_slug`, in.QuestionID, in.WorkspaceID, in.OwnerID, in.Option, text, in.SessionID).Scan(&ownerName, &agentSlug)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return s.whyNotAnswered(ctx, tx, in)
-		}
-		if err != nil {
-			return err
-		}
-		if link != 0 {
-			tag, err := tx.Exec(ctx, `UPDATE answer_links SET used_at = now()
-				WHERE id = $1 AND used_at IS NULL AND expires_at > now() AND question_id = $2 AND owner_id = $3`, link, in.QuestionID, in.OwnerID)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() != 1 {
-				return ErrLinkSpent
-			}
-		}
-		q, err = scanQuestion(tx.QueryRow(ctx, questionSelect+`
-			FROM questions q JOIN notes n ON n.id = q.note_id WHERE q.note_id = $1`, in.QuestionID))
-		if err != nil {
-			return err
-		}
-		reply, ann, err := insertNote(ctx, tx, &Note{WorkspaceID: in.WorkspaceID, SessionID: q.SessionID, SenderKind: SenderOwner,
-			SenderOwnerID: &in.OwnerID, SenderSlug: OwnerSlug(in.OwnerID), SenderName: ownerName, RecipientSlug: &agentSlug,
-			MessageType: MessageReply, Body: q.Answer, InReplyTo: &q.ID})
-		if err != nil {
-			return err
-		}
-		announced = ann
-		if err := closeQuestion(ctx, tx, q, reply.ID, "question_answered", map[string]any{
-			"question_id": q.ID, "answer_note_id": reply.ID, "answer": q.Answer, "answered_by": q.AnsweredBy,
-		}); err != nil {
-			return err
-		}
-		var projectID int64
-		if err := tx.QueryRow(ctx, `SELECT project_id FROM sessions WHERE id = $1`, q.SessionID).Scan(&projectID); err != nil {
-			return err
-		}
-		by := Actor{OwnerID: in.OwnerID, WorkspaceID: in.WorkspaceID, RemoteAddr: in.RemoteAddr, UserAgent: in.UserAgent}
-		return insertAudit(ctx, tx, by, ownerName, AuditEntry{Kind: AuditQuestionAnswer, ProjectID: &projectID,
-			Subject: shorten(q.Answer, 300), Detail: map[string]any{"question_id": q.ID, "session_id": q.SessionID, "by_link": link != 0}})
-	})
-	if err != nil {
-		var closed *ErrClosed
-		var fe *FieldError
-		var re *RoleError
-		if errors.As(err, &closed) || errors.As(err, &fe) || errors.Is(err, ErrNotFound) || errors.As(err, &re) {
-			return nil, err
-		}
-		return nil, wrap("answer question", err)
-	}
-	s.notifyAfterCommit(append(announced, QuestionTopic.notification(NoteRef{SessionID: q.SessionID, NoteID: q.ID}))...)
-	return q, nil
-}
-
-// closeQuestion records the note that closed a question and appends its
-// event (kind, with payload) to the session's events, inside tx.
-func closeQuestion(ctx context.Context, tx pgx.Tx, q *Question, noteID int64, kind string, payload map[string]any) error {
-	if _, err := tx.Exec(ctx, `UPDATE questions SET closing_note_id = $2 WHERE note_id = $1`, q.ID, noteID); err != nil {
-		return err
-	}
-	_, err := appendEvent(ctx, tx, q.SessionID, kind, &q.ID, payload)
-	return err
-}
-
-// whyNotAnswered says why the deciding UPDATE answered nothing: no such
-// question in the workspace (or no such owner), an option that is not one
-// of the question's, or a question closed already (*ErrClosed).
-func (s *Store) whyNotAnswered(ctx context.Context, tx pgx.Tx, in Answer) error {
-	q, err := scanQuestion(tx.QueryRow(ctx, questionSelect+`
-		FROM questions q JOIN notes n ON n.id = q.note_id
-		WHERE q.note_id = $1 AND q.workspace_id = $2 AND ($4::bigint = 0 OR q.session_id = $4)
-			AND EXISTS (SELECT 1 FROM owners o WHERE o.id = $3 AND o.workspace_id = q.workspace_id)`,
-		in.QuestionID, in.WorkspaceID, in.OwnerID, in.SessionID))
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("store: answer question: %w", ErrNotFound)
-	case err != nil:
-		return err
-	case !q.Open():
-		return &ErrClosed{Question: q}
-	}
-	return &FieldError{"answer", "that is not one of this question's options"}
-}
-
-// OpenQuestions returns the open questions of the workspace (of one project
-// when projectID is not 0, of one session when sessionID is not 0), newest
-// first, at most limit, as the notes they are: what the top of the inbox and
-// of a session page shows with its answer buttons.
+// OpenQuestions returns the open questions of the workspace (of one project when projectID is not
+// 0, of one session when sessionID is not 0), newest first, at most limit, as the notes they are.
 func (s *Store) OpenQuestions(ctx context.Context, workspaceID, projectID, sessionID int64, limit int) ([]InboxNote, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+inboxColumns+`, false
@@ -480,72 +289,4 @@ func (s *Store) OpenQuestions(ctx context.Context, workspaceID, projectID, sessi
 		return nil, fmt.Errorf("store: open questions: %w", err)
 	}
 	return out, nil
-}
-
-// QuestionSettings are a project's question delays: how long a question
-// waits on the page before the owners are reached elsewhere, per urgency,
-// and when an unanswered one expires.
-type QuestionSettings struct {
-	BlockingMinutes int
-	NormalMinutes   int
-	ExpiryHours     int
-}
-
-// Bounds of QuestionSettings.
-const (
-	MaxQuestionDelayMinutes = 60
-	MaxQuestionExpiryHours  = 168
-)
-
-// DefaultQuestionSettings are a new project's.
-var DefaultQuestionSettings = QuestionSettings{BlockingMinutes: 2, NormalMinutes: 15, ExpiryHours: 24}
-
-// Validate checks the bounds; each refusal names its field.
-func (q QuestionSettings) Validate() error {
-	var errs []error
-	if q.BlockingMinutes < 0 || q.BlockingMinutes > MaxQuestionDelayMinutes {
-		errs = append(errs, &FieldError{"blocking_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
-	}
-	if q.NormalMinutes < 0 || q.NormalMinutes > MaxQuestionDelayMinutes {
-		errs = append(errs, &FieldError{"normal_minutes", fmt.Sprintf("use 0 to %d minutes", MaxQuestionDelayMinutes)})
-	}
-	if q.ExpiryHours < 1 || q.ExpiryHours > MaxQuestionExpiryHours {
-		errs = append(errs, &FieldError{"expiry_hours", fmt.Sprintf("use 1 to %d hours", MaxQuestionExpiryHours)})
-	}
-	return errors.Join(errs...)
-}
-
-// ProjectQuestionSettings returns a project's question settings.
-func (s *Store) ProjectQuestionSettings(ctx context.Context, workspaceID, projectID int64) (QuestionSettings, error) {
-	var q QuestionSettings
-	err := s.pool.QueryRow(ctx, `
-		SELECT question_blocking_minutes, question_normal_minutes, question_expiry_hours
-		FROM projects WHERE workspace_id = $1 AND id = $2`, workspaceID, projectID).Scan(&q.BlockingMinutes, &q.NormalMinutes, &q.ExpiryHours)
-	if err != nil {
-		return q, wrap("project question settings", err)
-	}
-	return q, nil
-}
-
-// SetProjectQuestionSettings changes a project's question settings; they
-// apply to the questions asked from then on.
-func (s *Store) SetProjectQuestionSettings(ctx context.Context, workspaceID, projectID int64, q QuestionSettings) error {
-	return s.setProjectQuestionSettingsIn(ctx, s.pool, workspaceID, projectID, q)
-}
-
-// setProjectQuestionSettingsIn is SetProjectQuestionSettings on q (the pool, or an action's transaction).
-func (s *Store) setProjectQuestionSettingsIn(ctx context.Context, db querier, workspaceID, projectID int64, q QuestionSettings) error {
-	if err := q.Validate(); err != nil {
-		return err
-	}
-	tag, err := db.Exec(ctx, `
-		UPDATE projects SET question_blocking_minutes = $3, question_normal_minutes = $4, question_expiry_hours = $5
-		WHERE workspace_id = $1 AND id = $2`, workspaceID, projectID, q.BlockingMinutes, q.NormalMinutes, q.ExpiryHours)
-	if err != nil {
-		return fmt.Errorf("store: set project question settings: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("store: set project question settings: %w", ErrNotFound)
-	}
-	return nil
 }

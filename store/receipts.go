@@ -8,10 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Receipt records that read_session_mail returned a note to a connection
-// for the first time: "read by <Reader> · <ReadAt>"; or, while it has not,
-// that the note was delivered into the agent's context (Delivered, at
-// ReadAt): "in @<Handle>'s context · <ReadAt>".
+// Receipt records that read_session_mail returned a note to a connection for the first time.
 type Receipt struct {
 	ID           int64
 	NoteID       int64
@@ -20,20 +17,13 @@ type Receipt struct {
 	// read before claiming a profile.
 	Reader string
 	ReadAt time.Time
-	// Delivered marks a delivery not yet followed by a read; Handle is the
-	// agent's handle ("" before it claimed a profile).
+	// Delivered marks a delivery not yet followed by a read.
 	Delivered bool
 	Handle    string
 }
 
-// Team mail shows receipts on owners' notes only (an agent's note has no
-// read marks). receiptColumns are a receipt joined with its note n, its
-// connection c and the connection's profile p.
 const receiptColumns = `r.id, r.note_id, r.connection_id, coalesce(p.display_name, c.client_name), r.read_at, r.delivered, coalesce(p.handle, '')`
 
-// receiptRows are the receipts and the deliveries not yet followed by a
-// receipt, of the notes the condition notes (on the SQL names x.note_id)
-// picks, as one relation r of receiptColumns.
 func receiptRows(notes string) string {
 	return `(SELECT x.id, x.note_id, x.connection_id, x.read_at, false AS delivered FROM note_receipts x WHERE ` + notes + `
 		UNION ALL
@@ -46,9 +36,6 @@ const receiptJoins = `
 	JOIN connections c ON c.id = r.connection_id
 	LEFT JOIN agent_profiles p ON p.connection_id = r.connection_id`
 
-// ownerNoteReceipts is the condition of the receipts Team mail shows: on an
-// owner's note of one session of the workspace. ws and session are the SQL
-// parameters holding their ids.
 func ownerNoteReceipts(ws, session string) string {
 	return `n.workspace_id = ` + ws + ` AND n.session_id = ` + session + ` AND n.sender_kind = 'owner'`
 }
@@ -69,12 +56,6 @@ func (s *Store) NoteReceipts(ctx context.Context, workspaceID, sessionID int64, 
 	return collectReceipts(rows, "note receipts")
 }
 
-// receiptsAfterSQL is ReceiptsAfter's statement, $1 the workspace, $2 the
-// session, $3 the receipt after which to look. The receipts after it are a
-// range of note_receipts_owner_notes_idx (the receipts on owners' notes by
-// session), whatever the session holds; each such note's line is read
-// by its note (OFFSET 0 keeps the lookup per note: a join may otherwise
-// hash every receipt of the table).
 var receiptsAfterSQL = `
 		SELECT ` + receiptColumns + `
 		FROM (SELECT r.note_id FROM note_receipts r WHERE r.session_id = $2 AND r.owner_note AND r.id > $3
@@ -83,11 +64,7 @@ var receiptsAfterSQL = `
 		WHERE ` + ownerNoteReceipts("$1", "$2") + `
 		ORDER BY r.note_id, r.id`
 
-// ReceiptsAfter returns what changed in a session's read marks since the
-// receipt afterID: every receipt of each owner's note that got one with a
-// larger id (the whole line of that note, to show again), each note's
-// oldest first. Within a session receipts become visible in id order
-// (ReadAgentMail locks the session first), so "id > afterID" misses none.
+// ReceiptsAfter returns what changed in a session's read marks since the receipt afterID.
 func (s *Store) ReceiptsAfter(ctx context.Context, workspaceID, sessionID, afterID int64) ([]Receipt, error) {
 	rows, err := s.pool.Query(ctx, receiptsAfterSQL, workspaceID, sessionID, afterID)
 	if err != nil {

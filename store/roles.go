@@ -9,9 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Role is what a person may do in their workspace. Every write of a person
-// checks it in the store, in the transaction of the write (act), not only
-// in the handler that calls it.
+// Role is what a person may do in their workspace.
 type Role string
 
 // The roles, each allowed all that the next one is.
@@ -29,7 +27,6 @@ const (
 // Roles lists the roles, the most able first.
 var Roles = []Role{RoleAdmin, RoleMember, RoleViewer}
 
-// rank orders the roles: a higher rank may do what a lower one may.
 func (r Role) rank() int {
 	switch r {
 	case RoleAdmin:
@@ -85,8 +82,6 @@ type Actor struct {
 	UserAgent  string
 }
 
-// action is one action of a person in progress, inside its transaction:
-// what it records in the audit log and whom it notifies once committed.
 type action struct {
 	tx      pgx.Tx
 	actor   Actor
@@ -96,8 +91,6 @@ type action struct {
 	notify  []notification
 }
 
-// audit adds the action's row to the audit log (written before commit,
-// with the action or not at all). projectID 0 is no project.
 func (ac *action) audit(kind AuditKind, projectID int64, subject string, detail map[string]any) {
 	e := AuditEntry{Kind: kind, Subject: subject, Detail: detail}
 	if projectID != 0 {
@@ -106,12 +99,9 @@ func (ac *action) audit(kind AuditKind, projectID int64, subject string, detail 
 	ac.records = append(ac.records, e)
 }
 
-// act runs one action of a person: in one transaction it checks that they
-// are still in their workspace with a role that may do it (the row locked
-// FOR SHARE, so that a demotion or removal waits for the action, or the
-// action for it), runs fn, and writes the audit rows fn recorded. It
-// commits all of it or nothing; notifications go out after the commit.
-// A refused role is a *RoleError (ErrForbidden), checked before fn runs.
+// act runs one action of a person: in one transaction it checks that they are still in their
+// workspace with a role that may do it (the row locked FOR SHARE, so that a demotion or removal
+// waits for the action, or the action for it), runs fn, and writes the audit rows fn recorded.
 func (s *Store) act(ctx context.Context, a Actor, need Role, fn func(ac *action) error) error {
 	var notify []notification
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -138,11 +128,7 @@ func (s *Store) act(ctx context.Context, a Actor, need Role, fn func(ac *action)
 	return nil
 }
 
-// checkRole is the one role check of a write, inside its transaction: the
-// owner must be of the workspace (ErrNotFound otherwise, as for any row of
-// another workspace), not removed, with a role that may do what needs need
-// (*RoleError otherwise). Their row is locked FOR SHARE until the write
-// commits. It returns their name and role.
+// checkRole is the one role check of a write, inside its transaction.
 func checkRole(ctx context.Context, tx pgx.Tx, workspaceID, ownerID int64, need Role) (string, Role, error) {
 	var name string
 	var role Role
@@ -163,7 +149,6 @@ func checkRole(ctx context.Context, tx pgx.Tx, workspaceID, ownerID int64, need 
 	return name, role, nil
 }
 
-// querier runs statements: the pool, or a transaction.
 type querier interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 	Query(context.Context, string, ...any) (pgx.Rows, error)

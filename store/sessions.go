@@ -13,9 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SessionTypes are the three kinds of session, as agents name them: the one
-// list that validation, its message, the web forms' labels and the tool
-// schemas are made from (the table's CHECK is the last guard).
+// SessionTypes are the three kinds of session, as agents name them.
 var SessionTypes = []string{"agent_session", "team_session", "loop_session"}
 
 // Invitation roles.
@@ -64,7 +62,6 @@ func (n *NewSession) Validate() error {
 	return nil
 }
 
-// orList joins values as a sentence lists choices: "a, b or c".
 func orList(values []string) string {
 	if len(values) < 2 {
 		return strings.Join(values, "")
@@ -72,7 +69,6 @@ func orList(values []string) string {
 	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
 }
 
-// newPublicID returns an opaque session id like "s_3kT9…".
 func newPublicID() string {
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
@@ -94,7 +90,6 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (*Session, erro
 	return s.createSessionIn(ctx, s.pool, n)
 }
 
-// createSessionIn is CreateSession on q (the pool, or an action's transaction).
 func (s *Store) createSessionIn(ctx context.Context, q querier, n NewSession) (*Session, error) {
 	if err := n.Validate(); err != nil {
 		return nil, err
@@ -129,9 +124,8 @@ func (s *Store) GetSession(ctx context.Context, workspaceID, id int64) (*Session
 	return session, nil
 }
 
-// ListProjectSessions returns the sessions of the workspace's projects by
-// project, the newest first in each: what the consent page offers to invite
-// a new agent to.
+// ListProjectSessions returns the sessions of the workspace's projects by project, the newest first
+// in each.
 func (s *Store) ListProjectSessions(ctx context.Context, workspaceID int64) (map[int64][]Session, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+sessionColumns+` FROM sessions s WHERE s.workspace_id = $1 ORDER BY s.project_id, s.id DESC`, workspaceID)
@@ -165,11 +159,6 @@ func (s *Store) Invite(ctx context.Context, workspaceID, sessionID, connectionID
 	return nil
 }
 
-// invite is the one rule for inviting: a live connection of the workspace to
-// a session of it, with the resource event that says so. An invitation that
-// exists gets role, or with keepRole stays as it is (and no event).
-// pgx.ErrNoRows: no such session or live connection (or, with keepRole, an
-// invitation already there).
 func invite(ctx context.Context, tx pgx.Tx, workspaceID, sessionID, connectionID int64, role string, keepRole bool) error {
 	conflict := `DO UPDATE SET role = EXCLUDED.role`
 	if keepRole {
@@ -202,7 +191,6 @@ func (s *Store) RemoveInvitation(ctx context.Context, workspaceID, sessionID, co
 	return nil
 }
 
-// removeInvitation is RemoveInvitation inside tx.
 func removeInvitation(ctx context.Context, tx pgx.Tx, workspaceID, sessionID, connectionID int64) error {
 	tag, err := tx.Exec(ctx, `DELETE FROM invitations WHERE workspace_id = $1 AND session_id = $2 AND connection_id = $3`,
 		workspaceID, sessionID, connectionID)
@@ -240,8 +228,6 @@ type SessionSummary struct {
 	Unread int
 }
 
-// listSessionSummariesSQL is ListSessionSummaries' statement, $1 the
-// workspace, $2 the project, $3 the owner.
 var listSessionSummariesSQL = `
 		SELECT ` + sessionColumns + `,
 			ARRAY(SELECT coalesce(p.handle, c.client_name) FROM invitations i

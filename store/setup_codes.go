@@ -8,8 +8,6 @@ import (
 	"strings"
 )
 
-// setupCodeAlphabet leaves out what reads alike (0/O, 1/I): 32 symbols,
-// 5 bits each.
 const setupCodeAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 
 // NewSetupCode returns a random one-time setup code, like "K7QF-MX2D-9RTP"
@@ -29,17 +27,13 @@ func NewSetupCode() string {
 	return sb.String()
 }
 
-// setupCodeHash is what the database keeps of a setup code: the SHA-256
-// of the code as typed, upper-cased and without spaces or dashes.
 func setupCodeHash(code string) []byte {
 	code = strings.ToUpper(strings.NewReplacer(" ", "", "-", "", "\t", "").Replace(code))
 	h := sha256.Sum256([]byte(code))
 	return h[:]
 }
 
-// AddSetupCode records a setup code a starting server offers while no
-// owner exists; false when an owner exists (the code is not recorded).
-// Codes stay valid until the first owner is created.
+// AddSetupCode records a setup code a starting server offers while no owner exists.
 func (s *Store) AddSetupCode(ctx context.Context, code string) (bool, error) {
 	tag, err := s.pool.Exec(ctx, `
 		INSERT INTO setup_codes (code_hash) SELECT $1 WHERE NOT EXISTS (SELECT 1 FROM owners)

@@ -48,7 +48,6 @@ const (
 	maxSignInUserAgent = 300
 )
 
-// signInLive is the SQL condition of a sign-in that has not ended.
 var signInLive = fmt.Sprintf(`created_at > now() - interval '%d seconds' AND last_seen_at > now() - interval '%d seconds'`,
 	int(SignInLifetime.Seconds()), int(SignInIdle.Seconds()))
 
@@ -98,7 +97,6 @@ func (s *Store) CreateSignIn(ctx context.Context, o *Owner, addr, userAgent stri
 	return token, si, nil
 }
 
-// shorten makes outside text storable and at most n characters long.
 func shorten(s string, n int) string {
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "")
 	if r := []rune(s); len(r) > n {
@@ -107,15 +105,12 @@ func shorten(s string, n int) string {
 	return s
 }
 
-// SignInTouchEvery is how often a sign-in in use renews its last-seen
-// time, from which its idle end counts: a write per sign-in every few
-// minutes, not per request.
+// SignInTouchEvery is how often a sign-in in use renews its last-seen time, from which its idle end
+// counts.
 const SignInTouchEvery = 5 * time.Minute
 
-// SignInByToken returns the sign-in a cookie's token names, renewing its
-// last-seen time when that is SignInTouchEvery old (by the database's
-// clock), in one statement; ErrNotFound when there is none, or it has
-// ended.
+// SignInByToken returns the sign-in a cookie's token names, renewing its last-seen time when that
+// is SignInTouchEvery old (by the database's clock), in one statement.
 func (s *Store) SignInByToken(ctx context.Context, token string) (*SignIn, error) {
 	si, err := scanSignIn(s.pool.QueryRow(ctx, `
 		WITH s AS (SELECT `+signInColumns+` FROM sign_ins WHERE token_hash = $1 AND `+signInLive+`),
@@ -151,9 +146,8 @@ func (s *Store) ListSignIns(ctx context.Context, ownerID int64) ([]SignIn, error
 	return out, nil
 }
 
-// EndSignIn ends one sign-in of the actor (signing out, or "Sign out" on
-// the account page), on every replica, with its audit row; ErrNotFound
-// when the actor has no such sign-in.
+// EndSignIn ends one sign-in of the actor (signing out, or "Sign out" on the account page), on
+// every replica, with its audit row.
 func (s *Store) EndSignIn(ctx context.Context, a Actor, id int64) error {
 	_, err := s.endSignInsAs(ctx, a, `owner_id = $1 AND id = $2`, id)
 	if err == nil {
@@ -175,9 +169,6 @@ func (s *Store) EndOtherSignIns(ctx context.Context, a Actor, keep int64) (int, 
 	return n, nil
 }
 
-// endSignInsAs ends the actor's sign-ins where says ($1 the actor, $2 arg)
-// and writes the audit row, in one transaction; ErrNotFound when none
-// ended. It is no action of a role: a removed person's sign-ins are gone.
 func (s *Store) endSignInsAs(ctx context.Context, a Actor, where string, arg int64) (int, error) {
 	var ended []int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -202,7 +193,6 @@ func (s *Store) endSignInsAs(ctx context.Context, a Actor, where string, arg int
 	return len(ended), nil
 }
 
-// endSignIns deletes the sign-ins where says and returns their ids.
 func endSignIns(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, where string, args ...any) ([]int64, error) {
@@ -213,8 +203,7 @@ func endSignIns(ctx context.Context, q interface {
 	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
-// notifySignOuts tells every replica that these sign-ins ended (SignOutTopic):
-// their caches forget them and their live streams close.
+// notifySignOuts tells every replica that these sign-ins ended (SignOutTopic).
 func (s *Store) notifySignOuts(ids []int64) {
 	ns := make([]notification, len(ids))
 	for i, id := range ids {

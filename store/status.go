@@ -64,10 +64,9 @@ type StatusReport struct {
 	Overlaps []Overlap
 }
 
-// SetStatus applies a partial update to the status of the connection's agent
-// and returns the whole resulting status with its overlaps, in one
-// statement. An empty update writes nothing. Without a claimed profile it
-// fails with ErrNoProfile.
+// SetStatus applies a partial update to the status of the connection's agent and returns the whole
+// resulting status with its overlaps, in one statement. Without a claimed profile it fails with
+// ErrNoProfile.
 func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, u StatusUpdate) (*StatusReport, error) {
 	if err := u.Validate(); err != nil {
 		return nil, err
@@ -82,11 +81,8 @@ func (s *Store) SetStatus(ctx context.Context, workspaceID, connectionID int64, 
 			WHERE p.workspace_id = $1 AND p.connection_id = $2`, workspaceID, connectionID).
 			Scan(&hasProfile, &st.Repo, &st.Branch, &st.Task, &st.UpdatedAt, &st.Overlaps)
 	} else {
-		// One statement: insert the first status or update only the fields
-		// that were sent, and find the overlaps of the result; the profile
-		// join refuses connections without one. The presence notification
-		// follows its commit (notifyAfterCommit): sidebars on every replica
-		// show the new status at once.
+		// One statement: insert the first status or update only the fields that were sent, and find
+		// the overlaps of the result.
 		err = s.pool.QueryRow(ctx, `
 			WITH up AS (
 				INSERT INTO statuses AS s (connection_id, repo, repo_key, branch, task)

@@ -1,6 +1,5 @@
-// Package store is the only code that talks to PostgreSQL. One concrete *Store
-// wraps a pgxpool.Pool; each aggregate (owners, projects, notes, …) has its own
-// file. Every query that reads workspace data is scoped by workspace id.
+// Package store is the only code that talks to PostgreSQL. One *Store wraps a pgxpool.Pool, one file
+// per aggregate; every query that reads workspace data is scoped by workspace id.
 package store
 
 import (
@@ -18,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Sentinel errors returned (wrapped) by store methods. Compare with errors.Is.
+// Sentinel errors returned (wrapped) by store methods.
 var (
 	// ErrNotFound means the row does not exist or is not visible to the caller's workspace.
 	ErrNotFound = errors.New("not found")
@@ -30,8 +29,7 @@ var (
 	ErrForbidden = errors.New("forbidden")
 	// ErrInvalid means the input broke a rule of the data model; the wrapped text names the field.
 	ErrInvalid = errors.New("invalid")
-	// ErrBusy means the bound of password hashes running at once was reached
-	// (HashGate): nothing was checked or written; try again shortly.
+	// ErrBusy means the bound of password hashes running at once was reached (HashGate).
 	ErrBusy = errors.New("busy checking other passwords")
 )
 
@@ -44,63 +42,44 @@ type Store struct {
 	*shared
 }
 
-// shared is what every view of the store shares (AsCaller gives a view of
-// its own pool).
 type shared struct {
-	statements *statementCounter
-	// tokens are what this replica found of the access tokens it checked
-	// (token_check.go).
-	tokens tokenCache
-	// notifications are the NOTIFYs queued after commits (notifyAfterCommit).
-	notifications notifyQueue
-	// hashes bounds the password hashes running at once.
-	hashes *HashGate
-	// links caches the key that signs answer links.
-	links linkKey
-	// inviteKey caches the key that signs invitation links of people.
-	inviteKey linkKey
-	// questionMinute is how long a minute of the question delays lasts
-	// (an hour of the expiry is 60 of them): time.Minute, shorter in tests.
+	statements     *statementCounter
+	tokens         tokenCache
+	notifications  notifyQueue
+	hashes         *HashGate
+	links          linkKey
+	inviteKey      linkKey
 	questionMinute time.Duration
-	// writeMinute, when not 0, is how long a minute of the write limits
-	// lasts (SetWriteMinute).
-	writeMinute time.Duration
+	writeMinute    time.Duration
 }
 
-// SetQuestionMinute makes the minutes of the question delays (and the
-// hours of their expiry, 60 each) last d instead, for the questions asked
-// from then on. For tests of the whole server, which cannot wait minutes;
-// call it before the store is used.
+// SetQuestionMinute makes the minutes of the question delays (and the hours of their expiry, 60
+// each) last d instead, for the questions asked from then on.
 func (s *Store) SetQuestionMinute(d time.Duration) { s.questionMinute = d }
 
-// Open connects to the database at dsn. The caller runs Migrate before use.
+// Open connects to the database at dsn.
 func Open(ctx context.Context, dsn string, tune ...func(*pgxpool.Config)) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
 	}
-	// pgx defaults to max(4, CPUs) connections, which makes writers queue
-	// behind each other's commits; pool_max_conns in the URL still wins.
+	// pgx defaults to max(4, CPUs) connections, which makes writers queue behind each other's
+	// commits.
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
-	// Every statement here is short: compiling one to machine code (JIT, on
-	// by default above a plan cost) can take longer than running it, as a
-	// search over a million notes showed (0.7 s of compiling for 50 ms of
-	// work). A jit setting in the URL wins.
+	// Every statement here is short: compiling one to machine code (JIT, on by default above a plan
+	// cost) can take longer than running it, as a search over a million notes showed (0.7 s of
+	// compiling for 50 ms of work).
 	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
-	// Every statement is prepared once per connection (pgx's statement
-	// cache) and written to read its indexes in a generic plan (inSession,
-	// the row-comparison bounds; the plan tests explain them so). Left to
-	// choose, PostgreSQL kept planning read_session_mail's statement anew on
-	// every call once a session held thousands of notes (about 2 ms of
-	// planning for 0.5 ms of work at a million notes), because a plan for
-	// the call's own values looked cheaper. A plan_cache_mode in the URL wins.
+	// Every statement is prepared once per connection (pgx's statement cache) and written to read
+	// its indexes in a generic plan (inSession, the row-comparison bounds; the plan tests explain
+	// them so).
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
@@ -135,12 +114,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// inTx runs fn in a transaction, committing when it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
-// isUniqueViolation reports whether err is a unique_violation, optionally on the named constraint.
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
@@ -149,7 +126,6 @@ func isUniqueViolation(err error, constraint string) bool {
 	return false
 }
 
-// wrap prefixes err with the operation, turning pgx.ErrNoRows into ErrNotFound.
 func wrap(op string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store: %s: %w", op, ErrNotFound)
@@ -157,8 +133,8 @@ func wrap(op string, err error) error {
 	return fmt.Errorf("store: %s: %w", op, err)
 }
 
-// IsUnavailable reports errors that mean the database cannot be reached right
-// now (connection refused or lost, shutting down): worth a retry, not a bug.
+// IsUnavailable reports errors that mean the database cannot be reached right now (connection
+// refused or lost, shutting down).
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false

@@ -13,17 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// A tool call's token is checked in the database on every call, in the
-// call's own round trip, and the call site says so:
-// s.AsCaller(check).PostAgentNote(…) sends the check ahead of its first
-// statement, in one pipeline (one implicit transaction). When the token no
-// longer stands, or lacks the call's scope, the check raises an error
-// (osfoundry_refuse_call, migration 050), PostgreSQL skips the rest of the
-// pipeline, and the call's statement never runs: a revoked, expired or
-// narrowed token is refused on the next call on every replica. What a
-// replica remembers of a token (tokenCache) only lets the statement be sent
-// before the check has answered.
-
 // ErrTokenRefused means the token presented no longer stands: unknown,
 // expired, revoked or for another resource.
 var ErrTokenRefused = errors.New("access token refused")
@@ -50,12 +39,8 @@ const tokenRowsSQL = `
 		FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
 	)`
 
-// noUnreadSQL stands for unreadSQL where the call counts its own.
 const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false`
 
-// tokenCheckSQL is a TokenCheck's statement, $4 the scope the call needs:
-// one row, the connection's unread mail when it counts it (else zeros), or
-// the refusal raised.
 func tokenCheckSQL(unread bool) string {
 	count := noUnreadSQL
 	if unread {
@@ -72,8 +57,7 @@ var (
 	tokenCheckAlone    = tokenCheckSQL(false)
 )
 
-// tokenCache is what this replica found of the tokens it checked
-// (UseAccessToken), by hash: bounded, forgotten when a check refuses one.
+// tokenCache is what this replica found of the tokens it checked (UseAccessToken), by hash.
 type tokenCache struct {
 	mu sync.Mutex
 	m  map[[sha256.Size]byte]TokenInfo
@@ -105,10 +89,8 @@ func (c *tokenCache) forget(key [sha256.Size]byte) {
 	delete(c.m, key)
 }
 
-// CachedToken returns what this replica last found of token for resource
-// (UseAccessToken), while it has not expired by this replica's clock, and
-// true; false means check it with UseAccessToken. Its Unread is empty. The
-// token still has to be checked on each call (NewTokenCheck).
+// CachedToken returns what this replica last found of token for resource (UseAccessToken), while it
+// has not expired by this replica's clock, and true.
 func (s *Store) CachedToken(token, resource string) (*TokenInfo, bool) {
 	key := sha256.Sum256([]byte(token))
 	s.tokens.mu.Lock()
@@ -120,8 +102,9 @@ func (s *Store) CachedToken(token, resource string) (*TokenInfo, bool) {
 	return &ti, true
 }
 
-// TokenCheck is one call's check of its token. It is sent with the first
-// statement of the store AsCaller returns for it, or alone by Result.
+// TokenCheck is one call's check of its token, sent in one pipeline ahead of the call's first
+// statement (AsCaller). When it refuses, PostgreSQL skips the rest, so a revoked, expired or
+// narrowed token is refused on its next call on every replica.
 type TokenCheck struct {
 	store    *Store
 	key      [sha256.Size]byte
@@ -135,16 +118,12 @@ type TokenCheck struct {
 	counts Unread
 }
 
-// NewTokenCheck returns a check of token for resource and scope, not sent
-// yet. With unread it also counts the connection's unread mail, as
-// UseAccessToken does.
+// NewTokenCheck returns a check of token for resource and scope, not sent yet.
 func (s *Store) NewTokenCheck(token, resource, scope string, unread bool) *TokenCheck {
 	return &TokenCheck{store: s, key: sha256.Sum256([]byte(token)), resource: resource, scope: scope, unread: unread}
 }
 
-// AsCaller returns the store as the caller c checks: its first statement
-// takes the check with it, in one pipeline, and neither it nor any later
-// one runs when the check refuses. A nil c returns s.
+// AsCaller returns the store as the caller c checks.
 func (s *Store) AsCaller(c *TokenCheck) *Store {
 	if c == nil {
 		return s
@@ -152,10 +131,7 @@ func (s *Store) AsCaller(c *TokenCheck) *Store {
 	return &Store{pool: db{Pool: s.pool.Pool, check: c}, shared: s.shared}
 }
 
-// Result returns what the check found, running it alone first when no
-// statement took it: the connection's unread mail (zero unless counted), or
-// ErrTokenRefused or ErrScopeRefused (wrapped), or the error that kept the
-// check from answering.
+// Result returns what the check found, running it alone first when no statement took it.
 func (c *TokenCheck) Result(ctx context.Context) (Unread, error) {
 	c.mu.Lock()
 	ran := c.ran
@@ -170,9 +146,8 @@ func (c *TokenCheck) Result(ctx context.Context) (Unread, error) {
 	return c.counts, c.err
 }
 
-// pending returns the check the next statement must carry, and marks it
-// sent; nil when there is none (or it was sent). refused is the check's
-// refusal or failure, which every later statement meets instead of running.
+// pending returns the check the next statement must carry, and marks it sent; nil when there is
+// none (or it was sent).
 func (d db) pending() (c *TokenCheck, refused error) {
 	if d.check == nil {
 		return nil, nil
@@ -187,7 +162,6 @@ func (d db) pending() (c *TokenCheck, refused error) {
 	return c, nil
 }
 
-// statement is the check's statement and its arguments.
 func (c *TokenCheck) statement() (string, []any) {
 	sql := tokenCheckAlone
 	if c.unread {
@@ -196,8 +170,7 @@ func (c *TokenCheck) statement() (string, []any) {
 	return sql, []any{c.key[:], c.resource, PresenceWriteInterval.Seconds(), c.scope}
 }
 
-// finish records what the check's row says, and returns its refusal or
-// failure. A refused token is forgotten.
+// A refused token is forgotten.
 func (c *TokenCheck) finish(row pgx.Row) error {
 	var u unreadTargets
 	var refused *int
@@ -224,9 +197,6 @@ func (c *TokenCheck) finish(row pgx.Row) error {
 	return err
 }
 
-// checkedBatch sends the check and the statement in one batch, the check
-// first.
-
 func (d db) checkedBatch(ctx context.Context, c *TokenCheck, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
 	check, checkArgs := c.statement()
@@ -240,7 +210,6 @@ func (d db) checkedBatch(ctx context.Context, c *TokenCheck, sql string, args []
 	return br, nil
 }
 
-// batchRow is a batch's last row: Scan closes the batch.
 type batchRow struct {
 	row pgx.Row
 	br  pgx.BatchResults
@@ -254,7 +223,6 @@ func (r batchRow) Scan(dest ...any) error {
 	return err
 }
 
-// batchRows are a batch's last rows: Close closes the batch.
 type batchRows struct {
 	pgx.Rows
 	br  pgx.BatchResults
@@ -278,16 +246,10 @@ func (r *batchRows) Err() error {
 	return r.err
 }
 
-// errRow is a row that fails with err.
 type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// db is the store's pool, and the caller's check when the store is a
-// caller's (AsCaller): the first statement takes the check with it, both in
-// one batch, the check first; once the check refused, every statement fails
-// with its refusal without being sent. A transaction begun first runs the
-// check first, in the transaction.
 type db struct {
 	*pgxpool.Pool
 	check *TokenCheck

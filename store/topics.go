@@ -6,56 +6,24 @@ import (
 	"time"
 )
 
-// The NOTIFY channels, in one place: every replica's Listener hears all of
-// them on its one connection. Their payloads carry ids only: a subscriber
-// loads what it shows from the database, once per replica. Each channel has
-// one Topic below, whose codec is the only reader and writer of its payload
-// in Go; the statements that notify from SQL build the same text (named at
-// each topic).
+// The NOTIFY channels, each heard by every replica's one Listener; their payloads carry ids only, and
+// each channel's Topic below says what it means.
 const (
-	// NotesChannel announces a new note: "<session id>:<note id>:<sent>".
-	NotesChannel = "osfoundry_notes"
-	// ReceiptsChannel says an owner's note got a read receipt (an agent
-	// read it): "<session id>:<note id>".
-	ReceiptsChannel = "osfoundry_receipts"
-	// ReadsChannel says an owner's read mark in a session moved forward, so
-	// their unread counts changed: "<owner id>".
-	ReadsChannel = "osfoundry_reads"
-	// PresenceChannel says what a presence sidebar shows may have changed
-	// in a workspace (a status set or cleared, a profile claimed, a
-	// connection revoked): "<workspace id>".
-	PresenceChannel = "osfoundry_presence"
-	// SignOutChannel says a sign-in ended (signed out, ended from the
-	// account page, or by a password change): "<sign-in id>", the row's id,
-	// not its token.
-	SignOutChannel = "osfoundry_signouts"
-	// WebhooksChannel wakes the webhook senders when deliveries are queued;
-	// the payload is empty.
-	WebhooksChannel = "osfoundry_webhooks"
-	// QuestionsChannel says a question closed, answered or expired:
-	// "<session id>:<question id>", which waiting ask_owner calls hear.
+	NotesChannel     = "osfoundry_notes"
+	ReceiptsChannel  = "osfoundry_receipts"
+	ReadsChannel     = "osfoundry_reads"
+	PresenceChannel  = "osfoundry_presence"
+	SignOutChannel   = "osfoundry_signouts"
+	WebhooksChannel  = "osfoundry_webhooks"
 	QuestionsChannel = "osfoundry_questions"
-	// TimersChannel wakes the question timers of every replica when a
-	// question was asked (its notice may be due at once); the payload is
-	// empty.
-	TimersChannel = "osfoundry_timers"
-	// EmailChannel wakes the mail senders when messages are queued; the
-	// payload is empty.
-	EmailChannel = "osfoundry_mail"
-	// ApprovalsChannel says an approval was asked or decided (allowed,
-	// denied, expired, answered at the terminal): "<approval id>", which
-	// waiting hooks hear on any replica.
+	TimersChannel    = "osfoundry_timers"
+	EmailChannel     = "osfoundry_mail"
 	ApprovalsChannel = "osfoundry_approvals"
-	// PushChannel wakes the push senders when pushes are queued (the
-	// push_question and push_reply triggers send it); the payload is empty.
-	PushChannel = "osfoundry_push"
-	// PeopleChannel says a person's role changed or they were removed:
-	// "<owner id>", so that every replica forgets what it cached of them.
-	PeopleChannel = "osfoundry_people"
+	PushChannel      = "osfoundry_push"
+	PeopleChannel    = "osfoundry_people"
 )
 
-// Topic is one NOTIFY channel and the codec of its payload; T is what a
-// notification on it says. Subscribe with Listen.
+// Topic is one NOTIFY channel and the codec of its payload; T is what a notification on it says.
 type Topic[T any] struct {
 	channel string
 	encode  func(T) string
@@ -65,7 +33,6 @@ type Topic[T any] struct {
 // Channel is the topic's NOTIFY channel.
 func (t Topic[T]) Channel() string { return t.channel }
 
-// notification is the NOTIFY that says v on the topic.
 func (t Topic[T]) notification(v T) notification {
 	return notification{t.channel, t.encode(v)}
 }
@@ -73,11 +40,8 @@ func (t Topic[T]) notification(v T) notification {
 // NoteNotice is a notification of a new note.
 type NoteNotice struct {
 	SessionID, NoteID int64
-	// Sent is when the writer queued the notification, right after the note
-	// committed (the writing replica's clock), from which each replica
-	// measures how late it heard of the note. It is zero for a note the
-	// listener did not hear of but found (MailCache's sweep), and in the
-	// payload of a replica older than the field.
+	// Sent is when the writer queued the notification, right after the note committed (the writing
+	// replica's clock), from which each replica measures how late it heard of the note.
 	Sent time.Time
 }
 
@@ -86,38 +50,31 @@ type NoteRef struct {
 	SessionID, NoteID int64
 }
 
-// The topics of the channels above.
+// The topics of the channels above, with what each payload holds.
 var (
-	// NoteTopic: "<session id>:<note id>:<sent>", sent in Unix microseconds;
-	// a payload without it (an older replica's) reads with a zero Sent.
+	// NoteTopic: a new note, "<session id>:<note id>:<sent>" (Unix microseconds).
 	NoteTopic = Topic[NoteNotice]{NotesChannel, encodeNoteNotice, decodeNoteNotice}
-	// ReceiptTopic: "<session id>:<note id>"; readAgentMailSQL builds it in
-	// the statement that records the receipt.
+	// ReceiptTopic: an agent read an owner's note, "<session id>:<note id>".
 	ReceiptTopic = Topic[NoteRef]{ReceiptsChannel, encodeNoteRef, decodeNoteRef}
-	// ReadsTopic: the owner id; MarkMailRead sends it in the statement that
-	// moves the mark.
+	// ReadsTopic: an owner's read mark moved, the owner id (sent by MarkMailRead's statement).
 	ReadsTopic = Topic[int64]{ReadsChannel, encodeID, decodeID}
-	// PresenceTopic: the workspace id.
+	// PresenceTopic: a presence sidebar of the workspace may have changed, the workspace id.
 	PresenceTopic = Topic[int64]{PresenceChannel, encodeID, decodeID}
-	// SignOutTopic: the sign-in id.
+	// SignOutTopic: a sign-in ended, the sign-in's row id (never its token).
 	SignOutTopic = Topic[int64]{SignOutChannel, encodeID, decodeID}
-	// WebhookTopic: empty; the statements that queue a delivery send it
-	// (SetWebhookEndpointEnabled, QueueWebhookTest) or the note's writer
-	// does, after its commit. Any payload wakes the senders.
+	// WebhookTopic: empty; wakes the webhook senders after deliveries were queued.
 	WebhookTopic = Topic[struct{}]{WebhooksChannel, encodeEmpty, decodeEmpty}
-	// QuestionTopic: "<session id>:<question id>", sent after the answer
-	// or the expiry committed.
+	// QuestionTopic: a question was answered or expired, "<session id>:<question id>".
 	QuestionTopic = Topic[NoteRef]{QuestionsChannel, encodeNoteRef, decodeNoteRef}
-	// TimerTopic: empty; sent after a question was asked. Any payload wakes
-	// the timers.
+	// TimerTopic: empty; wakes the question timers after a question was asked.
 	TimerTopic = Topic[struct{}]{TimersChannel, encodeEmpty, decodeEmpty}
-	// EmailTopic: empty; sent after messages were queued.
+	// EmailTopic: empty; wakes the email senders after messages were queued.
 	EmailTopic = Topic[struct{}]{EmailChannel, encodeEmpty, decodeEmpty}
-	// ApprovalTopic: the approval id, sent after the statement that changed it.
+	// ApprovalTopic: an approval was asked or decided, its id.
 	ApprovalTopic = Topic[int64]{ApprovalsChannel, encodeID, decodeID}
-	// PushTopic: empty; sent by the statements that queue pushes.
+	// PushTopic: empty; wakes the push senders (sent by the push triggers).
 	PushTopic = Topic[struct{}]{PushChannel, encodeEmpty, decodeEmpty}
-	// PersonTopic: the owner id; sent after a role change or a removal.
+	// PersonTopic: a person's role changed or they were removed, the owner id.
 	PersonTopic = Topic[int64]{PeopleChannel, encodeID, decodeID}
 )
 

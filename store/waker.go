@@ -1,8 +1,6 @@
 package store
 
-// Waker wakes a background worker (the webhook and email senders, the
-// timers) to look for work now: a wake-up never blocks, and wake-ups that
-// come while one is pending are one.
+// Waker wakes a background worker (the webhook and email senders, the timers) to look for work now.
 type Waker struct{ c chan struct{} }
 
 // NewWaker returns a Waker with no wake-up pending.
@@ -19,9 +17,8 @@ func (w Waker) Wake() {
 // C receives the pending wake-up.
 func (w Waker) C() <-chan struct{} { return w.c }
 
-// WakeOn makes l call wake for each notification on topic, and each time l
-// connects, since notifications sent while it was away are lost. Call it
-// before l runs.
+// WakeOn makes l call wake for each notification on topic, and each time l connects, since
+// notifications sent while it was away are lost.
 func WakeOn(l *Listener, topic Topic[struct{}], wake func()) {
 	Listen(l, topic, func(struct{}) { wake() })
 	l.Watch(func(connected bool) {

@@ -8,15 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The webhook outbox: insertNote writes a pending delivery per matching
-// endpoint in the note's own transaction; senders on every replica claim
-// due deliveries, post them, and record each attempt here.
-
 // DueWebhook is a claimed delivery with everything its body is made of.
 type DueWebhook struct {
 	ID int64
-	// Attempt is this attempt's number (1 for the first); it fences the
-	// result: FinishWebhookAttempt records it only while no later claim was made.
+	// Attempt is this attempt's number (1 for the first).
 	Attempt   int
 	CreatedAt time.Time
 	// Now is the database clock at the claim.
@@ -32,22 +27,17 @@ type DueWebhook struct {
 	Session     *Session
 	ProjectID   int64
 	ProjectName string
-	// Event is "note" (a note, or a test without one), "question" (a
-	// question's notice) or "reminder" (its reminder); Question is then the
-	// question (Note is its note).
+	// Event is "note" (a note, or a test without one), "question" (a question's notice) or
+	// "reminder" (its reminder).
 	Event    string
 	Question *Question
 	// Approval is the approval of an "approval" event (Note is nil).
 	Approval *Approval
 }
 
-// ClaimWebhookDeliveries claims up to limit due deliveries for a sender, for
-// lease. Only the oldest pending delivery of each enabled endpoint can be
-// claimed, and only when it is due and not held under an unexpired lease, so
-// an endpoint has one delivery in flight at a time and gets them in order.
-// Rows locked by a concurrent claim are skipped (FOR UPDATE SKIP LOCKED), so
-// replicas never claim the same delivery. except lists deliveries this sender
-// still holds (a result it has not been able to record yet).
+// ClaimWebhookDeliveries claims up to limit due deliveries for a sender, for lease. Rows locked by
+// a concurrent claim are skipped (FOR UPDATE SKIP LOCKED), so replicas never claim the same
+// delivery.
 func (s *Store) ClaimWebhookDeliveries(ctx context.Context, limit int, lease time.Duration, except []int64) ([]DueWebhook, error) {
 	if except == nil {
 		except = []int64{}
@@ -130,12 +120,8 @@ type WebhookAttempt struct {
 	Error string
 }
 
-// FinishWebhookAttempt records the result of attempt number attempt of a
-// delivery and releases its lease. It returns false, recording nothing, when
-// that attempt's result is already recorded, when the delivery was claimed
-// again meanwhile (the lease ran out), or when it is gone (its endpoint was
-// deleted). A result that comes after the lease ran out is still recorded
-// while nobody claimed the delivery again.
+// FinishWebhookAttempt records the result of attempt number attempt of a delivery and releases its
+// lease.
 func (s *Store) FinishWebhookAttempt(ctx context.Context, id int64, attempt int, a WebhookAttempt) (bool, error) {
 	var code *int
 	if a.ResponseCode != 0 {
@@ -165,11 +151,9 @@ func (s *Store) FinishWebhookAttempt(ctx context.Context, id int64, attempt int,
 type OutboxDepth struct {
 	// Pending counts deliveries not yet delivered or failed.
 	Pending int64
-	// Due counts endpoints whose next delivery may be sent now and is not
-	// being sent: work the senders have not picked up (yet).
+	// Due counts endpoints whose next delivery may be sent now and is not being sent.
 	Due int64
-	// OldestDueAge is how long the most overdue of those has been due; a
-	// growing value means no sender is running or they cannot keep up.
+	// OldestDueAge is how long the most overdue of those has been due.
 	OldestDueAge time.Duration
 }
 
@@ -197,10 +181,9 @@ func (s *Store) WebhookOutboxDepth(ctx context.Context) (OutboxDepth, error) {
 	return o, nil
 }
 
-// PruneWebhookDeliveries deletes delivered and failed deliveries that are
-// no longer among the DeliveryLogSize newest of their endpoint, so the log
-// keeps what the page shows and the table stays small. It returns how many
-// it deleted.
+// PruneWebhookDeliveries deletes delivered and failed deliveries that are no longer among the
+// DeliveryLogSize newest of their endpoint, so the log keeps what the page shows and the table
+// stays small.
 func (s *Store) PruneWebhookDeliveries(ctx context.Context) (int64, error) {
 	tag, err := s.pool.Exec(ctx, `
 		DELETE FROM webhook_deliveries d

@@ -15,8 +15,7 @@ import (
 
 // Webhook endpoint kinds: what the body of a delivery looks like.
 const (
-	// WebhookSlack sends a Slack-compatible incoming-webhook body {"text": …},
-	// which Slack, Mattermost, Rocket.Chat and Discord's /slack URLs accept.
+	// WebhookSlack sends a Slack-compatible incoming-webhook body {"text": …}.
 	WebhookSlack = "slack"
 	// WebhookJSON sends osFoundry's own JSON event.
 	WebhookJSON = "json"
@@ -34,7 +33,6 @@ const (
 // MaxWebhookURLLen bounds an endpoint URL, in bytes.
 const MaxWebhookURLLen = 2048
 
-// webhookSecretLen is the size of a signing key (Standard Webhooks allows 24 to 64 bytes).
 const webhookSecretLen = 32
 
 // Delivery states.
@@ -138,7 +136,6 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, in NewWebhookEndpoint
 	return s.createWebhookEndpointIn(ctx, s.pool, in)
 }
 
-// createWebhookEndpointIn is CreateWebhookEndpoint on q (the pool, or an action's transaction).
 func (s *Store) createWebhookEndpointIn(ctx context.Context, q querier, in NewWebhookEndpoint) (*WebhookEndpoint, string, error) {
 	if err := in.Validate(); err != nil {
 		return nil, "", err
@@ -208,15 +205,11 @@ func (s *Store) GetWebhookEndpoint(ctx context.Context, workspaceID, projectID, 
 	return e, nil
 }
 
-// SetWebhookEndpointEnabled enables or disables an endpoint. A disabled
-// endpoint gets no new deliveries and its pending ones wait; enabling it
-// wakes the senders, which resume them in order (WebhookTopic, notified by
-// the statement: rare, and only when it enabled something; notify.go).
+// SetWebhookEndpointEnabled enables or disables an endpoint.
 func (s *Store) SetWebhookEndpointEnabled(ctx context.Context, workspaceID, projectID, id int64, enabled bool) error {
 	return s.setWebhookEndpointEnabledIn(ctx, s.pool, workspaceID, projectID, id, enabled)
 }
 
-// setWebhookEndpointEnabledIn is SetWebhookEndpointEnabled on q (the pool, or an action's transaction).
 func (s *Store) setWebhookEndpointEnabledIn(ctx context.Context, q querier, workspaceID, projectID, id int64, enabled bool) error {
 	var n, woken int
 	err := q.QueryRow(ctx, `
@@ -240,7 +233,6 @@ func (s *Store) DeleteWebhookEndpoint(ctx context.Context, workspaceID, projectI
 	return s.deleteWebhookEndpointIn(ctx, s.pool, workspaceID, projectID, id)
 }
 
-// deleteWebhookEndpointIn is DeleteWebhookEndpoint on q (the pool, or an action's transaction).
 func (s *Store) deleteWebhookEndpointIn(ctx context.Context, q querier, workspaceID, projectID, id int64) error {
 	tag, err := q.Exec(ctx, `DELETE FROM webhook_endpoints WHERE workspace_id = $1 AND project_id = $2 AND id = $3`,
 		workspaceID, projectID, id)
@@ -263,7 +255,6 @@ func (s *Store) QueueWebhookTest(ctx context.Context, workspaceID, projectID, id
 	return s.queueWebhookTestIn(ctx, s.pool, workspaceID, projectID, id)
 }
 
-// queueWebhookTestIn is QueueWebhookTest on q (the pool, or an action's transaction).
 func (s *Store) queueWebhookTestIn(ctx context.Context, q querier, workspaceID, projectID, id int64) error {
 	var enabled bool
 	var woken int
@@ -284,18 +275,12 @@ func (s *Store) queueWebhookTestIn(ctx context.Context, q querier, workspaceID, 
 	return nil
 }
 
-// RetryWebhookDelivery puts a failed delivery of an endpoint of a project of
-// the workspace back in the outbox, due now, and wakes the senders: what an
-// owner does once the cause is gone (the receiver fixed, or the operator
-// now allowing private targets). Its next failure counts against the same
-// retry window, so one that fails again fails at once. A delivery that is
-// not failed (already retried) is left as it is; an unknown one gives
-// ErrNotFound.
+// RetryWebhookDelivery puts a failed delivery of an endpoint of a project of the workspace back in
+// the outbox, due now, and wakes the senders.
 func (s *Store) RetryWebhookDelivery(ctx context.Context, workspaceID, projectID, endpointID, deliveryID int64) error {
 	return s.retryWebhookDeliveryIn(ctx, s.pool, workspaceID, projectID, endpointID, deliveryID)
 }
 
-// retryWebhookDeliveryIn is RetryWebhookDelivery on q (the pool, or an action's transaction).
 func (s *Store) retryWebhookDeliveryIn(ctx context.Context, q querier, workspaceID, projectID, endpointID, deliveryID int64) error {
 	var retried int
 	err := q.QueryRow(ctx, `

@@ -11,13 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Limits on what one agent writes (SPEC §20): its connection's notes,
-// replies and questions draw on a token bucket whose rate and burst are a
-// setting of the project written to (WriteLimits), and it may have at most
-// MaxOpenQuestions open questions. Both hold across replicas: the bucket is
-// one row per connection, taken from in one statement, and the count of
-// open questions is the connection's row, kept by triggers (migrations/060).
-
 // MaxOpenQuestions bounds an agent's open questions (the trigger of
 // migrations/060 holds the same number).
 const MaxOpenQuestions = 20
@@ -26,15 +19,12 @@ const MaxOpenQuestions = 20
 var ErrTooManyQuestions = &FieldError{"question", fmt.Sprintf("%d of your questions are open already, the most an agent may have: "+
 	"wait for their answers (read_session_mail) or for them to expire before asking more; nothing was asked", MaxOpenQuestions)}
 
-// isTooManyQuestions reports the refusal of the trigger that counts open
-// questions.
 func isTooManyQuestions(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.ConstraintName == "questions_open_per_agent"
 }
 
-// WriteLimits are a project's limits on each connection's writes: PerMinute
-// tokens a minute refill its bucket, which holds at most Burst.
+// WriteLimits are a project's limits on each connection's writes.
 type WriteLimits struct {
 	PerMinute int
 	Burst     int
@@ -105,12 +95,7 @@ func (e *WriteLimited) Error() string {
 // RetrySeconds is RetryAfter in whole seconds, at least 1.
 func (e *WriteLimited) RetrySeconds() int { return max(int(math.Ceil(e.RetryAfter.Seconds())), 1) }
 
-// writeBucket is the CTE of an agent's write (agentNoteSQL,
-// agentQuestionSQL) that takes a token from the bucket of connection $2,
-// refilled at the limits of the project of the session target found,
-// minute the parameter of the seconds a minute lasts (Store.writeMinute):
-// its granted says whether the write may go on. The row's lock orders the
-// writes of one connection sent at once, on any replica.
+// The row's lock orders the writes of one connection sent at once, on any replica.
 func writeBucket(minute string) string {
 	return `bucket AS (
 		INSERT INTO write_buckets AS b (connection_id, tokens, refilled_at, per_minute, burst, granted)
@@ -123,12 +108,8 @@ func writeBucket(minute string) string {
 		RETURNING granted)`
 }
 
-// granted is the condition of an agent's write that its bucket gave it a
-// token.
 const granted = `(SELECT bucket.granted FROM bucket)`
 
-// writeMinuteSeconds is how many seconds a minute of the write limits
-// lasts, the parameter of writeBucket.
 func (s *Store) writeMinuteSeconds() float64 {
 	if s.writeMinute > 0 {
 		return s.writeMinute.Seconds()
@@ -136,8 +117,6 @@ func (s *Store) writeMinuteSeconds() float64 {
 	return 60
 }
 
-// writeRefused returns the refusal of a write whose bucket gave it no token
-// (*WriteLimited), or nil when its last write was granted.
 func (s *Store) writeRefused(ctx context.Context, connectionID int64) error {
 	var ok bool
 	var tokens float64
@@ -156,8 +135,5 @@ func (s *Store) writeRefused(ctx context.Context, connectionID int64) error {
 	return &WriteLimited{RetryAfter: time.Duration((1 - tokens) / float64(l.PerMinute) * float64(minute)), Limits: l}
 }
 
-// SetWriteMinute makes a minute of the write limits last d: with a short
-// one, benchmarks that post as fast as they can take their tokens as
-// agents do without running out. For benchmarks; call it before the store
-// is used.
+// SetWriteMinute makes a minute of the write limits last d.
 func (s *Store) SetWriteMinute(d time.Duration) { s.writeMinute = d }

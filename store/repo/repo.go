@@ -1,17 +1,12 @@
-// Package repo names a repository the way the collision radar compares
-// them: the server when it stores a status, and `osfoundry agent hook` when
-// it reports the checkout's repository, call the same Normalize.
+// Package repo names a repository the way the collision radar compares them (Normalize), for the
+// server and `osfoundry agent hook` alike.
 package repo
 
 import "strings"
 
-// Normalize turns the ways people and tools write a repository into one
-// name: owner/name, lowercase, without the host, the scheme, a user, a
-// port or ".git". https://github.com/Acme/Shop.git, git@github.com:acme/shop,
-// github.com/acme/shop and acme/shop are all "acme/shop"; a name with one
-// segment ("widgets") stays one. Two repositories with the same owner and
-// name on different hosts compare equal: the radar then warns once too
-// often, which is cheaper than missing a collision. Blank input gives "".
+// Normalize turns the ways people and tools write a repository into one owner/name, lowercase,
+// without host, scheme, user, port or ".git"; ignoring the host may warn once too often, which is
+// cheaper than missing a collision.
 func Normalize(raw string) string {
 	r := strings.ToLower(strings.TrimSpace(raw))
 	if r == "" {

@@ -12,20 +12,12 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// Fixtures is a test's direct line to its database, for what no store method
-// does: rows in states only time makes (an expired token, an agent last seen
-// an hour ago), rows written without the cost of the real path (an owner
-// whose password is never checked), a transaction held open across a store
-// call, and reading back what a call wrote. It has its own pool on the test's
-// database, so the store's API needs no raw access; its queries are not seen
-// by a tracer on the Store's pool. Every method fails the test on an error
-// except where the error is the point (Begin's transaction, QueryRow's Scan).
+// Fixtures is a test's direct line to its database, for what no store method does.
 type Fixtures struct {
 	t    testing.TB
 	pool *pgxpool.Pool
 }
 
-// fixturePools maps each *store.Store made by New to a pool on its database.
 var fixturePools sync.Map
 
 // SQL returns the fixtures of the database that st, made by New, works on.
@@ -47,7 +39,6 @@ func SQLAt(t testing.TB, dsn string) *Fixtures {
 	return &Fixtures{t: t, pool: pool}
 }
 
-// newFixturePool makes a pool on dsn; it connects on first use.
 func newFixturePool(t testing.TB, dsn string) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(dsn)

@@ -1,9 +1,5 @@
-// Package storetest gives each test its own PostgreSQL database, cloned from a
-// migrated template. Per test binary it starts one private cluster in a temp
-// folder (the same code as `make run`), or uses DATABASE_URL when set.
-//
-// Packages that use it call storetest.Main from TestMain so the cluster is
-// stopped when the tests end:
+// Package storetest gives each test its own PostgreSQL database, cloned from a migrated template, on
+// one private cluster per test binary (or DATABASE_URL). Call storetest.Main from TestMain:
 //
 //	func TestMain(m *testing.M) { storetest.Main(m) }
 package storetest
@@ -139,8 +135,6 @@ func NewEmptyDatabase(t testing.TB) string {
 	return newDatabase(t, "osf_e", false)
 }
 
-// newDatabase creates a database named after prefix, a clone of the
-// migrated template when migrated is set, dropped at cleanup.
 func newDatabase(t testing.TB, prefix string, migrated bool) string {
 	t.Helper()
 	once.Do(setup)
@@ -164,7 +158,6 @@ func newDatabase(t testing.TB, prefix string, migrated bool) string {
 }
 
 // New returns a Store on a fresh migrated database, closed at cleanup.
-// SQL(t, st) reaches the same database directly.
 func New(t testing.TB, tune ...func(*pgxpool.Config)) *store.Store {
 	t.Helper()
 	dsn := NewDatabase(t)
