@@ -25,7 +25,7 @@ var agentNoteTarget = `
 
 func agentNoteWriteSQL(extra ...string) string {
 	return noteWriteSQL(`target AS (`+agentNoteTarget+`
-	), `+writeBucket("$12")+`, src AS (
+	), `+writeBucket("$11", "$12")+`, src AS (
 		SELECT t.workspace_id, t.id AS session_id, 'agent'::text AS sender_kind, NULL::bigint AS sender_owner_id,
 			$2::bigint AS sender_connection_id, t.sender_slug, t.display_name AS sender_name,
 			NULLIF($5::text, '') AS recipient_slug, $8::text AS message_type, $9::text AS subject, $10::text AS body,
@@ -144,16 +144,9 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, false, wrap("post note", err)
 		}
-		// Nothing written: past the write limit, refused, or the key was
-		// used before (possibly by a retry committed a moment ago; the
-		// insert waited for it).
-		if err := s.writeRefused(ctx, in.ConnectionID); err != nil {
-			var wl *WriteLimited
-			if errors.As(err, &wl) {
-				return nil, false, err
-			}
-			return nil, false, wrap("post note", err)
-		}
+		// Nothing written: refused, the key used before (possibly by a retry
+		// committed a moment ago; the insert waited for it), or past the
+		// write limit, which a retry of a written key never is.
 		var workspaceID, sessionID int64
 		var role, name, slug *string
 		var known, parentKnown bool
@@ -175,6 +168,13 @@ func (s *Store) PostAgentNote(ctx context.Context, in AgentNote) (note *Note, du
 		first, err := scanNote(s.pool.QueryRow(ctx, `SELECT `+noteColumns+` FROM notes n
 			WHERE n.sender_connection_id = $1 AND n.idempotency_key = $2`, in.ConnectionID, in.IdempotencyKey))
 		if errors.Is(err, pgx.ErrNoRows) {
+			if err := s.writeRefused(ctx, in.ConnectionID); err != nil {
+				var wl *WriteLimited
+				if errors.As(err, &wl) {
+					return nil, false, err
+				}
+				return nil, false, wrap("post note", err)
+			}
 			continue
 		}
 		if err != nil {

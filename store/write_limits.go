@@ -95,12 +95,15 @@ func (e *WriteLimited) Error() string {
 // RetrySeconds is RetryAfter in whole seconds, at least 1.
 func (e *WriteLimited) RetrySeconds() int { return max(int(math.Ceil(e.RetryAfter.Seconds())), 1) }
 
-// The row's lock orders the writes of one connection sent at once, on any replica.
-func writeBucket(minute string) string {
+// writeBucket takes a token from connection $2's bucket for a write with
+// idempotency key key; a retry of a key already written takes none. The
+// row's lock orders the writes of one connection sent at once, on any replica.
+func writeBucket(key, minute string) string {
 	return `bucket AS (
 		INSERT INTO write_buckets AS b (connection_id, tokens, refilled_at, per_minute, burst, granted)
 		SELECT $2, p.write_burst - 1, now(), p.write_per_minute, p.write_burst, true
 		FROM target t JOIN sessions bs ON bs.id = t.id JOIN projects p ON p.id = bs.project_id
+		WHERE NOT EXISTS (SELECT 1 FROM notes k WHERE k.sender_connection_id = $2 AND k.idempotency_key = ` + key + `::text)
 		ON CONFLICT (connection_id) DO UPDATE SET (tokens, refilled_at, per_minute, burst, granted) = (
 			SELECT CASE WHEN f.tokens >= 1 THEN f.tokens - 1 ELSE f.tokens END, now(), EXCLUDED.per_minute, EXCLUDED.burst, f.tokens >= 1
 			FROM (SELECT least(EXCLUDED.burst::float8,

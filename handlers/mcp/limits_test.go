@@ -406,3 +406,41 @@ func TestOptionsAndTheFirstLineAreOneLine(t *testing.T) {
 	var ok askOut
 	w.a.ok("ask_owner", w.args("fine", "question", "Ship it?\n\nDetails:\n\t- tabs and\r\n- breaks after the first line"), &ok)
 }
+
+// TestARetryOfAWrittenNoteDrawsNoToken: sending a written note again with
+// its idempotency key returns that note, takes no token from the
+// connection's bucket, and is answered so also when the bucket is empty.
+func TestARetryOfAWrittenNoteDrawsNoToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	w := newAskWorld(t, e)
+	if err := e.st.SetProjectWriteLimits(e.ctx, w.ws, w.s.ProjectID, store.WriteLimits{PerMinute: 1, Burst: 2}); err != nil {
+		t.Fatal(err)
+	}
+	post := func(key string) string {
+		t.Helper()
+		code, b, err := postAs(e.mcpURL(), w.a.token, toolCall(1, "post_session_note", with(ref(w.s), "subject", "S", "body", "B", "idempotency_key", key)))
+		if err != nil || code != 200 {
+			t.Fatalf("post %s: %d %s %v", key, code, b, err)
+		}
+		return string(b)
+	}
+	first := post("a")
+	if strings.Contains(first, `"isError":true`) {
+		t.Fatalf("first note refused: %s", first)
+	}
+	for i := range 3 {
+		if b := post("a"); strings.Contains(b, `"isError":true`) {
+			t.Fatalf("retry %d of a written note refused: %s", i+1, b)
+		}
+	}
+	if b := post("b"); strings.Contains(b, `"isError":true`) {
+		t.Fatalf("the second token was taken by the retries: %s", b)
+	}
+	if b := post("c"); !strings.Contains(b, "Too many writes") {
+		t.Fatalf("a third note past a burst of 2 was not refused: %s", b)
+	}
+	if b := post("a"); strings.Contains(b, `"isError":true`) {
+		t.Fatalf("a retry of a written note with the bucket empty was refused: %s", b)
+	}
+}
