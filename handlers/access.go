@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -60,13 +61,13 @@ func (s *Server) guard(a access) []echo.MiddlewareFunc {
 	case accessPublic:
 		return nil
 	case accessWeb:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF}
 	case accessOwner:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner}
 	case accessMember:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireMember}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner, s.requireMember}
 	case accessAdmin:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireAdmin}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner, s.requireAdmin}
 	}
 	panic(fmt.Sprintf("handlers: route access %v is not public, web, owner, member or admin", a))
 }
@@ -84,25 +85,18 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 // requireRole lets through a signed-in person whose role allows need.
 func requireRole(need store.Role, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if o := currentOwner(c); !o.Role.May(need) {
+		if o := web.Owner(c); !o.Role.May(need) {
 			return &store.RoleError{Need: need, Have: o.Role}
 		}
 		return next(c)
 	}
 }
 
-// actor is the signed-in person of the request as the store's actions
-// take them: who, in which workspace, from which address and browser.
-func actor(c echo.Context) store.Actor {
-	o := currentOwner(c)
-	return store.Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
-}
-
 // requireOwner sends signed-out visitors to sign in (or to first-run setup
 // on a fresh install), then back to where they were going.
 func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if currentOwner(c) != nil {
+		if web.Owner(c) != nil {
 			return next(c)
 		}
 		has, err := s.store.HasOwner(c.Request().Context())
@@ -110,20 +104,20 @@ func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		if !has {
-			return redirect(c, "/setup")
+			return web.Redirect(c, "/setup")
 		}
 		target := "/login"
 		if c.Request().Method == http.MethodGet {
 			target += "?next=" + url.QueryEscape(returnTo(c))
 		}
-		return redirect(c, target)
+		return web.Redirect(c, target)
 	}
 }
 
 // returnTo is where a signed-out GET returns after sign-in: the page itself,
 // or for an htmx request (a poll, a fragment) the page it came from.
 func returnTo(c echo.Context) string {
-	if isHTMX(c) {
+	if web.IsHTMX(c) {
 		if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" && u.Host == c.Request().Host {
 			return u.RequestURI()
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) renderAccount(c echo.Context, status int, password views.Form, 
 // renderAccountPage shows the account page with d's forms and notice; the
 // rest of d it fills in.
 func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountData) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	signIns, err := s.store.ListSignIns(c.Request().Context(), o.ID)
 	if err != nil {
 		return err
@@ -53,8 +54,8 @@ func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountDa
 	if err != nil {
 		return err
 	}
-	s.page(c).Nav = "account"
-	d.Owner, d.SignIns, d.Current, d.Mail, d.EmailOn = o, signIns, currentSignIn(c).ID, mail, s.cfg.Email
+	web.Page(c).Nav = "account"
+	d.Owner, d.SignIns, d.Current, d.Mail, d.EmailOn = o, signIns, web.SignIn(c).ID, mail, s.cfg.Email
 	d.Push, d.Devices, d.VAPIDKey = pushSettings, devices, s.cfg.VAPIDPublicKey
-	return s.render(c, status, "Account", views.AccountPage(d))
+	return web.Render(c, status, "Account", views.AccountPage(d))
 }

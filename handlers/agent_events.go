@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store"
 )
@@ -53,7 +54,7 @@ func (s *Server) agentEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := openStream(c)
+	w, err := web.OpenStream(c)
 	if err != nil {
 		return nil
 	}
@@ -63,7 +64,7 @@ func (s *Server) agentEvents(c echo.Context) error {
 		if err != nil {
 			return nil
 		}
-		if err := w.write(ev); err != nil {
+		if err := w.Write(ev); err != nil {
 			return nil
 		}
 		sent[missed[i].ID] = true
@@ -75,14 +76,14 @@ func (s *Server) agentEvents(c echo.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-expiry.C:
-			_ = w.write(live.Frame("expired", 0, agentMessage("the access token expired: reconnect with a fresh one")))
+			_ = w.Write(live.Frame("expired", 0, agentMessage("the access token expired: reconnect with a fresh one")))
 			return nil
 		case <-st.Done():
 			switch {
 			case st.Revoked():
-				_ = w.write(live.Frame("revoked", 0, agentMessage("this connection was revoked: run `osfoundry agent login --server "+s.cfg.BaseURL+"` again")))
+				_ = w.Write(live.Frame("revoked", 0, agentMessage("this connection was revoked: run `osfoundry agent login --server "+s.cfg.BaseURL+"` again")))
 			case st.Replaced():
-				_ = w.write(live.Frame("replaced", 0, nil))
+				_ = w.Write(live.Frame("replaced", 0, nil))
 			}
 			return nil
 		case ev := <-st.Events():
@@ -92,7 +93,7 @@ func (s *Server) agentEvents(c echo.Context) error {
 				}
 				sent[ev.NoteID] = true
 			}
-			if err := w.write(ev.Data); err != nil {
+			if err := w.Write(ev.Data); err != nil {
 				return nil
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -38,7 +39,7 @@ func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	case err != nil && !errors.Is(err, store.ErrLinkSpent) && !errors.Is(err, store.ErrLinkExpired):
 		return d, 0, err
 	}
-	if o := currentOwner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
+	if o := web.Owner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
 		return views.AnswerLinkData{Token: d.Token, Notice: "This answer link belongs to another workspace than the one you are signed in to. " +
 			"Open it where you are signed in to that workspace, or signed out."}, http.StatusForbidden, nil
 	}
@@ -60,7 +61,7 @@ func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	default:
 		d.CanAnswer = true
 	}
-	if o := currentOwner(c); o != nil && o.ID != l.OwnerID {
+	if o := web.Owner(c); o != nil && o.ID != l.OwnerID {
 		d.SignedInAs = o.DisplayName
 	}
 	return d, status, nil
@@ -90,5 +91,5 @@ func (s *Server) describeQuestion(c echo.Context, d *views.AnswerLinkData) error
 // address: no referrer carries it elsewhere, and no cache keeps the page.
 func (s *Server) renderAnswerLink(c echo.Context, status int, d views.AnswerLinkData) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.render(c, status, "Answer a question", views.AnswerLinkPage(d))
+	return web.Render(c, status, "Answer a question", views.AnswerLinkPage(d))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -19,11 +20,11 @@ import (
 // application/json, from a notification's Allow or Deny) gets the
 // approval's state, who decided and the refusal as JSON.
 func (s *Server) approvalDecide(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
 	in := store.Decision{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ApprovalID: id, Reason: c.FormValue("reason"), From: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	switch c.FormValue("verdict") {
@@ -53,8 +54,8 @@ func (s *Server) approvalDecide(c echo.Context) error {
 	if c.Request().Header.Get("Accept") == "application/json" {
 		return c.JSON(status, map[string]string{"state": a.State, "decided_by": a.DecidedBy, "notice": notice})
 	}
-	if !isHTMX(c) && status == http.StatusOK {
-		return redirect(c, views.ApprovalHome(*a))
+	if !web.IsHTMX(c) && status == http.StatusOK {
+		return web.Redirect(c, views.ApprovalHome(*a))
 	}
-	return s.render(c, status, "Approval", views.ApprovalBox(*a, a.SessionID == nil, notice))
+	return web.Render(c, status, "Approval", views.ApprovalBox(*a, a.SessionID == nil, notice))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -38,7 +39,7 @@ func (s *Server) approvalLink(c echo.Context) (views.ApprovalLinkData, int, erro
 	case err != nil && !errors.Is(err, store.ErrLinkSpent) && !errors.Is(err, store.ErrLinkExpired):
 		return d, 0, err
 	}
-	if o := currentOwner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
+	if o := web.Owner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
 		return views.ApprovalLinkData{Token: d.Token, Notice: "This link belongs to another workspace than the one you are signed in to."},
 			http.StatusForbidden, nil
 	}
@@ -106,5 +107,5 @@ func (s *Server) approvalLinkDecide(c echo.Context) error {
 // its token elsewhere.
 func (s *Server) renderApprovalLink(c echo.Context, status int, d views.ApprovalLinkData) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.render(c, status, "Allow or deny", views.ApprovalLinkPage(d))
+	return web.Render(c, status, "Allow or deny", views.ApprovalLinkPage(d))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -14,7 +15,7 @@ const approvalPageSize = 20
 // approvals are the approvals a page shows: a session's of every state, or
 // with session 0 the workspace's pending ones (the inbox's "Needs you").
 func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsView, error) {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	v := views.ApprovalsView{Session: session}
 	var err error
 	if session != 0 {
@@ -29,9 +30,9 @@ func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsVi
 // which the page fetches every few seconds; 204 while it is what the page
 // shows (?v=, its version).
 func (s *Server) approvalList(c echo.Context) error {
-	session := int64Param(c.QueryParam("session"))
+	session := web.Int64(c.QueryParam("session"))
 	if session != 0 {
-		if _, err := s.store.GetSession(c.Request().Context(), currentOwner(c).WorkspaceID, session); err != nil {
+		if _, err := s.store.GetSession(c.Request().Context(), web.Owner(c).WorkspaceID, session); err != nil {
 			return err
 		}
 	}
@@ -39,8 +40,8 @@ func (s *Server) approvalList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if isHTMX(c) && c.QueryParam("v") == v.Version() {
-		return noContent(c)
+	if web.IsHTMX(c) && c.QueryParam("v") == v.Version() {
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "Approvals", views.Approvals(v))
+	return web.Render(c, http.StatusOK, "Approvals", views.Approvals(v))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) auditExport(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	w := bufio.NewWriter(c.Response())
 	started := false
-	err = s.store.EachAudit(c.Request().Context(), actor(c), f, func(e *store.AuditEntry) error {
+	err = s.store.EachAudit(c.Request().Context(), web.Actor(c), f, func(e *store.AuditEntry) error {
 		if !started {
 			c.Response().WriteHeader(http.StatusOK)
 			started = true

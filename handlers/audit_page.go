@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -42,19 +43,19 @@ func (s *Server) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	v := views.AuditView{Filter: f, Kinds: store.AuditKinds()}
 	f.Limit = store.AuditPageSize + 1
-	if v.Entries, err = s.store.ListAudit(ctx, actor(c), f); err != nil {
+	if v.Entries, err = s.store.ListAudit(ctx, web.Actor(c), f); err != nil {
 		return err
 	}
 	if len(v.Entries) > store.AuditPageSize {
 		v.Entries = v.Entries[:store.AuditPageSize]
 		v.Older = v.Entries[len(v.Entries)-1].ID
 	}
-	if v.People, err = s.store.ListPeople(ctx, actor(c)); err != nil {
+	if v.People, err = s.store.ListPeople(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	if v.Projects, err = s.store.ListProjects(ctx, currentOwner(c).WorkspaceID); err != nil {
+	if v.Projects, err = s.store.ListProjects(ctx, web.Owner(c).WorkspaceID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "audit"
-	return s.render(c, http.StatusOK, "Audit log", views.AuditPage(v))
+	web.Page(c).Nav = "audit"
+	return web.Render(c, http.StatusOK, "Audit log", views.AuditPage(v))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -14,7 +15,7 @@ import (
 func (s *Server) connectionList(c echo.Context) error {
 	form := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
 	var tok views.NewStaticToken
-	shown, err := s.takeReveal(c, "/connections", &tok)
+	shown, err := web.TakeReveal(c, "/connections", &tok)
 	if err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func (s *Server) connectionList(c echo.Context) error {
 // (values and errors) and a token just minted, if any.
 func (s *Server) renderConnectionList(c echo.Context, status int, form views.StaticTokenForm, tok *views.NewStaticToken) error {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	conns, err := s.store.ListConnections(ctx, o.WorkspaceID)
 	if err != nil {
 		return err
@@ -44,8 +45,8 @@ func (s *Server) renderConnectionList(c echo.Context, status int, form views.Sta
 	if form.Projects == nil {
 		form.Projects = map[int64]bool{}
 	}
-	s.page(c).Nav = "connections"
-	return s.render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
+	web.Page(c).Nav = "connections"
+	return web.Render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
 		Connections: conns, Revoked: revoked, Projects: projects, Form: form, NewToken: tok,
 		ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand(),
 	}))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -39,7 +40,7 @@ func (s *Server) deviceSubscribe(c echo.Context) error {
 		}
 		return b
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ua := c.Request().UserAgent()
 	sub, err := s.store.SubscribePush(c.Request().Context(), o.WorkspaceID, o.ID, store.PushSubscribe{
 		Endpoint: in.Endpoint, P256dh: key(in.Keys.P256dh), Auth: key(in.Keys.Auth), Name: views.DeviceName(ua), UserAgent: ua,

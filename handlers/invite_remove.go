@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
 // inviteRemove is POST /sessions/:id/invitations/:conn/remove: the connection
@@ -11,8 +13,8 @@ func (s *Server) inviteRemove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveInvitationAs(c.Request().Context(), actor(c), session.ID, conn); err != nil {
+	if err := s.store.RemoveInvitationAs(c.Request().Context(), web.Actor(c), session.ID, conn); err != nil {
 		return err
 	}
-	return redirect(c, participantsURL(session.ID))
+	return web.Redirect(c, participantsURL(session.ID))
 }

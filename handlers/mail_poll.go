@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -17,12 +18,12 @@ import (
 // changed. When the hub is sure nothing changed it answers without touching
 // the database.
 func (s *Server) mailPoll(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
-	after, seen := int64Param(c.QueryParam("after")), int64Param(c.QueryParam("receipts"))
+	o := web.Owner(c)
+	after, seen := web.Int64(c.QueryParam("after")), web.Int64(c.QueryParam("receipts"))
 	ctx := c.Request().Context()
 	// Also the workspace check: another workspace's session is a 404.
 	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, id)
@@ -30,7 +31,7 @@ func (s *Server) mailPoll(c echo.Context) error {
 		return err
 	}
 	if marks.Note <= after && marks.Receipt <= seen {
-		return noContent(c)
+		return web.NoContent(c)
 	}
 	var rows []views.MailRow
 	if marks.Note > after {
@@ -45,9 +46,9 @@ func (s *Server) mailPoll(c echo.Context) error {
 		}
 	}
 	if len(rows) == 0 && update == nil {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.MailPollResponse(id, rows, update))
+	return web.Render(c, http.StatusOK, "", views.MailPollResponse(id, rows, update))
 }
 
 // receiptsAfter loads the receipt lines that changed since the receipt seen:

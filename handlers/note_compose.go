@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -16,13 +17,13 @@ func (s *Server) noteCompose(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	n, warn, err := s.replyTarget(c, session, int64Param(c.QueryParam("reply_to")))
+	n, warn, err := s.replyTarget(c, session, web.Int64(c.QueryParam("reply_to")))
 	if err != nil {
 		return err
 	}
 	comp := views.Composer{SessionID: session.ID, ReplyTo: n, Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(n.Subject)}, Errors: warn}}
-	if isHTMX(c) {
-		return s.render(c, http.StatusOK, "", views.ComposerForm(comp))
+	if web.IsHTMX(c) {
+		return web.Render(c, http.StatusOK, "", views.ComposerForm(comp))
 	}
-	return s.render(c, http.StatusOK, "Reply to "+n.SenderName, views.ComposePage(comp))
+	return web.Render(c, http.StatusOK, "Reply to "+n.SenderName, views.ComposePage(comp))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -16,7 +17,7 @@ import (
 // whose reply would go to a revoked agent comes with the form errors that
 // say so, for the composer to show.
 func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, views.FormErrors, error) {
-	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, currentOwner(c).ID)
+	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, web.Owner(c).ID)
 	switch {
 	case errors.Is(err, store.ErrNotAnswerable):
 		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "No such note in this session")
@@ -36,33 +37,33 @@ func (s *Server) notePost(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
-	f := formOf(c, "type", "reply_to", "subject", "body")
+	o := web.Owner(c)
+	f := web.Form(c, "type", "reply_to", "subject", "body")
 	comp := views.Composer{SessionID: session.ID, Form: f, Open: true}
 	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: session.ID, OwnerID: o.ID, Type: f.Value("type"),
 		Subject: f.Value("subject"), Body: f.Value("body")}
 	if in.Type == store.MessageReply {
-		if comp.ReplyTo, _, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
+		if comp.ReplyTo, _, err = s.replyTarget(c, session, web.Int64(f.Value("reply_to"))); err != nil {
 			return err
 		}
 		in.ReplyTo = comp.ReplyTo.ID
 	}
 	note, _, err := s.store.PostOwnerNote(ctx, in)
 	if err != nil {
-		if comp.Form.Errors, err = fieldErrors(err); err != nil {
+		if comp.Form.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
-		if isHTMX(c) {
+		if web.IsHTMX(c) {
 			c.Response().Header().Set("HX-Retarget", "#"+comp.ID())
 			c.Response().Header().Set("HX-Reswap", "outerHTML")
-			return s.render(c, http.StatusUnprocessableEntity, "", views.ComposerForm(comp))
+			return web.Render(c, http.StatusUnprocessableEntity, "", views.ComposerForm(comp))
 		}
-		return s.render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
+		return web.Render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
 	}
-	if !isHTMX(c) {
-		return redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
+	if !web.IsHTMX(c) {
+		return web.Redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
 	}
-	rows, err := s.rowsAfter(ctx, o, session.ID, int64Param(c.FormValue("after")))
+	rows, err := s.rowsAfter(ctx, o, session.ID, web.Int64(c.FormValue("after")))
 	if err != nil {
 		return err
 	}
@@ -74,5 +75,5 @@ func (s *Server) notePost(c echo.Context) error {
 		msg = "Reply sent to " + *note.RecipientSlug + "."
 	}
 	reset := views.Composer{SessionID: session.ID, ReplyTo: comp.ReplyTo, OOB: true}
-	return s.render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
+	return web.Render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
 }

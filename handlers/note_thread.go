@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -16,12 +17,12 @@ func (s *Server) noteThread(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	noteID, err := paramID(c, "note")
+	noteID, err := web.ParamID(c, "note")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	// Taken before the thread is read: the stream replays from no later.
 	latest, err := s.mail.Follow(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
@@ -43,6 +44,6 @@ func (s *Server) noteThread(c echo.Context) error {
 	v := views.ThreadView{Session: *session, Project: *p, Rows: rows, Latest: latest,
 		Composer: views.Composer{SessionID: session.ID, ReplyTo: &root, InThread: true,
 			Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(root.Subject)}}}}
-	s.page(c).Nav = "projects"
-	return s.render(c, http.StatusOK, "Thread: "+session.Title, views.ThreadPage(v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, http.StatusOK, "Thread: "+session.Title, views.ThreadPage(v))
 }

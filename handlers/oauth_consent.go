@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -54,9 +55,9 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	if o == nil {
-		return redirect(c, "/login?next="+url.QueryEscape("/authorize?"+q.Encode()))
+		return web.Redirect(c, "/login?next="+url.QueryEscape("/authorize?"+q.Encode()))
 	}
 	if c.FormValue("decision") != "approve" {
 		s.log.Info("oauth grant denied", "client_id", ar.Client.ClientID, "owner_id", o.ID)
@@ -131,7 +132,7 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 		return c.Redirect(status, s.oauth.ErrorRedirect(ae))
 	}
 	s.log.Info("authorization request refused", "error", ae.Code, "description", ae.Description)
-	return s.render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
+	return web.Render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
 }
 
 // renderConsent shows the consent page for ar with the owner's choice (on
@@ -139,7 +140,7 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 // be redirected to the client's redirect URI, whatever its scheme.
 func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, choice consentChoice, msg string) error {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	projects, err := s.store.ListProjects(ctx, o.WorkspaceID)
 	if err != nil {
 		return err
@@ -205,5 +206,5 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 			h.Set("Content-Security-Policy", strings.Replace(csp, "form-action 'self' http: https:", "form-action 'self' http: https: "+scheme+":", 1))
 		}
 	}
-	return s.render(c, status, consentTitle, views.ConsentPage(f))
+	return web.Render(c, status, consentTitle, views.ConsentPage(f))
 }

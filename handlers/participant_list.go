@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -30,8 +31,8 @@ func (s *Server) renderParticipantList(c echo.Context, status int, invite views.
 	if v.Invitable, err = s.store.ListInvitableConnections(ctx, session.WorkspaceID, session.ID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
-	return s.render(c, status, "Participants · "+session.Title, views.ParticipantsPage(v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, status, "Participants · "+session.Title, views.ParticipantsPage(v))
 }
 
 // participantsURL is the participants page of a session.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -19,12 +20,12 @@ func (s *Server) peoplePage(c echo.Context) error {
 func (s *Server) renderPeople(c echo.Context, status int, v views.PeopleView) error {
 	ctx := c.Request().Context()
 	var err error
-	if v.People, err = s.store.ListPeople(ctx, actor(c)); err != nil {
+	if v.People, err = s.store.ListPeople(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	if v.Invites, err = s.store.ListPersonInvites(ctx, actor(c)); err != nil {
+	if v.Invites, err = s.store.ListPersonInvites(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	s.page(c).Nav = "people"
-	return s.render(c, status, "People", views.PeoplePage(v))
+	web.Page(c).Nav = "people"
+	return web.Render(c, status, "People", views.PeoplePage(v))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -18,7 +19,7 @@ func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.P
 	if err != nil {
 		return views.PresenceView{}, err
 	}
-	return presenceOf(s.page(c).Now, session.ID, *p, agents), nil
+	return presenceOf(web.Page(c).Now, session.ID, *p, agents), nil
 }
 
 // presenceOf is the sidebar of a session at now, with the fingerprint of

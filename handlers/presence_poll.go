@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) presencePoll(c echo.Context) error {
 		return err
 	}
 	if c.QueryParam("v") == v.Version {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.PresenceSidebar(v))
+	return web.Render(c, http.StatusOK, "", views.PresenceSidebar(v))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -16,15 +17,15 @@ func (s *Server) projectList(c echo.Context) error {
 
 // renderProjectList shows the projects page with create's values and errors.
 func (s *Server) renderProjectList(c echo.Context, status int, create views.Form) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	projects, err := s.store.ListProjectSummaries(c.Request().Context(), o.WorkspaceID, o.ID)
 	if err != nil {
 		return err
 	}
-	p := s.page(c)
+	p := web.Page(c)
 	p.Nav = "projects"
 	for _, pr := range projects {
 		p.Unread += pr.Unread
 	}
-	return s.render(c, status, "Projects", views.ProjectsPage(projects, create, views.FirstSteps{ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand()}))
+	return web.Render(c, status, "Projects", views.ProjectsPage(projects, create, views.FirstSteps{ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand()}))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -26,9 +27,9 @@ func (s *Server) projectRadar(c echo.Context) error {
 	}
 	v := radarOf(p.ID, agents)
 	if c.QueryParam("v") == v.Version {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.ProjectRadar(v))
+	return web.Render(c, http.StatusOK, "", views.ProjectRadar(v))
 }
 
 // radarOf is a project's collision warnings with the fingerprint of what

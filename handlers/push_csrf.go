@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
 // pushCSRF is GET /push/csrf: the sign-in's CSRF token, for the service
@@ -12,5 +14,5 @@ import (
 // signed out is sent to sign in, which the worker takes as "open the note".
 func (s *Server) pushCSRF(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.JSON(http.StatusOK, map[string]string{"csrf": csrfToken(c)})
+	return c.JSON(http.StatusOK, map[string]string{"csrf": web.CSRF(c)})
 }

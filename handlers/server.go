@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/sessions"
-
 	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/outbound"
@@ -58,15 +57,25 @@ type Config struct {
 	VAPIDPublicKey string
 }
 
+// PageLimits bound how often one sign-in may load search and the inbox: PerMinute
+// loads a minute, bursts of at most Burst; past them the page answers 429.
+type PageLimits struct {
+	PerMinute int
+	Burst     int
+}
+
+// DefaultPageLimits: an owner reading and searching by hand never meets them.
+var DefaultPageLimits = PageLimits{PerMinute: 60, Burst: 20}
+
 // Secure reports whether cookies must carry the Secure flag.
 func (c Config) Secure() bool { return strings.HasPrefix(c.BaseURL, "https://") }
 
 // Server holds the dependencies of every handler.
 type Server struct {
-	store   *store.Store
-	cfg     Config
-	log     *slog.Logger
-	cookies *sessions.CookieStore
+	store    *store.Store
+	cfg      Config
+	log      *slog.Logger
+	sessions *web.Sessions
 	// publicHost is the host (and port) of BaseURL: with loopback, the
 	// only Host the listener answers.
 	publicHost string
@@ -78,10 +87,6 @@ type Server struct {
 	oauth   *oauth.Server
 	// mail answers "anything new in this session?" without a query.
 	mail *store.MailCache
-	// owners caches signed-in owners briefly, so that polls need no query.
-	owners ownerCache
-	// signIns caches sign-ins, forgetting each as it ends on any replica.
-	signIns signInCache
 	// live holds this replica's open event streams; the listener feeds it.
 	live *live.Broker
 	// relay holds this replica's agent event streams (GET /agent/events).
@@ -92,7 +97,7 @@ type Server struct {
 	// approvals are the hooks waiting here for an owner's decision.
 	approvals *store.QuestionWaits
 	// pages are the sign-ins' buckets of search and inbox loads.
-	pages *pageLimiter
+	pages *web.PageLimiter
 	// sendInvite mails invitations (nil: email is off).
 	sendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 }
@@ -133,16 +138,6 @@ func New(d Deps) *Server {
 		d.Logger = slog.Default()
 	}
 	d.Config.BaseURL = strings.TrimRight(d.Config.BaseURL, "/")
-	cs := sessions.NewCookieStore(d.Config.SessionHashKey, d.Config.SessionBlockKey)
-	cs.Options = &sessions.Options{
-		Path:     "/",
-		MaxAge:   int(store.SignInLifetime.Seconds()),
-		HttpOnly: true,
-		Secure:   d.Config.Secure(),
-		SameSite: http.SameSiteLaxMode,
-	}
-	// The cookie outlives no sign-in (the store ends sign-ins earlier still).
-	cs.MaxAge(int(store.SignInLifetime.Seconds()))
 	if d.Listener == nil {
 		d.Listener = d.Store.NewListener(d.Logger)
 	}
@@ -152,11 +147,14 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits), sendInvite: d.SendInvite}
+	pl := d.Config.PageLimits
+	if pl.PerMinute <= 0 || pl.Burst <= 0 {
+		pl = DefaultPageLimits
+	}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, mail: d.Mail, metrics: d.Metrics, pages: web.NewPageLimiter(pl.PerMinute, pl.Burst), sendInvite: d.SendInvite}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.targets = outbound.NewGuard(outbound.Options{AllowPrivate: d.Config.AllowPrivateTargets})
-	s.signIns.hear(d.Listener)
-	s.owners.hear(d.Listener)
+	s.sessions = web.NewSessions(d.Store, d.Config.SessionHashKey, d.Config.SessionBlockKey, d.Config.Secure(), d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -68,7 +69,7 @@ func (s *Server) sessionExportJSON(c echo.Context) error {
 	w := startExport(c, session, "json", echo.MIMEApplicationJSON)
 	fmt.Fprintf(w, `{"session":%s,"exported_at":%q,"notes":[`, head, time.Now().UTC().Format(time.RFC3339))
 	first := true
-	err = s.store.ExportSessionMailAs(c.Request().Context(), actor(c), session, "json", func(n *store.Note) error {
+	err = s.store.ExportSessionMailAs(c.Request().Context(), web.Actor(c), session, "json", func(n *store.Note) error {
 		b, err := json.Marshal(exportedNote{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: fromKind(n),
 			To: n.RecipientSlug, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, BodyHTML: views.RenderMarkdown(n.Body),
 			InReplyTo: n.InReplyTo, CreatedAt: n.CreatedAt})
@@ -105,7 +106,7 @@ func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	w := startExport(c, session, "md", "text/markdown; charset=utf-8")
 	fmt.Fprintf(w, "# %s\n\n%s · %s `%s` · exported %s\n", markdownText(session.Title), markdownText(p.Name),
 		session.Type, session.PublicID, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	err = s.store.ExportSessionMailAs(c.Request().Context(), actor(c), session, "md", func(n *store.Note) error {
+	err = s.store.ExportSessionMailAs(c.Request().Context(), web.Actor(c), session, "md", func(n *store.Note) error {
 		to := "whole session"
 		switch {
 		case n.RecipientSlug != nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
@@ -41,7 +42,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
 	latest, err := s.mail.Follow(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
@@ -51,18 +52,18 @@ func (s *Server) sessionStream(c echo.Context) error {
 	if !ok {
 		after = latest
 	}
-	st := s.live.NewStream(o, session.ID, streamClient(c), c.QueryParam("v"))
+	st := s.live.NewStream(o, session.ID, web.StreamClient(c), c.QueryParam("v"))
 	// Subscribed before the replay reads the database: a note committed
 	// after that read is announced to this stream; one before, replayed.
 	if err := s.live.Subscribe(st, session.ProjectID, latest); err != nil {
-		return streamsDown(err)
+		return web.StreamsDown(err)
 	}
 	defer s.live.Unsubscribe(st)
 	ev, err := s.live.UnreadEvent(ctx, o.WorkspaceID, o.ID)
 	if err != nil {
 		return err
 	}
-	w, err := openStream(c)
+	w, err := web.OpenStream(c)
 	if err != nil {
 		return nil
 	}
@@ -74,7 +75,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 		return nil
 	}
 	s.live.FirstUnread(st, ev)
-	s.pump(ctx, w, st, sent)
+	w.Pump(ctx, st, sent)
 	return nil
 }
 
@@ -94,14 +95,14 @@ func streamCursor(c echo.Context) (int64, bool) {
 // replayMail sends the notes newer than after, oldest first, or a reload
 // event when there are more than live.MaxReplay. It returns the newest note id
 // sent.
-func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, sessionID, after int64) (int64, error) {
+func (s *Server) replayMail(ctx context.Context, w *web.Stream, o *store.Owner, sessionID, after int64) (int64, error) {
 	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
 	if err != nil || len(notes) == 0 {
 		return after, err
 	}
 	newest := notes[0].ID
 	if len(notes) > live.MaxReplay {
-		return newest, w.write(live.Frame("reload", newest, []byte(mailReloadURL(sessionID))))
+		return newest, w.Write(live.Frame("reload", newest, []byte(mailReloadURL(sessionID))))
 	}
 	rows := mailRows(o, notes, 0, true)
 	// A missed owner's note may have been read meanwhile.
@@ -110,11 +111,11 @@ func (s *Server) replayMail(ctx context.Context, w *sseWriter, o *store.Owner, s
 	}
 	now := time.Now()
 	for i := len(rows) - 1; i >= 0; i-- {
-		html, err := renderFragment(now, views.MailRows(sessionID, rows[i:i+1]))
+		html, err := web.Fragment(now, views.MailRows(sessionID, rows[i:i+1]))
 		if err != nil {
 			return after, err
 		}
-		if err := w.write(live.Frame("note", rows[i].Note.ID, html)); err != nil {
+		if err := w.Write(live.Frame("note", rows[i].Note.ID, html)); err != nil {
 			return after, err
 		}
 		after = rows[i].Note.ID

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -16,14 +17,14 @@ func (s *Server) signInEnd(c echo.Context) error {
 	if err != nil {
 		return store.ErrNotFound
 	}
-	if si := currentSignIn(c); si.ID == id {
+	if si := web.SignIn(c); si.ID == id {
 		return s.logout(c)
 	}
-	o := currentOwner(c)
-	if err := s.store.EndSignIn(c.Request().Context(), actor(c), id); err != nil {
+	o := web.Owner(c)
+	if err := s.store.EndSignIn(c.Request().Context(), web.Actor(c), id); err != nil {
 		return err
 	}
-	s.signIns.forget(id)
+	s.sessions.ForgetSignIn(id)
 	s.log.Info("sign-in ended", "owner_id", o.ID, "sign_in_id", id)
-	return redirect(c, "/account?done=signed-out")
+	return web.Redirect(c, "/account?done=signed-out")
 }

@@ -1,6 +1,10 @@
 package handlers
 
-import "github.com/labstack/echo/v4"
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
+)
 
 // unreadStream is the owner's live unread counts (text/event-stream) for
 // the projects list and a project's session list: an unread event
@@ -9,11 +13,11 @@ import "github.com/labstack/echo/v4"
 // posted in the workspace, a read mark moved on any replica); heartbeats
 // sign-out and replaced as the session stream.
 func (s *Server) unreadStream(c echo.Context) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
-	st := s.live.NewStream(o, 0, streamClient(c), "")
+	st := s.live.NewStream(o, 0, web.StreamClient(c), "")
 	if err := s.live.Subscribe(st, 0, 0); err != nil {
-		return streamsDown(err)
+		return web.StreamsDown(err)
 	}
 	defer s.live.Unsubscribe(st)
 	ev, err := s.live.UnreadEvent(ctx, o.WorkspaceID, o.ID)
@@ -21,10 +25,10 @@ func (s *Server) unreadStream(c echo.Context) error {
 		return err
 	}
 	s.live.FirstUnread(st, ev)
-	w, err := openStream(c)
+	w, err := web.OpenStream(c)
 	if err != nil {
 		return nil
 	}
-	s.pump(ctx, w, st, 0)
+	w.Pump(ctx, st, 0)
 	return nil
 }

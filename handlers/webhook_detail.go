@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -23,7 +24,7 @@ func (s *Server) webhookDetail(c echo.Context) error {
 		return err
 	}
 	var secret string
-	if _, err := s.takeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
+	if _, err := web.TakeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
 		return err
 	}
 	return s.renderWebhookDetail(c, http.StatusOK, projectID, hook, secret, nil)
@@ -37,15 +38,15 @@ func (s *Server) renderWebhookDetail(c echo.Context, status int, projectID, hook
 		return err
 	}
 	v.Secret, v.Errors = secret, errs
-	s.page(c).Nav = "projects"
-	return s.render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
 }
 
 // webhookView loads a project's endpoint and its delivery log, in the
 // owner's workspace only.
 func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.WebhookView, error) {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	p, err := s.store.GetProject(ctx, o.WorkspaceID, projectID)
 	if err != nil {
 		return nil, err
@@ -63,4 +64,13 @@ func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.Webh
 		v.Unreachable = err.Error()
 	}
 	return v, nil
+}
+
+// webhookParams reads the project and endpoint of a webhook route.
+func webhookParams(c echo.Context) (projectID, endpointID int64, err error) {
+	if projectID, err = web.ParamID(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	endpointID, err = web.ParamID(c, "hook")
+	return projectID, endpointID, err
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -19,5 +20,5 @@ func (s *Server) webhookLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
+	return web.Render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
 }

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
 // webhookRetry is POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry
@@ -12,12 +14,12 @@ func (s *Server) webhookRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	delivery, err := paramID(c, "delivery")
+	delivery, err := web.ParamID(c, "delivery")
 	if err != nil {
 		return err
 	}
-	if err := s.store.RetryWebhookDeliveryAs(c.Request().Context(), actor(c), projectID, hook, delivery); err != nil {
+	if err := s.store.RetryWebhookDeliveryAs(c.Request().Context(), web.Actor(c), projectID, hook, delivery); err != nil {
 		return err
 	}
-	return redirect(c, webhookPath(projectID, hook)+"#delivery-log")
+	return web.Redirect(c, webhookPath(projectID, hook)+"#delivery-log")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -18,12 +19,12 @@ func (s *Server) webhookSendTest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = s.store.QueueWebhookTestAs(c.Request().Context(), actor(c), projectID, hook)
+	err = s.store.QueueWebhookTestAs(c.Request().Context(), web.Actor(c), projectID, hook)
 	if errors.Is(err, store.ErrWebhookDisabled) {
 		return s.renderWebhookDetail(c, http.StatusUnprocessableEntity, projectID, hook, "", views.FormErrors{"endpoint": store.ErrWebhookDisabled.Message})
 	}
 	if err != nil {
 		return err
 	}
-	return redirect(c, webhookPath(projectID, hook))
+	return web.Redirect(c, webhookPath(projectID, hook))
 }

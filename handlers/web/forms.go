@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"github.com/labstack/echo/v4"
@@ -7,8 +7,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// formOf collects the named fields of a submitted form.
-func formOf(c echo.Context, fields ...string) views.Form {
+// Form collects the named fields of a submitted form.
+func Form(c echo.Context, fields ...string) views.Form {
 	f := views.Form{Values: map[string]string{}}
 	for _, k := range fields {
 		f.Values[k] = c.FormValue(k)
@@ -16,18 +16,18 @@ func formOf(c echo.Context, fields ...string) views.Form {
 	return f
 }
 
-// fieldErrors turns the store.FieldErrors in err into form errors, every
+// FieldErrors turns the store.FieldErrors in err into form errors, every
 // refused field at once; an error that holds none is returned as it is.
-func fieldErrors(err error) (views.FormErrors, error) {
-	if fe := formErrors(err); fe != nil {
+func FieldErrors(err error) (views.FormErrors, error) {
+	if fe := FormErrors(err); fe != nil {
 		return fe, nil
 	}
 	return nil, err
 }
 
-// formErrors is the form errors of the store.FieldErrors in err (nil when
+// FormErrors is the form errors of the store.FieldErrors in err (nil when
 // it holds none); a field refused twice shows its first message.
-func formErrors(err error) views.FormErrors {
+func FormErrors(err error) views.FormErrors {
 	fes := store.FieldErrorsOf(err)
 	if len(fes) == 0 {
 		return nil
