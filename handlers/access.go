@@ -11,26 +11,20 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// access says who may call a route, and so which middleware guards it. The
-// zero value is no access level at all: a route left without one stops the
-// server at start (see guard), it never becomes public by accident.
+// access says who may call a route; its zero value stops the server at start
+// (guard), so a route is never public by accident.
 type access uint8
 
 const (
-	// accessPublic routes have no cookie session: operations probes, static
-	// files, and the MCP and OAuth endpoints, which check their own credentials.
+	// accessPublic routes have no cookie session; MCP and OAuth check their own credentials.
 	accessPublic access = iota + 1
-	// accessWeb routes have the cookie session and CSRF check; signed-out
-	// visitors are allowed (sign-in, first-run setup, the consent page).
+	// accessWeb routes have the cookie session and CSRF check, signed out or not.
 	accessWeb
-	// accessOwner routes are accessWeb plus a signed-in person of any role
-	// (viewers included): reading, exporting, one's own account.
+	// accessOwner routes need a signed-in person of any role.
 	accessOwner
-	// accessMember routes are accessOwner for members and admins: writing
-	// notes, answering, inviting agents to sessions.
+	// accessMember routes need a member or an admin.
 	accessMember
-	// accessAdmin routes are accessOwner for admins: people, connections,
-	// webhooks, project settings, the audit log.
+	// accessAdmin routes need an admin.
 	accessAdmin
 )
 
@@ -51,11 +45,8 @@ func (a access) String() string {
 	return fmt.Sprintf("access(%d)", uint8(a))
 }
 
-// guard returns the middleware of an access level, outermost first. It
-// panics on a value that is not one of the levels, so that Echo stops at
-// start rather than serving a route unguarded. The role levels are checked
-// here for a clear 403 early; the store checks the role again in the
-// transaction of each write (store.Actor).
+// guard returns an access level's middleware, outermost first, and panics on
+// any other value. The store checks the role again in each write's transaction.
 func (s *Server) guard(a access) []echo.MiddlewareFunc {
 	switch a {
 	case accessPublic:
@@ -92,8 +83,7 @@ func requireRole(need store.Role, next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// requireOwner sends signed-out visitors to sign in (or to first-run setup
-// on a fresh install), then back to where they were going.
+// requireOwner sends signed-out visitors to sign in (or to setup), then back.
 func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if web.Owner(c) != nil {
@@ -114,8 +104,7 @@ func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// returnTo is where a signed-out GET returns after sign-in: the page itself,
-// or for an htmx request (a poll, a fragment) the page it came from.
+// returnTo is where sign-in returns: the page, or for htmx the page it came from.
 func returnTo(c echo.Context) string {
 	if web.IsHTMX(c) {
 		if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" && u.Host == c.Request().Host {

@@ -7,9 +7,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// accountEmail is POST /account/email: what the owner wants emailed, each a
-// checkbox (questions, replies to them, the daily digest of unread agents'
-// notes); an unticked box turns its email off.
+// accountEmail saves which emails the owner gets; an unticked box turns one off.
 func (s *Server) accountEmail(c echo.Context) error {
 	on := func(name string) bool { return c.FormValue(name) == "on" }
 	m := store.EmailSettings{Questions: on("questions"), Replies: on("replies"), Digest: on("digest")}

@@ -11,9 +11,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// accountPassword is POST /account/password: the owner's new password,
-// given the current one (throttled as sign-in is: the check hashes). Every
-// other sign-in of the owner ends; this one stays.
+// accountPassword changes the password, throttled as sign-in is (the check
+// hashes); every other sign-in of the owner ends.
 func (s *Server) accountPassword(c echo.Context) error {
 	ctx := c.Request().Context()
 	o, si := web.Owner(c), web.SignIn(c)

@@ -11,9 +11,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// accountProfile is POST /account/profile: the owner's name and email. A
-// new email needs the owner's password, checked under the password
-// change's throttle (the check hashes); a name alone needs none.
+// accountProfile saves the name and email; a new email needs the password,
+// under the password change's throttle.
 func (s *Server) accountProfile(c echo.Context) error {
 	ctx := c.Request().Context()
 	o := web.Owner(c)

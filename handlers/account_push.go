@@ -7,8 +7,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// accountPush is POST /account/push: what is pushed to the owner's devices,
-// each a checkbox (questions, replies to them); an unticked box turns it off.
+// accountPush saves what is pushed to the owner's devices.
 func (s *Server) accountPush(c echo.Context) error {
 	o := web.Owner(c)
 	on := func(name string) bool { return c.FormValue(name) == "on" }

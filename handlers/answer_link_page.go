@@ -11,13 +11,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// answerLinkPage is GET /answer/:token, the page an answer link of a
-// question's email opens: the question and one button that answers it as
-// the owner the link was mailed to. It never answers (mail scanners follow
-// links); the button posts to answerLinkAnswer. A link that cannot answer
-// says why: not valid (404), of another workspace than the one signed in to
-// (403), used already, or its question answered already, naming who answered
-// what (409), expired (410).
+// answerLinkPage shows the question and one button; the GET never answers,
+// because mail scanners follow links.
 func (s *Server) answerLinkPage(c echo.Context) error {
 	d, status, err := s.answerLink(c)
 	if err != nil {
@@ -26,8 +21,7 @@ func (s *Server) answerLinkPage(c echo.Context) error {
 	return s.renderAnswerLink(c, status, d)
 }
 
-// answerLink reads the link of the request's token into what its page
-// shows, with the page's status.
+// answerLink reads the token's link into its page, with the page's status.
 func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	ctx := c.Request().Context()
 	d := views.AnswerLinkData{Token: c.Param("token")}
@@ -87,8 +81,7 @@ func (s *Server) describeQuestion(c echo.Context, d *views.AnswerLinkData) error
 	return nil
 }
 
-// renderAnswerLink shows an answer link's page. The token is in the
-// address: no referrer carries it elsewhere, and no cache keeps the page.
+// renderAnswerLink shows the page; no referrer or cache keeps the token.
 func (s *Server) renderAnswerLink(c echo.Context, status int, d views.AnswerLinkData) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
 	return web.Render(c, status, "Answer a question", views.AnswerLinkPage(d))

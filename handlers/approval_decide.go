@@ -11,14 +11,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// approvalDecide is POST /approvals/:id/decide: an owner allows
-// (verdict=allow) or denies (verdict=deny, with an optional reason for the
-// model) an approval of the workspace. The first decision wins
-// (store.DecideApproval); a later one is refused with who decided (409).
-// htmx gets the approval's box as it now stands; a page without script goes
-// back to where the approval shows; the service worker (Accept:
-// application/json, from a notification's Allow or Deny) gets the
-// approval's state, who decided and the refusal as JSON.
+// approvalDecide allows or denies an approval; the first decision wins and a
+// later one gets 409. The service worker asks for JSON.
 func (s *Server) approvalDecide(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 // approvalPageSize bounds the approvals a list shows.
 const approvalPageSize = 20
 
-// approvals are the approvals a page shows: a session's of every state, or
-// with session 0 the workspace's pending ones (the inbox's "Needs you").
+// approvalsView is a session's approvals, or with session 0 the workspace's
+// pending ones.
 func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsView, error) {
 	o := web.Owner(c)
 	v := views.ApprovalsView{Session: session}
@@ -26,9 +26,7 @@ func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsVi
 	return v, err
 }
 
-// approvalList is GET /approvals (?session=): the list of approvals again,
-// which the page fetches every few seconds; 204 while it is what the page
-// shows (?v=, its version).
+// approvalList is the list the page polls; 204 while it matches ?v=.
 func (s *Server) approvalList(c echo.Context) error {
 	session := web.Int64(c.QueryParam("session"))
 	if session != 0 {

@@ -12,8 +12,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// auditExport is GET /audit.jsonl: every audit row the filters keep, one
-// JSON object a line, newest first, for admins.
+// auditExport streams the filtered audit log as JSON Lines, newest first.
 func (s *Server) auditExport(c echo.Context) error {
 	f, err := auditFilter(c)
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// auditFilter reads the audit log's filters from the query: person, kind,
-// project, before (each optional; a bad one is refused naming it).
+// auditFilter reads the audit filters; a bad one is refused by name.
 func auditFilter(c echo.Context) (store.AuditFilter, error) {
 	var f store.AuditFilter
 	for name, dst := range map[string]*int64{"person": &f.OwnerID, "project": &f.ProjectID, "before": &f.Before} {
@@ -33,8 +32,6 @@ func auditFilter(c echo.Context) (store.AuditFilter, error) {
 	return f, nil
 }
 
-// auditPage is GET /audit: a page of the audit log, newest first, for
-// admins.
 func (s *Server) auditPage(c echo.Context) error {
 	f, err := auditFilter(c)
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// connectionList is GET /connections: the workspace's connections, and right
-// after a static token was minted, that token, once.
+// connectionList shows the connections and a static token just minted, once.
 func (s *Server) connectionList(c echo.Context) error {
 	form := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
 	var tok views.NewStaticToken
@@ -25,8 +24,6 @@ func (s *Server) connectionList(c echo.Context) error {
 	return s.renderConnectionList(c, http.StatusOK, form, &tok)
 }
 
-// renderConnectionList shows the Connections page with the static token form
-// (values and errors) and a token just minted, if any.
 func (s *Server) renderConnectionList(c echo.Context, status int, form views.StaticTokenForm, tok *views.NewStaticToken) error {
 	ctx := c.Request().Context()
 	o := web.Owner(c)

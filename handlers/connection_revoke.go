@@ -11,8 +11,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// connectionParam loads the connection named in the path, in the owner's
-// workspace only (another workspace's id is a 404).
+// connectionParam loads the path's connection in the owner's workspace only.
 func (s *Server) connectionParam(c echo.Context) (*store.Connection, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {

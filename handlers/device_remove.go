@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// deviceRemove is POST /account/devices/:id/remove: nothing more is pushed
-// to that device; another owner's is not found.
+// deviceRemove stops pushes to one of the owner's devices.
 func (s *Server) deviceRemove(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// deviceRename is POST /account/devices/:id/rename: names one of the
-// owner's devices (name=); another owner's is not found.
+// deviceRename names one of the owner's devices.
 func (s *Server) deviceRename(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

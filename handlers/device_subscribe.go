@@ -14,8 +14,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// subscription is a browser's PushSubscription.toJSON(), as "Notify this
-// device" posts it.
+// subscription is a browser's PushSubscription.toJSON().
 type subscription struct {
 	Endpoint string `json:"endpoint"`
 	Keys     struct {
@@ -24,9 +23,8 @@ type subscription struct {
 	} `json:"keys"`
 }
 
-// deviceSubscribe is POST /account/devices: subscribes this browser to the
-// owner's pushes, named from its user agent (renamed on Account). JSON in,
-// JSON out: 201 with the device, or 422 naming the field.
+// deviceSubscribe subscribes this browser to pushes: 201 with the device, or
+// 422 naming the field.
 func (s *Server) deviceSubscribe(c echo.Context) error {
 	var in subscription
 	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 16<<10))

@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxFilter reads the inbox's filter from the query: ?show= (unread,
-// questions, mine), ?project=, ?agent=, ?before=, ?after=.
+// inboxFilter reads the inbox's filter from the query.
 func inboxFilter(c echo.Context) store.InboxFilter {
 	show := c.QueryParam("show")
 	return store.InboxFilter{
@@ -25,10 +24,8 @@ func inboxFilter(c echo.Context) store.InboxFilter {
 	}
 }
 
-// inbox is the owner's inbox page. An htmx request with ?live=1 is the
-// page's live fetch: the rows newer than ?after= (its newest; 204 when
-// none), which it sends only when the unread stream names an inbox note
-// newer than any it has heard of.
+// inbox is the inbox page; with ?live=1 (htmx) only the rows newer than
+// ?after=, or 204.
 func (s *Server) inbox(c echo.Context) error {
 	o := web.Owner(c)
 	ctx := c.Request().Context()

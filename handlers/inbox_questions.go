@@ -10,9 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxQuestions is the top of the inbox again (the open questions of the
-// workspace, of ?project= when given): the page fetches it when a question
-// arrives or is answered.
+// inboxQuestions is the inbox's open questions, refetched when one changes.
 func (s *Server) inboxQuestions(c echo.Context) error {
 	o := web.Owner(c)
 	project := web.Int64(c.QueryParam("project"))

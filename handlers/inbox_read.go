@@ -8,9 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxRead is "Mark all read": every session of the workspace (of the
-// form's project, when it names one) read up to its newest note; then back
-// to the inbox.
+// inboxRead marks every session of the workspace (or project) read.
 func (s *Server) inboxRead(c echo.Context) error {
 	o := web.Owner(c)
 	project := web.Int64(c.FormValue("project"))

@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// inviteCreate is POST /sessions/:id/invitations: invites a connection of the
-// workspace to the session as contributor or runner.
+// inviteCreate invites a connection to the session.
 func (s *Server) inviteCreate(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {

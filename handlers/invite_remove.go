@@ -6,8 +6,6 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// inviteRemove is POST /sessions/:id/invitations/:conn/remove: the connection
-// leaves the session.
 func (s *Server) inviteRemove(c echo.Context) error {
 	session, conn, err := s.invitationOf(c)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inviteUpdate is POST /sessions/:id/invitations/:conn: changes an invited
-// connection's role.
 func (s *Server) inviteUpdate(c echo.Context) error {
 	session, conn, err := s.invitationOf(c)
 	if err != nil {
@@ -35,8 +33,7 @@ func (s *Server) inviteUpdate(c echo.Context) error {
 	return web.Redirect(c, participantsURL(session.ID))
 }
 
-// invitationOf reads the session and the invited connection an invitation's
-// route names.
+// invitationOf reads the session and connection an invitation's route names.
 func (s *Server) invitationOf(c echo.Context) (*store.Session, int64, error) {
 	session, _, err := s.sessionOf(c)
 	if err != nil {

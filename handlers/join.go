@@ -11,8 +11,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// joinForm is GET /join/:token: an invitation's page, where the invitee
-// chooses a name and password; an expired, used or revoked link says so.
+// joinForm is an invitation's page; an expired, used or revoked link says so.
 func (s *Server) joinForm(c echo.Context) error {
 	inv, err := s.store.PersonInviteOf(c.Request().Context(), c.Param("token"))
 	if msg, bad := inviteRefusal(err); bad {
@@ -34,9 +33,8 @@ func inviteRefusal(err error) (string, bool) {
 	return "", false
 }
 
-// joinSubmit is POST /join/:token: creates the invited person and signs
-// them in. The tries are reserved as sign-in's are (the same throttle, by
-// the invitation's email and the address) before the password is hashed.
+// joinSubmit creates the invited person and signs them in, throttled as
+// sign-in is before the password is hashed.
 func (s *Server) joinSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")

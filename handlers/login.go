@@ -13,8 +13,6 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// loginForm is GET /login: the sign-in form (the setup form while no owner
-// exists; where next points when already signed in).
 func (s *Server) loginForm(c echo.Context) error {
 	has, err := s.store.HasOwner(c.Request().Context())
 	if err != nil {
@@ -30,10 +28,8 @@ func (s *Server) loginForm(c echo.Context) error {
 	return web.Render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
 }
 
-// loginSubmit is POST /login: signs the owner in and goes where next points.
-// The try is reserved before the password is hashed (signInKeys): past the
-// free tries of this email from this address, or of this address, each try
-// waits longer, and the page says how many are left.
+// loginSubmit signs in and goes where next points. The try is reserved before
+// the password is hashed (web.SignInKeys).
 func (s *Server) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := views.LoginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}

@@ -12,11 +12,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// mailPoll returns the notes newer than ?after=, newest first, and, when
-// agents read owners' notes since the receipt ?receipts=, those notes'
-// receipt lines out of band with the cursor to send next; 204 when neither
-// changed. When the hub is sure nothing changed it answers without touching
-// the database.
+// mailPoll returns the notes newer than ?after= and the receipts newer than
+// ?receipts=; 204 when neither changed, without a query when the cache knows.
 func (s *Server) mailPoll(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {
@@ -51,9 +48,8 @@ func (s *Server) mailPoll(c echo.Context) error {
 	return web.Render(c, http.StatusOK, "", views.MailPollResponse(id, rows, update))
 }
 
-// receiptsAfter loads the receipt lines that changed since the receipt seen:
-// those of notes among rows (new to the page) go into their rows, the others
-// out of band. The cursor becomes the newest receipt loaded, or latest.
+// receiptsAfter loads the receipts changed since seen: into rows new to the
+// page, out of band for the others.
 func (s *Server) receiptsAfter(ctx context.Context, o *store.Owner, sessionID, seen, latest int64, rows []views.MailRow) (*views.ReceiptsUpdate, error) {
 	receipts, err := s.store.ReceiptsAfter(ctx, o.WorkspaceID, sessionID, seen)
 	if err != nil {

@@ -8,9 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// mailRead records that the owner has seen the session's notes up to
-// ?upto= (clamped to the newest note): the page says so when rows arrive
-// over its stream while it is visible, or when it is shown again.
+// mailRead records the owner has seen the notes up to ?upto=.
 func (s *Server) mailRead(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -9,9 +9,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// noteCompose opens the reply composer for a note of the session: inline
-// for htmx, as a page of its own otherwise. Answering a revoked agent, it
-// says at once that the reply would be refused.
+// noteCompose opens the reply composer, inline for htmx; it warns at once when
+// the agent is revoked.
 func (s *Server) noteCompose(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {

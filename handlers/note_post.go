@@ -12,10 +12,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// replyTarget loads the note a reply answers (store.ReplyTarget); a note
-// that is not the session's is a page that does not exist (404). A note
-// whose reply would go to a revoked agent comes with the form errors that
-// say so, for the composer to show.
+// replyTarget loads the note a reply answers (404 outside the session), with
+// the form errors of a revoked agent.
 func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, views.FormErrors, error) {
 	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, web.Owner(c).ID)
 	switch {
@@ -27,10 +25,7 @@ func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int6
 	return n, nil, err
 }
 
-// notePost posts an owner's reply, note to the whole session, or analysis
-// note. htmx gets every note newer than the page had (the new one among
-// them) to prepend, and a fresh composer; a refused form comes back with its
-// errors next to the fields.
+// notePost posts an owner's note; htmx gets the newer rows and a fresh composer.
 func (s *Server) notePost(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {

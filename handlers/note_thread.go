@@ -9,9 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// noteThread is a note's thread page: the note and every reply down from
-// it, oldest first, live over the session's stream, with a composer that
-// answers the note.
+// noteThread is a note and its replies, oldest first, with a composer.
 func (s *Server) noteThread(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {

@@ -18,10 +18,8 @@ import (
 
 const consentTitle = "Connect osFoundry"
 
-// authorizeForm is GET /authorize: it validates the request, sends a
-// signed-out owner to sign in (and back here), and shows the consent page.
-// The page preselects the agent this very registration already is (or a
-// new agent) and, when the owner has only one project, that project.
+// authorizeForm validates the request, sends a signed-out owner to sign in,
+// and shows the consent page.
 func (s *Server) authorizeForm(c echo.Context) error {
 	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams(), c.RealIP())
 	if err != nil {
@@ -33,9 +31,7 @@ func (s *Server) authorizeForm(c echo.Context) error {
 	})(c)
 }
 
-// consentChoice is what the owner chose on the consent page: the agent
-// (views.AgentNew or a connection id; "" before any choice), the projects
-// and the sessions to invite it to.
+// consentChoice is the owner's choice: the agent ("" before any), projects, sessions.
 type consentChoice struct {
 	agent    string
 	projects map[int64]bool
@@ -101,8 +97,7 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, target)
 }
 
-// formIDs parses a form's repeated id field into ids, de-duplicated, marking
-// each in seen; ok is false when a value is not an id.
+// formIDs parses a repeated id field, de-duplicated; ok is false on a non-id.
 func formIDs(values []string, seen map[int64]bool) (ids []int64, ok bool) {
 	for _, v := range values {
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -117,8 +112,8 @@ func formIDs(values []string, seen map[int64]bool) (ids []int64, ok bool) {
 	return ids, true
 }
 
-// authorizeFailed shows an authorization error as a page when the redirect
-// target is in doubt, and sends it back to the client otherwise.
+// authorizeFailed shows the error as a page when the redirect target is in
+// doubt, and sends it to the client otherwise.
 func (s *Server) authorizeFailed(c echo.Context, err error) error {
 	var ae *oauth.AuthorizeError
 	if !errors.As(err, &ae) {
@@ -135,9 +130,8 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 	return web.Render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
 }
 
-// renderConsent shows the consent page for ar with the owner's choice (on
-// a first view, "" for the agent: the page preselects). The page's form may
-// be redirected to the client's redirect URI, whatever its scheme.
+// renderConsent shows the consent page. Its form may redirect to the client's
+// redirect URI, whatever its scheme.
 func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, choice consentChoice, msg string) error {
 	ctx := c.Request().Context()
 	o := web.Owner(c)
@@ -154,9 +148,7 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		return err
 	}
 	if choice.agent == "" && status == http.StatusOK {
-		// The agent this registration already is (revoked too: the same
-		// checkout signing in again is that agent coming back), else a new
-		// one: a metadata document names the software, not the install.
+		// Revoked too: the same checkout signing in again is that agent coming back.
 		choice.agent = views.AgentNew
 		if len(agents) > 0 && agents[0].Held {
 			choice.agent = strconv.FormatInt(agents[0].ID, 10)
@@ -164,8 +156,6 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		if len(projects) == 1 {
 			choice.projects[projects[0].ID] = true
 		}
-		// A ticked project with one session: the agent is there to work in
-		// it, so its invitation is ticked too.
 		for id := range choice.projects {
 			if ss := sessions[id]; len(ss) == 1 {
 				choice.invite[ss[0].ID] = true

@@ -10,14 +10,11 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// participantList is GET /sessions/:id/participants: who is invited, in which
-// role, and the form that invites another connection.
+// participantList shows who is invited, and the form that invites another.
 func (s *Server) participantList(c echo.Context) error {
 	return s.renderParticipantList(c, http.StatusOK, views.Form{})
 }
 
-// renderParticipantList shows the participants page with invite's values and
-// errors.
 func (s *Server) renderParticipantList(c echo.Context, status int, invite views.Form) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {

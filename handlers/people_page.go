@@ -9,14 +9,11 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// peoplePage is GET /people: the workspace's people and open invitations,
-// for admins.
 func (s *Server) peoplePage(c echo.Context) error {
 	return s.renderPeople(c, http.StatusOK, views.PeopleView{})
 }
 
-// renderPeople renders the People page around v (a refused form, a link
-// just made), loading the lists.
+// renderPeople renders the People page around v, loading the lists.
 func (s *Server) renderPeople(c echo.Context, status int, v views.PeopleView) error {
 	ctx := c.Request().Context()
 	var err error

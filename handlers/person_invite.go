@@ -13,9 +13,8 @@ import (
 // JoinPath is where an invitation link opens, before its token.
 const JoinPath = "/join/"
 
-// personInvite is POST /people/invitations: invites an email with a role.
-// The link is shown once on the page to copy, and mailed when email is on;
-// a mail that fails is logged, the link still works.
+// personInvite invites an email with a role. The link is shown once and
+// mailed when email is on; a failed mail is logged, the link still works.
 func (s *Server) personInvite(c echo.Context) error {
 	f := web.Form(c, "email", "role")
 	inv, token, err := s.store.CreatePersonInvite(c.Request().Context(), web.Actor(c), f.Value("email"), store.Role(f.Value("role")))

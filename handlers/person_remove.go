@@ -10,9 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// personRemove is POST /people/:id/remove: the person's sign-ins end on
-// every replica, their connections are revoked, their notes stay with
-// their name. The last admin cannot be removed (422).
+// personRemove ends the person's sign-ins and revokes their connections; their
+// notes stay. The last admin cannot be removed.
 func (s *Server) personRemove(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

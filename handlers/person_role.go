@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// personRole is POST /people/:id/role: changes a person's role. The last
-// admin cannot be demoted: the page says so (422).
+// personRole changes a role; the last admin cannot be demoted.
 func (s *Server) personRole(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -22,9 +22,8 @@ func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.P
 	return presenceOf(web.Page(c).Now, session.ID, *p, agents), nil
 }
 
-// presenceOf is the sidebar of a session at now, with the fingerprint of
-// what it shows: the one version the poll and the live stream compare. It
-// does not depend on the session, only on the project and its agents.
+// presenceOf is the sidebar at now with the fingerprint of what it shows, the
+// one version the poll and the live stream compare.
 func presenceOf(now time.Time, sessionID int64, p store.Project, agents []store.SeatedAgent) views.PresenceView {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%q\x00", p.Name)

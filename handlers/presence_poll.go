@@ -9,8 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// presencePoll returns the sidebar, or 204 when it would look the same as
-// the version the page shows (?v=).
+// presencePoll returns the sidebar, or 204 while it matches ?v=.
 func (s *Server) presencePoll(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {

@@ -15,10 +15,7 @@ import (
 // approvalSettingFields are the form's number fields, in the order they show.
 var approvalSettingFields = []string{"wait_seconds", "delay_minutes"}
 
-// projectApprovals is POST /projects/:id/approvals: whether the project's
-// permission prompts come to the owners, how long the hook waits for a
-// decision, and how long an approval waits on the page before webhooks
-// and email.
+// projectApprovals saves the project's approval settings.
 func (s *Server) projectApprovals(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

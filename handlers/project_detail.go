@@ -10,8 +10,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// projectDetail is GET /projects/:id: the project's sessions and seated agents,
-// with the forms that rename it, seat an agent and start a session.
+// projectDetail shows the project's sessions and seated agents.
 func (s *Server) projectDetail(c echo.Context) error {
 	return s.renderProjectDetail(c, http.StatusOK, views.ProjectView{})
 }
@@ -49,8 +48,7 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 	return web.Render(c, status, p.Name, views.ProjectPage(v))
 }
 
-// projectParam loads the project the route's :id names, in the signed-in
-// owner's workspace only.
+// projectParam loads the route's project, in the owner's workspace only.
 func (s *Server) projectParam(c echo.Context) (*store.Project, error) {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -15,9 +15,7 @@ import (
 // limitFields are the form's fields, in the order they show.
 var limitFields = []string{"write_per_minute", "write_burst"}
 
-// projectLimits is POST /projects/:id/limits: how many notes, replies and
-// questions each agent's connection may write to the project a minute, and
-// at most at once.
+// projectLimits saves how much each agent may write to the project.
 func (s *Server) projectLimits(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

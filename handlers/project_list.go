@@ -9,8 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// projectList is GET /: the workspace's projects with their unread counts, and
-// the form that adds one.
+// projectList shows the projects with their unread counts.
 func (s *Server) projectList(c echo.Context) error {
 	return s.renderProjectList(c, http.StatusOK, views.Form{})
 }

@@ -15,9 +15,8 @@ import (
 // questionSettingFields are the form's fields, in the order they show.
 var questionSettingFields = []string{"blocking_minutes", "normal_minutes", "expiry_hours"}
 
-// projectQuestions is POST /projects/:id/questions: how long an agent's
-// question waits on the page before webhooks and email reach the owners,
-// per urgency, and when an unanswered one expires with no decision.
+// projectQuestions saves how long questions wait before webhooks and email,
+// and when they expire.
 func (s *Server) projectQuestions(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

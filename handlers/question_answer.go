@@ -12,14 +12,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// questionAnswer is POST /sessions/:id/questions/:note/answer: an owner's
-// answer to a question of the session, one of its options (option=<index>)
-// or their own words (answer=<text>). The first answer wins
-// (store.AnswerQuestion); a later one is refused with who answered what
-// (409). htmx gets the question's box as it now stands; a page without
-// script goes back to the note (or, with back=inbox, to the inbox), or sees
-// the refusal on a page of its own; the service worker (Accept:
-// application/json) gets the question's state, answer and refusal as JSON.
+// questionAnswer answers a question with an option or words; the first answer
+// wins and a later one gets 409. The service worker asks for JSON.
 func (s *Server) questionAnswer(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {

@@ -12,8 +12,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// search is the search page: ?q= (words and filters, store.ParseSearch) over
-// the notes of the owner's workspace, newest first, paged with ?before=.
+// search finds notes of the workspace (store.ParseSearch), paged with ?before=.
 func (s *Server) search(c echo.Context) error {
 	o := web.Owner(c)
 	q := c.QueryParam("q")

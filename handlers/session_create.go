@@ -11,8 +11,6 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// sessionCreate is POST /projects/:id/sessions: a session of the project, then
-// its page.
 func (s *Server) sessionCreate(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -29,9 +29,7 @@ func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, erro
 	return session, p, nil
 }
 
-// sessionPage is the Team mail tab: newest notes first, the composer, and
-// the presence sidebar; it polls for more. ?note= opens a note in place:
-// the newest page when it is on it, else the older page that starts with it.
+// sessionPage is the Team mail tab; ?note= opens the page a note is on.
 func (s *Server) sessionPage(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -39,9 +37,8 @@ func (s *Server) sessionPage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	o := web.Owner(c)
-	// Following the session lets the mail cache answer its polls without a query.
-	// The receipt mark is taken before the rows' receipts are read, so the
-	// polls start from no later than what the page shows.
+	// The receipt mark is taken before the rows' receipts are read, so the polls
+	// start from no later than what the page shows.
 	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
 		return err

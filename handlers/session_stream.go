@@ -14,29 +14,8 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// sessionStream is the session page's live stream (text/event-stream), for
-// a signed-in owner of the session's workspace (a 404 for anyone else, as
-// the page). Its events:
-//
-//   - note: one Team mail row as the page renders it; its id is the note id.
-//   - presence: the presence sidebar, when it would look different from the
-//     version the page shows (?v=, then what the stream sent).
-//   - receipt: a read mark on an owner's note: the note's receipts line
-//     (<div id="receipts-<note id>" hx-swap-oob="outerHTML">…</div>), which
-//     replaces the one on the page. It carries no id.
-//   - reload: more notes were missed than a reconnect replays; the data is
-//     the URL of the newest page of rows, the id the newest note id.
-//   - unread: the owner's unread counts, as the unread stream sends them
-//     (the navigation's inbox count follows them), first on connect.
-//   - signout: the sign-in ended (on any replica); the stream ends.
-//   - replaced: newer streams of the sign-in or owner took its place
-//     (live.Limits); the stream ends and the page polls instead.
-//
-// On connect it replays the notes after the newest of the Last-Event-ID
-// header (the browser's own reconnect) and ?after= (the page's newest row,
-// which the htmx extension's reconnects carry): at most live.MaxReplay of them,
-// else one reload event. Without either it starts from now. A comment line
-// every heartbeat (live.Options) keeps it open through proxies.
+// sessionStream is the session page's live stream (events in docs/live.md). On
+// connect it replays the notes after Last-Event-ID or ?after=, whichever is newer.
 func (s *Server) sessionStream(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
@@ -79,8 +58,7 @@ func (s *Server) sessionStream(c echo.Context) error {
 	return nil
 }
 
-// streamCursor is the newest note a reconnecting stream has: the larger of
-// the Last-Event-ID header and ?after=; ok is false when there is neither.
+// streamCursor is the larger of Last-Event-ID and ?after=; false when neither.
 func streamCursor(c echo.Context) (int64, bool) {
 	var after int64
 	ok := false
@@ -92,9 +70,8 @@ func streamCursor(c echo.Context) (int64, bool) {
 	return after, ok
 }
 
-// replayMail sends the notes newer than after, oldest first, or a reload
-// event when there are more than live.MaxReplay. It returns the newest note id
-// sent.
+// replayMail sends the notes after after, oldest first, or one reload event
+// past live.MaxReplay; it returns the newest id sent.
 func (s *Server) replayMail(ctx context.Context, w *web.Stream, o *store.Owner, sessionID, after int64) (int64, error) {
 	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
 	if err != nil || len(notes) == 0 {
@@ -123,8 +100,7 @@ func (s *Server) replayMail(ctx context.Context, w *web.Stream, o *store.Owner, 
 	return newest, nil
 }
 
-// mailReloadURL is the newest page of a session's rows (and its "older"
-// link), which a page told to reload its list fetches.
+// mailReloadURL is the newest page of rows, which a reload event names.
 func mailReloadURL(sessionID int64) string {
 	return "/sessions/" + strconv.FormatInt(sessionID, 10) + "/mail/older?before=0"
 }

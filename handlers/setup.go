@@ -13,8 +13,7 @@ import (
 
 const setupTitle = "Create the first owner account"
 
-// setupForm is GET /setup: the form that creates the first owner account,
-// while there is none (then it is the sign-in page).
+// setupForm creates the first owner, while there is none.
 func (s *Server) setupForm(c echo.Context) error {
 	has, err := s.store.HasOwner(c.Request().Context())
 	if err != nil {
@@ -26,11 +25,8 @@ func (s *Server) setupForm(c echo.Context) error {
 	return web.Render(c, http.StatusOK, setupTitle, views.SetupPage(views.SetupForm{}))
 }
 
-// setupSubmit is POST /setup: the first owner and workspace, signed in. It
-// needs the setup code the server printed at start. Once an owner exists it
-// only sends the visitor to sign in, before any throttle or hash; until
-// then, tries are throttled per address, and every refused field (the code
-// among them) is shown at once, nothing hashed.
+// setupSubmit creates the first owner with the setup code printed at start,
+// throttled per address; once an owner exists it sends to sign-in unhashed.
 func (s *Server) setupSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	has, err := s.store.HasOwner(ctx)

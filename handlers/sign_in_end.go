@@ -9,9 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// signInEnd is POST /account/sign-ins/:id/end: "Sign out" on one of the
-// owner's sign-ins (another owner's id is a 404). It ends at once on every
-// replica, its live streams with it; this browser's own is signing out.
+// signInEnd ends one of the owner's sign-ins on every replica.
 func (s *Server) signInEnd(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {

@@ -6,8 +6,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// signInEndOthers is POST /account/sign-ins/end-others: "Sign out all
-// others" ends every sign-in of the owner but this browser's.
+// signInEndOthers ends every sign-in of the owner but this one.
 func (s *Server) signInEndOthers(c echo.Context) error {
 	o, si := web.Owner(c), web.SignIn(c)
 	n, err := s.store.EndOtherSignIns(c.Request().Context(), web.Actor(c), si.ID)

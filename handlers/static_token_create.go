@@ -13,8 +13,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// staticTokenCreate is POST /connections/tokens: a connection for a client
-// that only takes a fixed bearer header, with its token shown once.
+// staticTokenCreate makes a connection with a fixed bearer token, shown once.
 func (s *Server) staticTokenCreate(c echo.Context) error {
 	ctx := c.Request().Context()
 	o := web.Owner(c)

@@ -6,12 +6,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// unreadStream is the owner's live unread counts (text/event-stream) for
-// the projects list and a project's session list: an unread event
-// ({"total": n, "projects": {"<id>": n}, "sessions": {"<id>": n}}, sessions
-// with unread notes only) on connect and whenever the counts change (a note
-// posted in the workspace, a read mark moved on any replica); heartbeats
-// sign-out and replaced as the session stream.
+// unreadStream streams the owner's unread counts (docs/live.md).
 func (s *Server) unreadStream(c echo.Context) error {
 	o := web.Owner(c)
 	ctx := c.Request().Context()

@@ -9,9 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// webhookCreate is POST /projects/:id/webhooks: it adds an endpoint and
-// redirects to its page, which shows the signing secret the one time it is
-// shown.
+// webhookCreate adds an endpoint; its page shows the signing secret once.
 func (s *Server) webhookCreate(c echo.Context) error {
 	id, err := web.ParamID(c, "id")
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// webhookDelete is POST /projects/:id/webhooks/:hook/delete: the endpoint
-// goes, with its delivery log and the deliveries still waiting.
+// webhookDelete removes an endpoint with its log and waiting deliveries.
 func (s *Server) webhookDelete(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {

@@ -15,9 +15,7 @@ func webhookPath(projectID, hook int64) string {
 	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, hook)
 }
 
-// webhookDetail is GET /projects/:id/webhooks/:hook: the endpoint, its
-// actions and its delivery log; right after the endpoint was added, its
-// signing secret, once.
+// webhookDetail shows an endpoint, its log, and its secret once after creation.
 func (s *Server) webhookDetail(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
@@ -30,8 +28,6 @@ func (s *Server) webhookDetail(c echo.Context) error {
 	return s.renderWebhookDetail(c, http.StatusOK, projectID, hook, secret, nil)
 }
 
-// renderWebhookDetail shows an endpoint's page; secret is shown when not empty
-// (right after the endpoint was added), errs above the actions.
 func (s *Server) renderWebhookDetail(c echo.Context, status int, projectID, hook int64, secret string, errs views.FormErrors) error {
 	v, err := s.webhookView(c, projectID, hook)
 	if err != nil {
@@ -42,8 +38,7 @@ func (s *Server) renderWebhookDetail(c echo.Context, status int, projectID, hook
 	return web.Render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
 }
 
-// webhookView loads a project's endpoint and its delivery log, in the
-// owner's workspace only.
+// webhookView loads an endpoint and its log, in the owner's workspace only.
 func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.WebhookView, error) {
 	ctx := c.Request().Context()
 	o := web.Owner(c)

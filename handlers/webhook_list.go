@@ -9,8 +9,6 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookList is GET /projects/:id/webhooks: the project's endpoints and
-// the form that adds one.
 func (s *Server) webhookList(c echo.Context) error {
 	return s.renderWebhookList(c, http.StatusOK, views.Form{})
 }

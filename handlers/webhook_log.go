@@ -9,8 +9,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log
-// alone, which the page polls while deliveries are waiting.
+// webhookLog is the delivery log the page polls while deliveries wait.
 func (s *Server) webhookLog(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {

@@ -6,9 +6,7 @@ import (
 	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// webhookRetry is POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry
-// ("Retry" on a failed delivery): it joins the endpoint's outbox again, due
-// now, and the page shows the log where it is tried.
+// webhookRetry puts a failed delivery back in the outbox, due now.
 func (s *Server) webhookRetry(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {

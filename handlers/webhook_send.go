@@ -11,9 +11,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookSendTest is POST /projects/:id/webhooks/:hook/test ("Send test"):
-// a test delivery joins the endpoint's outbox, and the page shows the log
-// where it appears.
+// webhookSendTest queues a test delivery.
 func (s *Server) webhookSendTest(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {

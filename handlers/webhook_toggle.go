@@ -12,8 +12,6 @@ func (s *Server) webhookEnable(c echo.Context) error { return s.setWebhookEnable
 // webhookDisable is POST /projects/:id/webhooks/:hook/disable.
 func (s *Server) webhookDisable(c echo.Context) error { return s.setWebhookEnabled(c, false) }
 
-// setWebhookEnabled turns deliveries to an endpoint on or off, then shows its
-// page.
 func (s *Server) setWebhookEnabled(c echo.Context, enabled bool) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {

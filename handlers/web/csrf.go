@@ -23,8 +23,8 @@ func CSRF(c echo.Context) string {
 	return ""
 }
 
-// CheckCSRF refuses state-changing requests whose token (form field _csrf or
-// header X-CSRF-Token, as htmx sends it) does not match the session's.
+// CheckCSRF refuses a state-changing request whose _csrf field or X-CSRF-Token
+// header (htmx) does not match the session's.
 func CheckCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		switch c.Request().Method {

@@ -16,8 +16,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// statusOf maps an error returned by a handler to an HTTP status and a message
-// safe to show.
+// statusOf maps a handler's error to a status and a message safe to show.
 func statusOf(err error) (int, string) {
 	var he *echo.HTTPError
 	var re *store.RoleError
@@ -43,16 +42,14 @@ func statusOf(err error) (int, string) {
 	}
 }
 
-// ErrorHandler is the one place errors become responses: it logs by status
-// class and shows a friendly page (or fragment, for htmx).
+// ErrorHandler is the one place errors become responses, logged by status class.
 func ErrorHandler(log *slog.Logger) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		if c.Response().Committed {
 			return
 		}
 		if errors.Is(err, context.Canceled) && c.Request().Context().Err() != nil {
-			// The client went away (a closed tab, an aborted htmx request):
-			// nobody reads an answer, and nothing failed on our side.
+			// The client went away: nobody reads an answer, and nothing failed here.
 			log.Debug("request abandoned by the client", "method", c.Request().Method, "path", c.Request().URL.Path)
 			return
 		}

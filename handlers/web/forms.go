@@ -16,8 +16,8 @@ func Form(c echo.Context, fields ...string) views.Form {
 	return f
 }
 
-// FieldErrors turns the store.FieldErrors in err into form errors, every
-// refused field at once; an error that holds none is returned as it is.
+// FieldErrors turns err's store.FieldErrors into form errors; an error with
+// none is returned as it is.
 func FieldErrors(err error) (views.FormErrors, error) {
 	if fe := FormErrors(err); fe != nil {
 		return fe, nil
@@ -25,8 +25,7 @@ func FieldErrors(err error) (views.FormErrors, error) {
 	return nil, err
 }
 
-// FormErrors is the form errors of the store.FieldErrors in err (nil when
-// it holds none); a field refused twice shows its first message.
+// FormErrors is err's store.FieldErrors as form errors (nil when none).
 func FormErrors(err error) views.FormErrors {
 	fes := store.FieldErrorsOf(err)
 	if len(fes) == 0 {

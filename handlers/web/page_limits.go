@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// PageLimiter bounds how often one sign-in loads the pages that read the
-// most (search and the inbox): a token bucket per sign-in on each replica.
+// PageLimiter is a token bucket per sign-in, on each replica, for the pages
+// that read the most (search and the inbox).
 type PageLimiter struct {
 	perMinute, burst int
 	mu               sync.Mutex
@@ -23,14 +23,12 @@ type pageBucket struct {
 	at     time.Time
 }
 
-// NewPageLimiter fills each bucket with perMinute tokens a minute, at most
-// burst held.
+// NewPageLimiter refills perMinute tokens a minute, at most burst held.
 func NewPageLimiter(perMinute, burst int) *PageLimiter {
 	return &PageLimiter{perMinute: perMinute, burst: burst, buckets: map[int64]*pageBucket{}}
 }
 
-// take takes a token of the sign-in's bucket, or says how long until one is
-// there.
+// take takes a token, or says how long until there is one.
 func (p *PageLimiter) take(signInID int64, now time.Time) (wait time.Duration, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -52,8 +50,7 @@ func (p *PageLimiter) take(signInID int64, now time.Time) (wait time.Duration, o
 	return 0, true
 }
 
-// forgetFull drops the buckets that have refilled: they hold nothing a new
-// one would not.
+// forgetFull drops the buckets that have refilled.
 func (p *PageLimiter) forgetFull(now time.Time, rate float64) {
 	for id, b := range p.buckets {
 		if b.tokens+now.Sub(b.at).Seconds()*rate >= float64(p.burst) {
@@ -62,8 +59,7 @@ func (p *PageLimiter) forgetFull(now time.Time, rate float64) {
 	}
 }
 
-// Limit answers 429 with Retry-After to a sign-in past its bucket, before
-// next reads anything.
+// Limit answers 429 with Retry-After past the bucket, before next reads anything.
 func (p *PageLimiter) Limit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		si := SignIn(c)

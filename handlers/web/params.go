@@ -16,8 +16,7 @@ func ParamID(c echo.Context, name string) (int64, error) {
 	return id, nil
 }
 
-// Int64 reads an optional non-negative number from a query or form value;
-// anything else is 0.
+// Int64 reads an optional non-negative number; anything else is 0.
 func Int64(v string) int64 {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {

@@ -27,9 +27,8 @@ func Page(c echo.Context) *views.Page {
 	return p
 }
 
-// Render is the one way to send HTML: it buffers the component (a render
-// error never sends half a page), sends the fragment alone to htmx requests
-// and wraps it in the layout otherwise, and sets Vary: HX-Request.
+// Render is the one way to send HTML: buffered (an error never sends half a
+// page), the fragment alone for htmx, Vary: HX-Request.
 func Render(c echo.Context, status int, title string, body templ.Component) error {
 	p := Page(c)
 	if title != "" {

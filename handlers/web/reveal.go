@@ -6,10 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// keyReveal holds a secret a form has just created (a webhook's signing
-// secret, a static token) across the redirect to the page that shows it
-// once, so that reloading that page never submits the form again. The
-// cookie session is signed, encrypted and HttpOnly.
+// keyReveal holds a secret just created across the redirect to the page that
+// shows it once, so that a reload never submits the form again.
 const keyReveal = "reveal"
 
 // StashReveal keeps v for the next page named by key.
@@ -23,8 +21,7 @@ func StashReveal(c echo.Context, key string, v any) error {
 	return sess.Save(c.Request(), c.Response())
 }
 
-// TakeReveal returns (and forgets) what StashReveal kept for key: false when
-// nothing is waiting for this page.
+// TakeReveal returns and forgets what StashReveal kept for key.
 func TakeReveal(c echo.Context, key string, v any) (bool, error) {
 	sess := cookieSession(c)
 	raw, _ := sess.Values[keyReveal].(string)

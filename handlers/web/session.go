@@ -16,9 +16,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The cookie session (signed and encrypted) holds the CSRF token and the
-// token of a sign-in the store holds: a copy of the cookie is worth nothing
-// once that sign-in has ended.
+// The cookie session holds the CSRF token and a sign-in's token: a copy of the
+// cookie is worth nothing once that sign-in has ended.
 const (
 	// CookieName is the cookie session's name.
 	CookieName = "osf_session"
@@ -29,8 +28,7 @@ const (
 	ctxPage    = "page"
 )
 
-// Sessions loads and rotates the cookie sessions and the sign-ins they name,
-// caching both briefly so that polls need no query.
+// Sessions loads and rotates cookie sessions and their sign-ins, cached briefly.
 type Sessions struct {
 	cookies *sessions.CookieStore
 	store   *store.Store
@@ -38,8 +36,7 @@ type Sessions struct {
 	owners  ownerCache
 }
 
-// NewSessions builds the cookie store; l's notifications make the caches
-// forget ended sign-ins and changed people on every replica.
+// NewSessions builds the cookie store; l makes the caches forget on every replica.
 func NewSessions(st *store.Store, hashKey, blockKey []byte, secure bool, l *store.Listener) *Sessions {
 	cs := sessions.NewCookieStore(hashKey, blockKey)
 	cs.Options = &sessions.Options{
@@ -57,8 +54,8 @@ func NewSessions(st *store.Store, hashKey, blockKey []byte, secure bool, l *stor
 	return s
 }
 
-// Load reads the cookie session, makes sure it has a CSRF token, and puts
-// the sign-in it names (when it has not ended) and its owner in the context.
+// Load reads the cookie session, gives it a CSRF token, and puts its live
+// sign-in and owner in the context.
 func (s *Sessions) Load(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		sess, err := s.cookies.Get(c.Request(), CookieName)
@@ -91,8 +88,7 @@ func (s *Sessions) Load(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// loadSignIn puts the sign-in of token and its owner in the context; false
-// when it has ended (or its owner is gone).
+// loadSignIn puts token's sign-in and owner in the context; false when ended.
 func (s *Sessions) loadSignIn(c echo.Context, token string) (bool, error) {
 	ctx := c.Request().Context()
 	si, err := s.signIns.get(ctx, s.store, token)
@@ -139,15 +135,13 @@ func SignIn(c echo.Context) *store.SignIn {
 	return si
 }
 
-// Actor is the signed-in person as the store's actions take them: who, in
-// which workspace, from which address and browser.
+// Actor is the signed-in person as the store's actions take them.
 func Actor(c echo.Context) store.Actor {
 	o := Owner(c)
 	return store.Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
 }
 
-// SignIn records a new sign-in of o from this browser, ending the one it
-// had, and rotates the cookie session to its token and a new CSRF token.
+// SignIn records a new sign-in of o, ending this browser's, with a new CSRF token.
 func (s *Sessions) SignIn(c echo.Context, o *store.Owner) error {
 	ctx := c.Request().Context()
 	if err := s.endSignIn(ctx, Owner(c), SignIn(c)); err != nil {
@@ -167,8 +161,7 @@ func (s *Sessions) SignIn(c echo.Context, o *store.Owner) error {
 	return sess.Save(c.Request(), c.Response())
 }
 
-// SignOut ends the request's sign-in on every replica (its live streams
-// close) and forgets the cookie session.
+// SignOut ends the sign-in on every replica and forgets the cookie session.
 func (s *Sessions) SignOut(c echo.Context) error {
 	if err := s.endSignIn(c.Request().Context(), Owner(c), SignIn(c)); err != nil {
 		return err
@@ -180,8 +173,7 @@ func (s *Sessions) SignOut(c echo.Context) error {
 	return sess.Save(c.Request(), c.Response())
 }
 
-// endSignIn ends si (nothing when nil); this replica forgets it at once,
-// the others when they hear of it.
+// endSignIn ends si (nothing when nil); this replica forgets it at once.
 func (s *Sessions) endSignIn(ctx context.Context, o *store.Owner, si *store.SignIn) error {
 	if o == nil || si == nil {
 		return nil

@@ -12,26 +12,21 @@ import (
 	"github.com/osfoundry/osfoundry/live"
 )
 
-// streamWriteTimeout bounds one write of a stream, so a client that stops
-// reading is cut off. It is longer than the heartbeat interval and replaces
-// the server's WriteTimeout, which would end every stream.
+// streamWriteTimeout cuts off a client that stops reading. It replaces the
+// server's WriteTimeout, which would end every stream.
 const streamWriteTimeout = 30 * time.Second
 
-// streamRetry is the browser's reconnection delay (the "retry:" field), in
-// milliseconds.
+// streamRetry is the "retry:" field, in milliseconds.
 const streamRetry = 1000
 
-// Stream writes a server-sent event stream (framed by live.Frame), each
-// event flushed at once within its own write deadline.
+// Stream writes server-sent events (live.Frame), each flushed within its own deadline.
 type Stream struct {
 	w  *echo.Response
 	rc *http.ResponseController
 }
 
-// OpenStream answers with a text/event-stream that nothing buffers
-// (X-Accel-Buffering: no, for nginx and the proxies that follow it). The
-// server's read and write timeouts would end the stream, so its deadlines
-// are managed here.
+// OpenStream answers with an unbuffered text/event-stream (X-Accel-Buffering:
+// no, for nginx and the proxies that follow it).
 func OpenStream(c echo.Context) (*Stream, error) {
 	h := c.Response().Header()
 	h.Set(echo.HeaderContentType, "text/event-stream")
@@ -59,8 +54,7 @@ func (w *Stream) Write(b []byte) error {
 	return w.rc.Flush()
 }
 
-// Pump writes st's events until the client leaves or the broker closes the
-// stream; sent is the newest note id already sent.
+// Pump writes st's events until either side ends; sent is the newest note sent.
 func (w *Stream) Pump(ctx context.Context, st *live.Stream, sent int64) {
 	for {
 		select {
@@ -93,16 +87,12 @@ func StreamClient(c echo.Context) live.Client {
 	return live.Client{SignIn: SignIn(c).ID, Addr: c.RealIP()}
 }
 
-// errLiveDown refuses a stream while the listener is down or the server
-// stops: the page polls and its stream retries.
+// errLiveDown refuses a stream while the listener is down; the page polls.
 var errLiveDown = echo.NewHTTPError(http.StatusServiceUnavailable, "Live updates are unavailable for a moment; the page checks for new notes every few seconds instead.")
 
-// errTooManyStreams refuses a stream from an address that holds as many as
-// it may (live.Limits).
 var errTooManyStreams = echo.NewHTTPError(http.StatusTooManyRequests, "Too many live pages are open from your address. Close some tabs; this page checks for new notes every few seconds meanwhile.")
 
-// StreamsDown answers live.ErrDown with a 503 and live.ErrTooMany with a
-// 429, each with a sentence for the page.
+// StreamsDown answers live.ErrDown with 503 and live.ErrTooMany with 429.
 func StreamsDown(err error) error {
 	switch {
 	case errors.Is(err, live.ErrDown):

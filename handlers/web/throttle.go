@@ -11,19 +11,16 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The free tries of each throttled password check (store.ReserveAttempt),
-// after which each try waits longer: a delay, not a lockout, so that no one
-// can lock an owner out from elsewhere.
+// Free tries of the password checks (store.ReserveAttempt): past them each try
+// waits longer, a delay rather than a lockout that others could trigger.
 const (
 	// SignInFreeTries are per email from one address.
 	SignInFreeTries = 5
-	// SignInAddressFreeTries are per address, whatever the email: an address
-	// trying many emails still makes the server hash a password each time.
+	// SignInAddressFreeTries are per address: many emails still cost a hash each.
 	SignInAddressFreeTries = 30
 	// SetupFreeTries are per address, while no owner exists.
 	SetupFreeTries = 10
-	// PasswordFreeTries are the account page's current-password checks, per
-	// owner from one address.
+	// PasswordFreeTries are per owner from one address.
 	PasswordFreeTries = 5
 )
 
@@ -32,8 +29,7 @@ func SignInKeys(email string) []store.AttemptKey {
 	return []store.AttemptKey{{Email: email, FreeTries: SignInFreeTries}, {FreeTries: SignInAddressFreeTries}}
 }
 
-// RefuseAttempt sets Retry-After on the answer to a refused try and returns
-// the sentence that says how long to wait.
+// RefuseAttempt sets Retry-After and says how long to wait.
 func RefuseAttempt(c echo.Context, a store.Attempt) string {
 	c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(a.Wait.Seconds()))))
 	return "Too many failed attempts from your address. Try again in " + WaitWords(a.Wait) + "."
