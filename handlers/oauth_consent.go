@@ -148,7 +148,8 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		return err
 	}
 	if choice.agent == "" && status == http.StatusOK {
-		// Revoked too: the same checkout signing in again is that agent coming back.
+		// Preselect the agent this registration already is, revoked too: the same
+		// checkout signing in again is that agent coming back.
 		choice.agent = views.AgentNew
 		if len(agents) > 0 && agents[0].Held {
 			choice.agent = strconv.FormatInt(agents[0].ID, 10)
