@@ -14,16 +14,13 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// Composer writes the emails the store queues, with links to this server at
-// BaseURL: its methods are store.ComposeQuestionEmail, store.ComposeReplyEmail
-// and store.ComposeDigest.
+// Composer writes the emails the store queues, linking to BaseURL.
 type Composer struct {
 	// BaseURL is the public origin, without a trailing slash.
 	BaseURL string
 }
 
-// AnswerPath is where an answer link's confirmation page is, before its
-// token.
+// AnswerPath is the answer link's page, before its token.
 const AnswerPath = "/answer/"
 
 // AnswerURL is the page an answer link opens.
@@ -31,10 +28,8 @@ func (c Composer) AnswerURL(token string) string { return c.BaseURL + AnswerPath
 
 func (c Composer) url(path string) string { return c.BaseURL + path }
 
-// Question composes a question email to an owner: one question's notice or
-// reminder, or several folded into one ("3 questions from @ada"). Each
-// item's links are the tokens of its answer links, one per option in order,
-// then the one for an answer in the owner's own words.
+// Question composes one question's email, or several folded into one; each
+// item's links are one per option, then one for the owner's own words.
 func (c Composer) Question(_ store.EmailTo, items []store.QuestionEmailItem) (store.Email, error) {
 	if len(items) == 0 {
 		return store.Email{}, fmt.Errorf("email: a question mail without questions")
@@ -91,8 +86,7 @@ func (c Composer) questionData(it store.QuestionEmailItem) (views.QuestionEmailD
 	return d, nil
 }
 
-// questionText writes one question of a question email's text part. Each
-// option's label is quoted, so that no label reads as a link of its own.
+// questionText quotes each option's label, so that no label reads as a link.
 func questionText(t *strings.Builder, d views.QuestionEmailData) {
 	if d.Reminder {
 		t.WriteString("Reminder: still waiting for your decision.\n\n")
@@ -115,8 +109,7 @@ func questionText(t *strings.Builder, d views.QuestionEmailData) {
 		d.QuestionURL, views.Exact(d.LinksExpire))
 }
 
-// foldedSubject is the subject of several questions in one email: "3
-// questions from @ada", or from each agent that asked.
+// foldedSubject is "3 questions from @ada", or from each agent that asked.
 func foldedSubject(items []store.QuestionEmailItem) string {
 	var askers []string
 	blocking := false
@@ -174,8 +167,7 @@ func (c Composer) mail(subject, text, accountURL string, html templ.Component) (
 	return store.Email{Subject: subject, Text: text, HTML: b.String()}, nil
 }
 
-// oneLine is s on one line (a subject cannot hold a line break), cut to max
-// characters.
+// oneLine is s on one line (a subject cannot break), cut to max characters.
 func oneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > max {
@@ -198,12 +190,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// ApprovalPath is where an approval link's confirmation page is, before
-// its token.
+// ApprovalPath is the approval link's page, before its token.
 const ApprovalPath = "/approve/"
 
-// Approval composes an approval's email to an owner, with the tokens of
-// its Allow and Deny links.
+// Approval composes an approval's email with its Allow and Deny links.
 func (c Composer) Approval(_ store.EmailTo, a *store.Approval, allow, deny string) (store.Email, error) {
 	d := views.ApprovalEmailData{Approval: *a, AllowURL: c.url(ApprovalPath + allow), DenyURL: c.url(ApprovalPath + deny),
 		PageURL: c.url(views.ApprovalHome(*a)), AccountURL: c.url("/account")}

@@ -25,9 +25,8 @@ func (c Composer) Invite(inv *store.PersonInvite, link string) store.Email {
 	return store.Email{Subject: "Join " + oneLine(inv.WorkspaceName, 100) + " on osFoundry", Text: text, HTML: body}
 }
 
-// InviteSender emails invitations at once through smtp, not through the
-// outbox: the inviter is shown the link as well, so a email that fails is
-// logged and not retried.
+// InviteSender emails invitations at once, not through the outbox: the inviter
+// sees the link too, so a failure is logged, not retried.
 func InviteSender(smtp SMTP, c Composer) func(ctx context.Context, inv *store.PersonInvite, link string) error {
 	return func(ctx context.Context, inv *store.PersonInvite, link string) error {
 		m := c.Invite(inv, link)

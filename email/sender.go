@@ -35,28 +35,22 @@ type Options struct {
 	Logger *slog.Logger
 	// Batch bounds the messages claimed and sent over one connection.
 	Batch int
-	// Lease is how long claimed messages are held before another sender may
-	// try them again. A batch stops sending when its lease is close to
-	// running out; what is left is claimed again.
+	// Lease holds claimed messages from other senders; a batch stops before it ends.
 	Lease time.Duration
-	// Poll is how often the outbox is checked without a wake-up (retries,
-	// leases that ran out); Sweep how often replies and digests are queued.
+	// Poll is the outbox check without a wake-up; Sweep queues replies and digests.
 	Poll, Sweep time.Duration
-	// MinBackoff and MaxBackoff bound the wait between attempts;
-	// MaxAttempts is how many a message gets before it is marked failed.
+	// MinBackoff and MaxBackoff bound retries; MaxAttempts marks a message failed.
 	MinBackoff, MaxBackoff time.Duration
 	MaxAttempts            int
 }
 
-// FastOptions shortens every wait, for tests of the whole server: retries
-// after 100 ms to 1 s, a 3 s lease, a poll every 250 ms, sweeps every 200 ms.
+// FastOptions shortens every wait, for tests of the whole server.
 func FastOptions(o Options) Options {
 	o.Lease, o.Poll, o.Sweep, o.MinBackoff, o.MaxBackoff = 3*time.Second, 250*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond, time.Second
 	return o
 }
 
-// Sender sends the email outbox over SMTP. Build it with New, run Run (and
-// RunSweeps for replies and digests), wake it with Wake.
+// Sender sends the email outbox over SMTP.
 type Sender struct {
 	store    *store.Store
 	smtp     SMTP
@@ -73,8 +67,7 @@ type Sender struct {
 	domain string
 }
 
-// New returns a sender of the outbox through o.SMTP; composer writes the
-// replies and digests its sweeps queue.
+// New returns a sender through o.SMTP; composer writes what its sweeps queue.
 func New(o Options, composer Composer) *Sender {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -113,13 +106,10 @@ func domainOf(addr, def string) string {
 // Wake asks the sender to look for due messages now. It never blocks.
 func (s *Sender) Wake() { s.wake.Wake() }
 
-// WakeOn makes l wake the sender for each notification on store.EmailTopic
-// (messages were queued), and each time it connects. Call it before l runs.
+// WakeOn wakes the sender on store.EmailTopic and on each connect; call it before l runs.
 func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.EmailTopic, s.Wake) }
 
-// Run claims and sends due messages until ctx ends. A batch under way when
-// ctx ends is finished (each step bounded by the SMTP timeout) and recorded.
-// Its statements count as background work.
+// Run sends due messages until ctx ends, finishing and recording the batch under way.
 func (s *Sender) Run(ctx context.Context) {
 	ctx = store.Background(ctx)
 	poll := time.NewTicker(s.poll)
@@ -168,10 +158,8 @@ func (s *Sender) Run(ctx context.Context) {
 	}
 }
 
-// send sends a batch over one connection and records each result. A
-// connection that fails leaves every message of the batch to be tried again
-// after its backoff. A question's email whose question was closed meanwhile
-// is skipped: it would ask for what is decided.
+// send sends a batch over one connection. A question closed meanwhile is
+// skipped: its email would ask for what is decided.
 func (s *Sender) send(ctx context.Context, due []store.OutgoingEmail) {
 	start := time.Now()
 	live := due[:0]
@@ -196,8 +184,7 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingEmail) {
 		return
 	}
 	defer c.Close()
-	// Past this, the lease could run out while a message is on its way, and
-	// another sender could send it too.
+	// Past this the lease could run out mid-send, and another sender send it too.
 	budget := s.lease - 2*sendTimeout
 	for i := range due {
 		m := &due[i]
@@ -216,8 +203,7 @@ func (s *Sender) send(ctx context.Context, due []store.OutgoingEmail) {
 	s.log.Debug("email: batch sent", "messages", len(due), "took", time.Since(start).Round(time.Millisecond))
 }
 
-// skip records a question's email as not sent: the question was answered or
-// expired before it went out.
+// skip records a closed question's email as not sent.
 func (s *Sender) skip(ctx context.Context, m *store.OutgoingEmail) {
 	s.log.Info("email skipped: its question was answered or expired", "mail_id", m.ID, "kind", m.Kind, "owner_id", m.To.OwnerID)
 	if _, err := s.store.FinishEmail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.EmailSkipped, 0, ""); err != nil {
@@ -225,8 +211,7 @@ func (s *Sender) skip(ctx context.Context, m *store.OutgoingEmail) {
 	}
 }
 
-// release gives a claimed message back, to be sent at once by the next
-// claim (of any replica).
+// release gives a message back, for the next claim of any replica.
 func (s *Sender) release(ctx context.Context, m *store.OutgoingEmail) {
 	if _, err := s.store.FinishEmail(context.WithoutCancel(ctx), m.ID, m.Attempt, store.EmailPending, 0, "not sent yet: its batch ran long"); err != nil {
 		s.log.Warn("email: releasing a message failed; it is tried again after its lease", "mail_id", m.ID, "err", err)
@@ -243,8 +228,7 @@ func (s *Sender) message(m *store.OutgoingEmail) (*gomail.Msg, error) {
 	if err != nil {
 		return nil, permanent{fmt.Errorf("the owner's address %q: %w", m.To.Email, err)}
 	}
-	// Text from agents and owners, encoded whole where it is not plain
-	// (headerText): the encoder would let an ASCII "=?…?=" through raw.
+	// Encoded whole (headerText): the encoder would let an ASCII "=?…?=" through raw.
 	to.Name = headerText(m.To.Name)
 	msg.ToMailAddress(to)
 	msg.Subject(headerText(m.Subject))
@@ -260,9 +244,7 @@ func (s *Sender) message(m *store.OutgoingEmail) (*gomail.Msg, error) {
 // permanent marks an error that no retry mends (a malformed address).
 type permanent struct{ error }
 
-// finish records one attempt: sent, failed for good (a permanent refusal or
-// the last attempt), or pending again after a backoff that doubles with
-// each attempt.
+// finish records an attempt: sent, failed for good, or pending after a backoff.
 func (s *Sender) finish(ctx context.Context, m *store.OutgoingEmail, sendErr error) {
 	log := s.log.With("mail_id", m.ID, "kind", m.Kind, "owner_id", m.To.OwnerID, "attempt", m.Attempt)
 	state, retryIn, msg := store.EmailSent, time.Duration(0), ""
@@ -290,9 +272,8 @@ func (s *Sender) finish(ctx context.Context, m *store.OutgoingEmail, sendErr err
 	})
 }
 
-// RunSweeps queues the replies owners want emailed and the digests that are
-// due, every Sweep, until ctx ends. Any number of replicas may sweep: the
-// store claims each owner's row for one of them.
+// RunSweeps queues wanted replies and due digests every Sweep; the store claims
+// each owner's row for one replica.
 func (s *Sender) RunSweeps(ctx context.Context) {
 	ctx = store.Background(ctx)
 	t := time.NewTicker(s.sweep)

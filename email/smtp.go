@@ -1,9 +1,5 @@
-// Package email emails owners: it composes the messages the store queues in
-// its email outbox (a question's notice and reminder with answer links,
-// replies to an owner, the daily digest), and every replica runs a Sender
-// that claims due messages from the outbox under a lease and sends them over
-// SMTP, retrying with backoff; a message that cannot be sent stays in the
-// outbox, marked failed, with what went wrong.
+// Package email composes the emails the store queues and sends its outbox over
+// SMTP from every replica, under a lease, retrying with backoff.
 package email
 
 import (
@@ -20,18 +16,15 @@ import (
 
 // TLS modes of an SMTP server.
 const (
-	// TLSStartTLS upgrades the connection with STARTTLS, and refuses a
-	// server that does not offer it (smtp://, the default).
+	// TLSStartTLS refuses a server without STARTTLS (smtp://, the default).
 	TLSStartTLS = "starttls"
-	// TLSNone sends in clear text, for a relay on the same machine or
-	// network (smtp://…?tls=none).
+	// TLSNone sends in clear text, for a local relay (smtp://…?tls=none).
 	TLSNone = "none"
 	// TLSImplicit speaks TLS from the first byte (smtps://).
 	TLSImplicit = "tls"
 )
 
-// SMTP is where email is sent: an SMTP server, how to reach it, and the
-// sender address.
+// SMTP is the server email goes through, and the sender address.
 type SMTP struct {
 	Host     string
 	Port     int
@@ -42,9 +35,7 @@ type SMTP struct {
 	From string
 }
 
-// ParseSMTP reads an SMTP URL, smtp://user:pass@host:port?tls=starttls|none
-// or smtps://user:pass@host:port (ParseSMTPURL), and the sender address
-// (ParseFrom).
+// ParseSMTP reads an SMTP URL (ParseSMTPURL) and the sender address (ParseFrom).
 func ParseSMTP(raw, from string) (SMTP, error) {
 	s, err := ParseSMTPURL(raw)
 	if err != nil {
@@ -56,9 +47,8 @@ func ParseSMTP(raw, from string) (SMTP, error) {
 	return s, nil
 }
 
-// ParseSMTPURL reads an SMTP URL, smtp://user:pass@host:port?tls=starttls|none
-// or smtps://user:pass@host:port. A refusal says what is wrong without
-// repeating the password.
+// ParseSMTPURL reads smtp://user:pass@host:port?tls=starttls|none or smtps://…;
+// a refusal never repeats the password.
 func ParseSMTPURL(raw string) (SMTP, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -111,8 +101,7 @@ func ParseSMTPURL(raw string) (SMTP, error) {
 	return s, nil
 }
 
-// ParseFrom reads the sender address of every message, with or without a
-// name: osfoundry@example.com, "osFoundry <osfoundry@example.com>".
+// ParseFrom reads the sender address, with or without a name.
 func ParseFrom(from string) (string, error) {
 	a, err := mail.ParseAddress(from)
 	if err != nil || strings.ContainsAny(from, "\r\n") {

@@ -7,29 +7,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// access says who may call a route, and so which middleware guards it. The
-// zero value is no access level at all: a route left without one stops the
-// server at start (see guard), it never becomes public by accident.
+// access says who may call a route; its zero value stops the server at start
+// (guard), so a route is never public by accident.
 type access uint8
 
 const (
-	// accessPublic routes have no cookie session: operations probes, static
-	// files, and the MCP and OAuth endpoints, which check their own credentials.
+	// accessPublic routes have no cookie session; MCP and OAuth check their own credentials.
 	accessPublic access = iota + 1
-	// accessWeb routes have the cookie session and CSRF check; signed-out
-	// visitors are allowed (sign-in, first-run setup, the consent page).
+	// accessWeb routes have the cookie session and CSRF check, signed out or not.
 	accessWeb
-	// accessOwner routes are accessWeb plus a signed-in person of any role
-	// (viewers included): reading, exporting, one's own account.
+	// accessOwner routes need a signed-in person of any role.
 	accessOwner
-	// accessMember routes are accessOwner for members and admins: writing
-	// notes, answering, inviting agents to sessions.
+	// accessMember routes need a member or an admin.
 	accessMember
-	// accessAdmin routes are accessOwner for admins: people, connections,
-	// webhooks, project settings, the audit log.
+	// accessAdmin routes need an admin.
 	accessAdmin
 )
 
@@ -50,23 +45,20 @@ func (a access) String() string {
 	return fmt.Sprintf("access(%d)", uint8(a))
 }
 
-// guard returns the middleware of an access level, outermost first. It
-// panics on a value that is not one of the levels, so that Echo stops at
-// start rather than serving a route unguarded. The role levels are checked
-// here for a clear 403 early; the store checks the role again in the
-// transaction of each write (store.Actor).
+// guard returns an access level's middleware, outermost first, and panics on
+// any other value. The store checks the role again in each write's transaction.
 func (s *Server) guard(a access) []echo.MiddlewareFunc {
 	switch a {
 	case accessPublic:
 		return nil
 	case accessWeb:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF}
 	case accessOwner:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner}
 	case accessMember:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireMember}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner, s.requireMember}
 	case accessAdmin:
-		return []echo.MiddlewareFunc{checkFormText, s.loadSession, s.checkCSRF, s.requireOwner, s.requireAdmin}
+		return []echo.MiddlewareFunc{web.CheckFormText, s.sessions.Load, web.CheckCSRF, s.requireOwner, s.requireAdmin}
 	}
 	panic(fmt.Sprintf("handlers: route access %v is not public, web, owner, member or admin", a))
 }
@@ -84,25 +76,17 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 // requireRole lets through a signed-in person whose role allows need.
 func requireRole(need store.Role, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if o := currentOwner(c); !o.Role.May(need) {
+		if o := web.Owner(c); !o.Role.May(need) {
 			return &store.RoleError{Need: need, Have: o.Role}
 		}
 		return next(c)
 	}
 }
 
-// actor is the signed-in person of the request as the store's actions
-// take them: who, in which workspace, from which address and browser.
-func actor(c echo.Context) store.Actor {
-	o := currentOwner(c)
-	return store.Actor{OwnerID: o.ID, WorkspaceID: o.WorkspaceID, RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
-}
-
-// requireOwner sends signed-out visitors to sign in (or to first-run setup
-// on a fresh install), then back to where they were going.
+// requireOwner sends signed-out visitors to sign in (or to setup), then back.
 func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if currentOwner(c) != nil {
+		if web.Owner(c) != nil {
 			return next(c)
 		}
 		has, err := s.store.HasOwner(c.Request().Context())
@@ -110,20 +94,19 @@ func (s *Server) requireOwner(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		if !has {
-			return redirect(c, "/setup")
+			return web.Redirect(c, "/setup")
 		}
 		target := "/login"
 		if c.Request().Method == http.MethodGet {
 			target += "?next=" + url.QueryEscape(returnTo(c))
 		}
-		return redirect(c, target)
+		return web.Redirect(c, target)
 	}
 }
 
-// returnTo is where a signed-out GET returns after sign-in: the page itself,
-// or for an htmx request (a poll, a fragment) the page it came from.
+// returnTo is where sign-in returns: the page, or for htmx the page it came from.
 func returnTo(c echo.Context) string {
-	if isHTMX(c) {
+	if web.IsHTMX(c) {
 		if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" && u.Host == c.Request().Host {
 			return u.RequestURI()
 		}

@@ -8,14 +8,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
 // middlewareName names a middleware function the way a reader writes it:
-// "checkFormText", "(*Server).loadSession".
+// "web.CheckFormText", "(*Server).requireOwner".
 func middlewareName(f any) string {
 	name := runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
 	name = strings.TrimSuffix(name, "-fm")
-	return name[strings.Index(name, "handlers.")+len("handlers."):]
+	return strings.TrimPrefix(name[strings.LastIndex(name, "/")+1:], "handlers.")
 }
 
 // TestRouteAccessIsValid checks that every route of the table has one of
@@ -45,11 +47,11 @@ func TestRouteAccessIsValid(t *testing.T) {
 func TestGuardChains(t *testing.T) {
 	t.Parallel()
 	s := &Server{}
-	web := []string{"checkFormText", "(*Server).loadSession", "(*Server).checkCSRF"}
-	owner := append(slices.Clone(web), "(*Server).requireOwner")
+	webChain := []string{"web.CheckFormText", "web.(*Sessions).Load", "web.CheckCSRF"}
+	owner := append(slices.Clone(webChain), "(*Server).requireOwner")
 	for a, want := range map[access][]string{
 		accessPublic: nil,
-		accessWeb:    web,
+		accessWeb:    webChain,
 		accessOwner:  owner,
 		accessMember: append(slices.Clone(owner), "(*Server).requireMember"),
 		accessAdmin:  append(slices.Clone(owner), "(*Server).requireAdmin"),
@@ -89,7 +91,7 @@ func TestAccessLevelsThroughTheRouter(t *testing.T) {
 			return res
 		}
 		opensSession := func(res *http.Response) bool {
-			return slices.ContainsFunc(res.Cookies(), func(c *http.Cookie) bool { return c.Name == cookieName })
+			return slices.ContainsFunc(res.Cookies(), func(c *http.Cookie) bool { return c.Name == web.CookieName })
 		}
 		toLogin := func(res *http.Response) bool {
 			return res.StatusCode == http.StatusSeeOther && strings.HasPrefix(res.Header.Get("Location"), "/login")
@@ -114,7 +116,7 @@ func TestAccessLevelsThroughTheRouter(t *testing.T) {
 			continue
 		}
 		anon := app.client()
-		form := url.Values{csrfField: {anon.csrf("/login")}}
+		form := url.Values{web.CSRFField: {anon.csrf("/login")}}
 		res = send(anon, form)
 		want := "/login"
 		if r.method == http.MethodGet {

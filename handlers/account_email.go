@@ -3,17 +3,16 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// accountEmail is POST /account/email: what the owner wants emailed, each a
-// checkbox (questions, replies to them, the daily digest of unread agents'
-// notes); an unticked box turns its email off.
+// accountEmail saves which emails the owner gets; an unticked box turns one off.
 func (s *Server) accountEmail(c echo.Context) error {
 	on := func(name string) bool { return c.FormValue(name) == "on" }
 	m := store.EmailSettings{Questions: on("questions"), Replies: on("replies"), Digest: on("digest")}
-	if err := s.store.SetEmailSettingsAs(c.Request().Context(), actor(c), m); err != nil {
+	if err := s.store.SetEmailSettingsAs(c.Request().Context(), web.Actor(c), m); err != nil {
 		return err
 	}
-	return redirect(c, "/account?done=mail")
+	return web.Redirect(c, "/account?done=mail")
 }

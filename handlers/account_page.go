@@ -5,11 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// accountNotices are what the account page says after an action redirected
-// to it (?done=).
+// accountNotices are what the account page says after a redirect (?done=).
 var accountNotices = map[string]string{
 	"password":       "Your password is changed. Your other sign-ins were signed out.",
 	"signed-out":     "That sign-in was signed out.",
@@ -22,8 +22,6 @@ var accountNotices = map[string]string{
 	"profile":        "Your name and email are saved.",
 }
 
-// accountPage is GET /account: the owner, the password change form, what
-// mails the owner, and the owner's sign-ins.
 func (s *Server) accountPage(c echo.Context) error {
 	return s.renderAccount(c, http.StatusOK, views.Form{}, accountNotices[c.QueryParam("done")])
 }
@@ -33,10 +31,9 @@ func (s *Server) renderAccount(c echo.Context, status int, password views.Form, 
 	return s.renderAccountPage(c, status, views.AccountData{Password: password, Notice: notice})
 }
 
-// renderAccountPage shows the account page with d's forms and notice; the
-// rest of d it fills in.
+// renderAccountPage shows the account page with d's forms, filling in the rest.
 func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountData) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	signIns, err := s.store.ListSignIns(c.Request().Context(), o.ID)
 	if err != nil {
 		return err
@@ -53,8 +50,8 @@ func (s *Server) renderAccountPage(c echo.Context, status int, d views.AccountDa
 	if err != nil {
 		return err
 	}
-	s.page(c).Nav = "account"
-	d.Owner, d.SignIns, d.Current, d.EmailSettings, d.EmailOn = o, signIns, currentSignIn(c).ID, mail, s.cfg.Email
+	web.Page(c).Nav = "account"
+	d.Owner, d.SignIns, d.Current, d.EmailSettings, d.EmailOn = o, signIns, web.SignIn(c).ID, mail, s.cfg.Email
 	d.Push, d.Devices, d.VAPIDKey = pushSettings, devices, s.cfg.VAPIDPublicKey
-	return s.render(c, status, "Account", views.AccountPage(d))
+	return web.Render(c, status, "Account", views.AccountPage(d))
 }

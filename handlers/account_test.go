@@ -11,6 +11,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -240,7 +241,7 @@ func TestPasswordChangeEndsOtherSignIns(t *testing.T) {
 		}
 	}
 	// Current-password checks are throttled like sign-ins.
-	for range passwordFreeTries {
+	for range web.PasswordFreeTries {
 		a.post("/account/password", url.Values{"current_password": {"guess"}, "new_password": {"another good password"}})
 	}
 	res = a.post("/account/password", url.Values{"current_password": {"guess"}, "new_password": {"another good password"}})

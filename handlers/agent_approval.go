@@ -14,14 +14,10 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// The agent side of approvals (SPEC §17): the PermissionRequest hook
-// (`osfoundry agent hook`) creates an approval with the connection's bearer
-// token, then waits for the decision by a long poll. The JSON an approval
-// is given as is agentApproval; the live relay carries the same object as
-// approval_decided.
+// The agent side of approvals (SPEC §17): the PermissionRequest hook creates an
+// approval with the bearer token, then long-polls for the decision.
 
-// maxApprovalPoll bounds one long poll; the hook polls again until its wait
-// is over.
+// maxApprovalPoll bounds one long poll; the hook polls again until its wait ends.
 const maxApprovalPoll = 60 * time.Second
 
 // agentApproval is an approval as the hook reads it.
@@ -45,9 +41,8 @@ type agentError struct {
 	Field string `json:"field,omitempty"`
 }
 
-// agentCaller checks the request's bearer token: an access token of this
-// server's MCP resource with the write scope. A refusal is answered here
-// (401 or 403), and ok is false.
+// agentCaller checks the bearer token (write scope); a refusal is answered here
+// and ok is false.
 func (s *Server) agentCaller(c echo.Context) (ti *store.TokenInfo, ok bool, err error) {
 	h := c.Request().Header.Get("Authorization")
 	token, found := strings.CutPrefix(h, "Bearer ")
@@ -78,9 +73,8 @@ type approvalRequest struct {
 	ClientSession string `json:"client_session"`
 }
 
-// agentApprovalCreate is POST /agent/approvals: the hook asks the owners.
-// 201 with the approval; 200 with state "off" when the project takes no
-// approvals (the hook gives no verdict at once).
+// agentApprovalCreate asks the owners: 201, or 200 with state "off" when the
+// project takes no approvals.
 func (s *Server) agentApprovalCreate(c echo.Context) error {
 	ti, ok, err := s.agentCaller(c)
 	if !ok {
@@ -106,9 +100,8 @@ func (s *Server) agentApprovalCreate(c echo.Context) error {
 	return c.JSON(http.StatusCreated, agentApprovalOf(a))
 }
 
-// agentApprovalWait is GET /agent/approvals/:id?wait=<seconds>: the
-// approval once it is no longer pending, or as it stands after wait
-// (at most maxApprovalPoll). Past its wait it ends expired.
+// agentApprovalWait answers once the approval is decided, or after ?wait=
+// (at most maxApprovalPoll).
 func (s *Server) agentApprovalWait(c echo.Context) error {
 	ti, ok, err := s.agentCaller(c)
 	if !ok {
@@ -166,10 +159,8 @@ func (s *Server) agentApprovalWait(c echo.Context) error {
 	}
 }
 
-// agentApprovalEnd is POST /agent/approvals/:id/end with {"state":
-// "terminal"} (the client's own prompt answered first) or "expired" (the
-// hook stopped waiting): a pending approval ends so; one decided keeps its
-// decision. The approval as it stands.
+// agentApprovalEnd ends a pending approval as "terminal" or "expired"; a
+// decided one keeps its decision.
 func (s *Server) agentApprovalEnd(c echo.Context) error {
 	ti, ok, err := s.agentCaller(c)
 	if !ok {
@@ -198,9 +189,8 @@ func (s *Server) agentApprovalEnd(c echo.Context) error {
 	return c.JSON(http.StatusOK, agentApprovalOf(a))
 }
 
-// agentApprovalSettings is GET /agent/approval-settings: the settings an
-// approval of the connection would have now (install writes the wait as
-// the hook's timeout).
+// agentApprovalSettings is what an approval of the connection would get now
+// (install writes the wait as the hook's timeout).
 func (s *Server) agentApprovalSettings(c echo.Context) error {
 	ti, ok, err := s.agentCaller(c)
 	if !ok {

@@ -11,11 +11,8 @@ import (
 // maxDelivered bounds the notes one delivery report names.
 const maxDelivered = 100
 
-// agentDelivered records that notes were put into the agent's context
-// (POST /agent/delivered, JSON {"note_ids": [...]}, the bearer token of
-// /mcp): the bridge reports what its hooks and its channel delivered. Only
-// notes addressed to the connection and not yet read count
-// (store.MarkDelivered); the answer names those recorded now.
+// agentDelivered records the notes the bridge put into the agent's context;
+// only unread notes addressed to the connection count.
 func (s *Server) agentDelivered(c echo.Context) error {
 	ti, err := s.agentToken(c)
 	if err != nil || ti == nil {

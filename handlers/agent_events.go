@@ -11,27 +11,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// agentEvents is an agent's relay (GET /agent/events, text/event-stream):
-// one per running bridge (`osfoundry agent mcp`), authenticated with the
-// bearer token of /mcp (read scope). Its events:
-//
-//   - note: a note addressed to the connection (an owner's note to its
-//     session, a reply to its slug, the answer to its question), the moment
-//     it is posted on any replica; id = the note id, data = the note as JSON
-//     (relayNote).
-//   - revoked: the connection was revoked; the stream ends.
-//   - expired: the token expired; the stream ends (reconnect with a fresh
-//     token and Last-Event-ID).
-//   - replaced: newer streams of the connection took its place; it ends.
-//
-// Other names may come (a bridge ignores what it does not know). On
-// connect it sends the notes after Last-Event-ID and those the agent has
-// not seen at all (store.RelayMail), oldest first, then what arrives; a
-// note is sent once per stream. A comment line every heartbeat.
+// agentEvents is a bridge's relay stream (events in docs/claude-code.md): the
+// notes after Last-Event-ID and those never seen, then what arrives, each once.
 func (s *Server) agentEvents(c echo.Context) error {
 	ti, err := s.agentToken(c)
 	if err != nil || ti == nil {
@@ -53,7 +39,7 @@ func (s *Server) agentEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := openStream(c)
+	w, err := web.OpenStream(c)
 	if err != nil {
 		return nil
 	}
@@ -63,7 +49,7 @@ func (s *Server) agentEvents(c echo.Context) error {
 		if err != nil {
 			return nil
 		}
-		if err := w.write(ev); err != nil {
+		if err := w.Write(ev); err != nil {
 			return nil
 		}
 		sent[missed[i].ID] = true
@@ -75,14 +61,14 @@ func (s *Server) agentEvents(c echo.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-expiry.C:
-			_ = w.write(live.Frame("expired", 0, agentMessage("the access token expired: reconnect with a fresh one")))
+			_ = w.Write(live.Frame("expired", 0, agentMessage("the access token expired: reconnect with a fresh one")))
 			return nil
 		case <-st.Done():
 			switch {
 			case st.Revoked():
-				_ = w.write(live.Frame("revoked", 0, agentMessage("this connection was revoked: run `osfoundry agent login --server "+s.cfg.BaseURL+"` again")))
+				_ = w.Write(live.Frame("revoked", 0, agentMessage("this connection was revoked: run `osfoundry agent login --server "+s.cfg.BaseURL+"` again")))
 			case st.Replaced():
-				_ = w.write(live.Frame("replaced", 0, nil))
+				_ = w.Write(live.Frame("replaced", 0, nil))
 			}
 			return nil
 		case ev := <-st.Events():
@@ -92,16 +78,15 @@ func (s *Server) agentEvents(c echo.Context) error {
 				}
 				sent[ev.NoteID] = true
 			}
-			if err := w.write(ev.Data); err != nil {
+			if err := w.Write(ev.Data); err != nil {
 				return nil
 			}
 		}
 	}
 }
 
-// agentToken checks the request's bearer token as /mcp does (for the read
-// scope). A refusal is written here (401 or 403 with the challenge /mcp
-// sends) and both results are nil.
+// agentToken checks the bearer token as /mcp does (read scope); a refusal is
+// written here and both results are nil.
 func (s *Server) agentToken(c echo.Context) (*store.TokenInfo, error) {
 	scheme, token, _ := strings.Cut(strings.TrimSpace(c.Request().Header.Get("Authorization")), " ")
 	challenge := `Bearer resource_metadata="` + s.cfg.BaseURL + `/.well-known/oauth-protected-resource/mcp", scope="` + store.ScopeRead + " " + store.ScopeWrite + `"`
@@ -124,8 +109,7 @@ func (s *Server) agentToken(c echo.Context) (*store.TokenInfo, error) {
 	return ti, nil
 }
 
-// agentStreamsDown answers a stream the relay refused: 503 while it is
-// down, 429 when the replica holds as many as it may; the bridge retries.
+// agentStreamsDown answers a refused stream with 503 or 429; the bridge retries.
 func agentStreamsDown(err error) error {
 	switch {
 	case errors.Is(err, live.ErrDown):
@@ -142,8 +126,7 @@ func agentMessage(msg string) []byte {
 	return b
 }
 
-// relayNote is a note as the relay carries it: read_session_mail's fields
-// (the agent side reads both the same way) and the session it is in.
+// relayNote is read_session_mail's fields and the note's session.
 type relayNote struct {
 	ID          int64     `json:"id"`
 	SessionType string    `json:"session_type"`
@@ -165,8 +148,7 @@ type relayNote struct {
 	} `json:"answers,omitempty"`
 }
 
-// relayFrame frames a note's event: the note, and, for the answer to the
-// agent's question (or the notice that it expired), the question.
+// relayFrame frames a note, with the question it answers (or expired).
 func (s *Server) relayFrame(ctx context.Context, n *store.RelayNote) ([]byte, error) {
 	out := relayNote{ID: n.ID, SessionType: n.SessionType, SessionID: n.SessionPublicID, From: n.SenderSlug, FromName: n.SenderName,
 		FromKind: n.FromKind(), To: n.RecipientSlug, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body,

@@ -9,13 +9,8 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// answerLinkAnswer is POST /answer/:token, the one click of an answer
-// link's page: it answers the question as the owner the link was mailed to
-// (whoever is signed in in this browser, if anyone), with the link's option
-// or the text given, and spends the link in the same transaction
-// (store.AnswerByLink). A link that cannot answer gets its page with the
-// reason and the status answerLinkPage gives; a blank or too long answer
-// gets the form again with the message (422).
+// answerLinkAnswer answers as the owner the link was mailed to and spends the
+// link in the same transaction (store.AnswerByLink).
 func (s *Server) answerLinkAnswer(c echo.Context) error {
 	d, status, err := s.answerLink(c)
 	if err != nil || !d.CanAnswer {

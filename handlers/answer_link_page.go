@@ -6,17 +6,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// answerLinkPage is GET /answer/:token, the page an answer link of a
-// question's email opens: the question and one button that answers it as
-// the owner the link was mailed to. It never answers (mail scanners follow
-// links); the button posts to answerLinkAnswer. A link that cannot answer
-// says why: not valid (404), of another workspace than the one signed in to
-// (403), used already, or its question answered already, naming who answered
-// what (409), expired (410).
+// answerLinkPage shows the question and one button; the GET never answers,
+// because mail scanners follow links.
 func (s *Server) answerLinkPage(c echo.Context) error {
 	d, status, err := s.answerLink(c)
 	if err != nil {
@@ -25,8 +21,7 @@ func (s *Server) answerLinkPage(c echo.Context) error {
 	return s.renderAnswerLink(c, status, d)
 }
 
-// answerLink reads the link of the request's token into what its page
-// shows, with the page's status.
+// answerLink reads the token's link into its page, with the page's status.
 func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	ctx := c.Request().Context()
 	d := views.AnswerLinkData{Token: c.Param("token")}
@@ -38,7 +33,7 @@ func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	case err != nil && !errors.Is(err, store.ErrLinkSpent) && !errors.Is(err, store.ErrLinkExpired):
 		return d, 0, err
 	}
-	if o := currentOwner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
+	if o := web.Owner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
 		return views.AnswerLinkData{Token: d.Token, Notice: "This answer link belongs to another workspace than the one you are signed in to. " +
 			"Open it where you are signed in to that workspace, or signed out."}, http.StatusForbidden, nil
 	}
@@ -60,7 +55,7 @@ func (s *Server) answerLink(c echo.Context) (views.AnswerLinkData, int, error) {
 	default:
 		d.CanAnswer = true
 	}
-	if o := currentOwner(c); o != nil && o.ID != l.OwnerID {
+	if o := web.Owner(c); o != nil && o.ID != l.OwnerID {
 		d.SignedInAs = o.DisplayName
 	}
 	return d, status, nil
@@ -86,9 +81,8 @@ func (s *Server) describeQuestion(c echo.Context, d *views.AnswerLinkData) error
 	return nil
 }
 
-// renderAnswerLink shows an answer link's page. The token is in the
-// address: no referrer carries it elsewhere, and no cache keeps the page.
+// renderAnswerLink shows the page; no referrer or cache keeps the token.
 func (s *Server) renderAnswerLink(c echo.Context, status int, d views.AnswerLinkData) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.render(c, status, "Answer a question", views.AnswerLinkPage(d))
+	return web.Render(c, status, "Answer a question", views.AnswerLinkPage(d))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/osfoundry/osfoundry/handlers/inbound"
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -19,22 +20,20 @@ func (s *Server) Echo() *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = s.handleError
+	e.HTTPErrorHandler = web.ErrorHandler(s.log)
 	e.IPExtractor = echo.ExtractIPDirect()
 	if s.cfg.TrustProxyHeaders {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
 	e.Pre(middleware.RequestID())
-	// Every request body is capped at inbound.MaxBodyBytes (1 MiB); a Host
-	// that is neither the public origin's nor loopback gets 421, on every
-	// route, /mcp included (its front checks the Origin only).
-	e.Use(s.logRequests, s.recoverPanics, middleware.BodyLimit(strconv.Itoa(inbound.MaxBodyBytes)), securityHeaders, echo.WrapMiddleware(inbound.RequireHost(s.publicHost)))
+	// Every body is capped at 1 MiB; a Host that is neither the public origin's
+	// nor loopback gets 421, /mcp included (its front checks the Origin only).
+	e.Use(web.LogRequests(s.log, s.requests), web.Recover(s.log), middleware.BodyLimit(strconv.Itoa(inbound.MaxBodyBytes)), securityHeaders, echo.WrapMiddleware(inbound.RequireHost(s.publicHost)))
 	for _, r := range s.routes() {
 		e.Add(r.method, r.path, r.handler, s.guard(r.access)...).Name = r.name
 	}
-	// A URL no route matches gets the app's 404 page, with the navigation
-	// of whoever is signed in.
-	e.RouteNotFound("/*", notFound, s.loadSession)
+	// A URL no route matches gets the 404 page with the signed-in navigation.
+	e.RouteNotFound("/*", notFound, s.sessions.Load)
 	return e
 }
 

@@ -14,12 +14,10 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// The installable app: its manifest, its service worker and the page the
-// worker shows offline. All three are public (an installer and a worker
-// fetch them without the owner's cookie) and say nothing of any owner.
+// The installable app's files are public: installers and workers fetch them
+// without the cookie.
 
-// shellAssets are what the service worker caches at install, besides the
-// offline page: the stylesheet, the scripts and the icons.
+// shellAssets are what the service worker caches at install.
 var shellAssets = []string{"app.css", "htmx.min.js", "sse.js", "app.js", "logo.svg",
 	"icon-192.png", "icon-512.png", "icon-maskable-512.png", "apple-touch-icon.png", "badge-96.png"}
 
@@ -31,8 +29,7 @@ type manifestIcon struct {
 	Purpose string `json:"purpose"`
 }
 
-// manifest is GET /manifest.webmanifest: what an installer needs to put
-// the app on a home screen, opening on the inbox.
+// manifest puts the app on a home screen, opening on the inbox.
 func (s *Server) manifest(c echo.Context) error {
 	m := map[string]any{
 		"id":               "/inbox",
@@ -59,8 +56,7 @@ func (s *Server) manifest(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/manifest+json", b)
 }
 
-// serviceWorker is the worker's script, static/sw.js headed by the shell it
-// caches; built once.
+// serviceWorker is static/sw.js headed by the shell it caches.
 var serviceWorker = func() []byte {
 	shell := []string{"/offline"}
 	for _, name := range shellAssets {
@@ -78,17 +74,14 @@ var serviceWorker = func() []byte {
 	return b.Bytes()
 }()
 
-// serviceWorkerScript is GET /sw.js, at the root so that its scope is the
-// whole app; revalidated on each check, so a release reaches browsers on
-// their next visit.
+// serviceWorkerScript is at the root so that its scope is the whole app.
 func (s *Server) serviceWorkerScript(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "no-cache")
 	return c.Blob(http.StatusOK, "text/javascript; charset=utf-8", serviceWorker)
 }
 
-// offlinePage is GET /offline, the page the worker shows when one cannot
-// load; it needs nothing but the cached shell.
+// offlinePage is what the worker shows when a page cannot load.
 func (s *Server) offlinePage(c echo.Context) error {
 	var b strings.Builder
 	if err := views.OfflinePage().Render(c.Request().Context(), &b); err != nil {

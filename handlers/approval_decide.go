@@ -6,24 +6,19 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// approvalDecide is POST /approvals/:id/decide: an owner allows
-// (verdict=allow) or denies (verdict=deny, with an optional reason for the
-// model) an approval of the workspace. The first decision wins
-// (store.DecideApproval); a later one is refused with who decided (409).
-// htmx gets the approval's box as it now stands; a page without script goes
-// back to where the approval shows; the service worker (Accept:
-// application/json, from a notification's Allow or Deny) gets the
-// approval's state, who decided and the refusal as JSON.
+// approvalDecide allows or denies an approval; the first decision wins and a
+// later one gets 409. The service worker asks for JSON.
 func (s *Server) approvalDecide(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
 	in := store.Decision{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ApprovalID: id, Reason: c.FormValue("reason"), From: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	switch c.FormValue("verdict") {
@@ -53,8 +48,8 @@ func (s *Server) approvalDecide(c echo.Context) error {
 	if c.Request().Header.Get("Accept") == "application/json" {
 		return c.JSON(status, map[string]string{"state": a.State, "decided_by": a.DecidedBy, "notice": notice})
 	}
-	if !isHTMX(c) && status == http.StatusOK {
-		return redirect(c, views.ApprovalHome(*a))
+	if !web.IsHTMX(c) && status == http.StatusOK {
+		return web.Redirect(c, views.ApprovalHome(*a))
 	}
-	return s.render(c, status, "Approval", views.ApprovalBox(*a, a.SessionID == nil, notice))
+	return web.Render(c, status, "Approval", views.ApprovalBox(*a, a.SessionID == nil, notice))
 }

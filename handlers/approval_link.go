@@ -7,17 +7,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// approvalLinkPage is GET /approve/:token, the page an Allow or Deny link
-// of an approval's email opens: the approval and one button with the link's
-// verdict. It never decides (mail scanners follow links); the button posts
-// to approvalLinkDecide. A link that cannot decide says why: not valid
-// (404), of another workspace than the one signed in to (403), used
-// already or its approval no longer pending, naming who decided (409),
-// expired (410).
+// approvalLinkPage shows the approval and one button; the GET never decides,
+// because mail scanners follow links.
 func (s *Server) approvalLinkPage(c echo.Context) error {
 	d, status, err := s.approvalLink(c)
 	if err != nil {
@@ -26,8 +22,7 @@ func (s *Server) approvalLinkPage(c echo.Context) error {
 	return s.renderApprovalLink(c, status, d)
 }
 
-// approvalLink reads the link of the request's token into what its page
-// shows, with the page's status.
+// approvalLink reads the token's link into its page, with the page's status.
 func (s *Server) approvalLink(c echo.Context) (views.ApprovalLinkData, int, error) {
 	d := views.ApprovalLinkData{Token: c.Param("token")}
 	l, a, err := s.store.ApprovalLinkOf(c.Request().Context(), d.Token)
@@ -38,7 +33,7 @@ func (s *Server) approvalLink(c echo.Context) (views.ApprovalLinkData, int, erro
 	case err != nil && !errors.Is(err, store.ErrLinkSpent) && !errors.Is(err, store.ErrLinkExpired):
 		return d, 0, err
 	}
-	if o := currentOwner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
+	if o := web.Owner(c); o != nil && o.WorkspaceID != l.WorkspaceID {
 		return views.ApprovalLinkData{Token: d.Token, Notice: "This link belongs to another workspace than the one you are signed in to."},
 			http.StatusForbidden, nil
 	}
@@ -66,10 +61,8 @@ func noticeClosed(d *views.ApprovalLinkData, a *store.Approval) {
 	d.Notice = (&store.ErrApprovalClosed{Approval: a}).Error() + "."
 }
 
-// approvalLinkDecide is POST /approve/:token, the one click of an approval
-// link's page: it decides as the owner the link was mailed to, with the
-// link's verdict (and the reason given, for a denial), and spends the link
-// in the same transaction (store.DecideByLink).
+// approvalLinkDecide decides as the owner the link was mailed to and spends
+// the link in the same transaction (store.DecideByLink).
 func (s *Server) approvalLinkDecide(c echo.Context) error {
 	d, status, err := s.approvalLink(c)
 	if err != nil || !d.CanDecide {
@@ -102,9 +95,8 @@ func (s *Server) approvalLinkDecide(c echo.Context) error {
 	return s.renderApprovalLink(c, http.StatusOK, d)
 }
 
-// renderApprovalLink shows an approval link's page; no referrer carries
-// its token elsewhere.
+// renderApprovalLink shows the page; no referrer carries the token.
 func (s *Server) renderApprovalLink(c echo.Context, status int, d views.ApprovalLinkData) error {
 	c.Response().Header().Set("Referrer-Policy", "no-referrer")
-	return s.render(c, status, "Allow or deny", views.ApprovalLinkPage(d))
+	return web.Render(c, status, "Allow or deny", views.ApprovalLinkPage(d))
 }

@@ -5,16 +5,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
 // approvalPageSize bounds the approvals a list shows.
 const approvalPageSize = 20
 
-// approvals are the approvals a page shows: a session's of every state, or
-// with session 0 the workspace's pending ones (the inbox's "Needs you").
+// approvalsView is a session's approvals, or with session 0 the workspace's
+// pending ones.
 func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsView, error) {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	v := views.ApprovalsView{Session: session}
 	var err error
 	if session != 0 {
@@ -25,13 +26,11 @@ func (s *Server) approvalsView(c echo.Context, session int64) (views.ApprovalsVi
 	return v, err
 }
 
-// approvalList is GET /approvals (?session=): the list of approvals again,
-// which the page fetches every few seconds; 204 while it is what the page
-// shows (?v=, its version).
+// approvalList is the list the page polls; 204 while it matches ?v=.
 func (s *Server) approvalList(c echo.Context) error {
-	session := int64Param(c.QueryParam("session"))
+	session := web.Int64(c.QueryParam("session"))
 	if session != 0 {
-		if _, err := s.store.GetSession(c.Request().Context(), currentOwner(c).WorkspaceID, session); err != nil {
+		if _, err := s.store.GetSession(c.Request().Context(), web.Owner(c).WorkspaceID, session); err != nil {
 			return err
 		}
 	}
@@ -39,8 +38,8 @@ func (s *Server) approvalList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if isHTMX(c) && c.QueryParam("v") == v.Version() {
-		return noContent(c)
+	if web.IsHTMX(c) && c.QueryParam("v") == v.Version() {
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "Approvals", views.Approvals(v))
+	return web.Render(c, http.StatusOK, "Approvals", views.Approvals(v))
 }

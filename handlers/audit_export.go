@@ -8,11 +8,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// auditExport is GET /audit.jsonl: every audit row the filters keep, one
-// JSON object a line, newest first, for admins.
+// auditExport streams the filtered audit log as JSON Lines, newest first.
 func (s *Server) auditExport(c echo.Context) error {
 	f, err := auditFilter(c)
 	if err != nil {
@@ -25,7 +25,7 @@ func (s *Server) auditExport(c echo.Context) error {
 	h.Set("Cache-Control", "no-store")
 	w := bufio.NewWriter(c.Response())
 	started := false
-	err = s.store.EachAudit(c.Request().Context(), actor(c), f, func(e *store.AuditEntry) error {
+	err = s.store.EachAudit(c.Request().Context(), web.Actor(c), f, func(e *store.AuditEntry) error {
 		if !started {
 			c.Response().WriteHeader(http.StatusOK)
 			started = true

@@ -6,12 +6,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// auditFilter reads the audit log's filters from the query: person, kind,
-// project, before (each optional; a bad one is refused naming it).
+// auditFilter reads the audit filters; a bad one is refused by name.
 func auditFilter(c echo.Context) (store.AuditFilter, error) {
 	var f store.AuditFilter
 	for name, dst := range map[string]*int64{"person": &f.OwnerID, "project": &f.ProjectID, "before": &f.Before} {
@@ -32,8 +32,6 @@ func auditFilter(c echo.Context) (store.AuditFilter, error) {
 	return f, nil
 }
 
-// auditPage is GET /audit: a page of the audit log, newest first, for
-// admins.
 func (s *Server) auditPage(c echo.Context) error {
 	f, err := auditFilter(c)
 	if err != nil {
@@ -42,19 +40,19 @@ func (s *Server) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	v := views.AuditView{Filter: f, Kinds: store.AuditKinds()}
 	f.Limit = store.AuditPageSize + 1
-	if v.Entries, err = s.store.ListAudit(ctx, actor(c), f); err != nil {
+	if v.Entries, err = s.store.ListAudit(ctx, web.Actor(c), f); err != nil {
 		return err
 	}
 	if len(v.Entries) > store.AuditPageSize {
 		v.Entries = v.Entries[:store.AuditPageSize]
 		v.Older = v.Entries[len(v.Entries)-1].ID
 	}
-	if v.People, err = s.store.ListPeople(ctx, actor(c)); err != nil {
+	if v.People, err = s.store.ListPeople(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	if v.Projects, err = s.store.ListProjects(ctx, currentOwner(c).WorkspaceID); err != nil {
+	if v.Projects, err = s.store.ListProjects(ctx, web.Owner(c).WorkspaceID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "audit"
-	return s.render(c, http.StatusOK, "Audit log", views.AuditPage(v))
+	web.Page(c).Nav = "audit"
+	return web.Render(c, http.StatusOK, "Audit log", views.AuditPage(v))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -417,7 +418,7 @@ func (w *sweepWorld) request(t *testing.T, hc *http.Client, method, path string,
 			f[k] = v
 		}
 		if csrf != "" {
-			f.Set(csrfField, csrf)
+			f.Set(web.CSRFField, csrf)
 		}
 		body = strings.NewReader(f.Encode())
 	}

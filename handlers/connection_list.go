@@ -5,16 +5,16 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// connectionList is GET /connections: the workspace's connections, and right
-// after a static token was minted, that token, once.
+// connectionList shows the connections and a static token just minted, once.
 func (s *Server) connectionList(c echo.Context) error {
 	form := views.StaticTokenForm{Scopes: map[string]bool{store.ScopeRead: true, store.ScopeWrite: true}}
 	var tok views.NewStaticToken
-	shown, err := s.takeReveal(c, "/connections", &tok)
+	shown, err := web.TakeReveal(c, "/connections", &tok)
 	if err != nil {
 		return err
 	}
@@ -24,11 +24,9 @@ func (s *Server) connectionList(c echo.Context) error {
 	return s.renderConnectionList(c, http.StatusOK, form, &tok)
 }
 
-// renderConnectionList shows the Connections page with the static token form
-// (values and errors) and a token just minted, if any.
 func (s *Server) renderConnectionList(c echo.Context, status int, form views.StaticTokenForm, tok *views.NewStaticToken) error {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	conns, err := s.store.ListConnections(ctx, o.WorkspaceID)
 	if err != nil {
 		return err
@@ -44,8 +42,8 @@ func (s *Server) renderConnectionList(c echo.Context, status int, form views.Sta
 	if form.Projects == nil {
 		form.Projects = map[int64]bool{}
 	}
-	s.page(c).Nav = "connections"
-	return s.render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
+	web.Page(c).Nav = "connections"
+	return web.Render(c, status, "Connections", views.ConnectionsPage(views.ConnectionsData{
 		Connections: conns, Revoked: revoked, Projects: projects, Form: form, NewToken: tok,
 		ServerURL: s.cfg.BaseURL, Osfoundry: osfoundryCommand(),
 	}))

@@ -6,18 +6,18 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// connectionParam loads the connection named in the path, in the owner's
-// workspace only (another workspace's id is a 404).
+// connectionParam loads the path's connection in the owner's workspace only.
 func (s *Server) connectionParam(c echo.Context) (*store.Connection, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return nil, store.ErrNotFound
 	}
-	conn, err := s.store.GetConnection(c.Request().Context(), currentOwner(c).WorkspaceID, id)
+	conn, err := s.store.GetConnection(c.Request().Context(), web.Owner(c).WorkspaceID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func (s *Server) connectionRevokeConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.page(c).Nav = "connections"
-	return s.render(c, http.StatusOK, "Revoke "+conn.ClientName, views.ConfirmRevokePage(conn))
+	web.Page(c).Nav = "connections"
+	return web.Render(c, http.StatusOK, "Revoke "+conn.ClientName, views.ConfirmRevokePage(conn))
 }
 
 // connectionRevoke is POST /connections/:id/revoke: tokens deleted, status cleared.
@@ -43,9 +43,9 @@ func (s *Server) connectionRevoke(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokeConnectionAs(c.Request().Context(), actor(c), conn.ID); err != nil {
+	if err := s.store.RevokeConnectionAs(c.Request().Context(), web.Actor(c), conn.ID); err != nil {
 		return err
 	}
-	s.log.Info("connection revoked", "connection_id", conn.ID, "owner_id", currentOwner(c).ID)
-	return redirect(c, "/connections")
+	s.log.Info("connection revoked", "connection_id", conn.ID, "owner_id", web.Owner(c).ID)
+	return web.Redirect(c, "/connections")
 }

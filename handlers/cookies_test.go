@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -29,7 +30,7 @@ func TestTamperedCookieIsIgnored(t *testing.T) {
 	v := []byte(cookies[0].Value)
 	v[len(v)/2] ^= 1
 	req, _ := http.NewRequest(http.MethodGet, app.srv.URL+"/", nil)
-	req.AddCookie(&http.Cookie{Name: cookieName, Value: string(v)})
+	req.AddCookie(&http.Cookie{Name: web.CookieName, Value: string(v)})
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)

@@ -6,22 +6,22 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// deviceRemove is POST /account/devices/:id/remove: nothing more is pushed
-// to that device; another owner's is not found.
+// deviceRemove stops pushes to one of the owner's devices.
 func (s *Server) deviceRemove(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	err = s.store.RemovePushSubscription(c.Request().Context(), currentOwner(c).ID, id)
+	err = s.store.RemovePushSubscription(c.Request().Context(), web.Owner(c).ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound, "No such device")
 	}
 	if err != nil {
 		return err
 	}
-	return redirect(c, "/account?done=device-removed#devices")
+	return web.Redirect(c, "/account?done=device-removed#devices")
 }

@@ -6,17 +6,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// deviceRename is POST /account/devices/:id/rename: names one of the
-// owner's devices (name=); another owner's is not found.
+// deviceRename names one of the owner's devices.
 func (s *Server) deviceRename(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	err = s.store.RenamePushSubscription(c.Request().Context(), currentOwner(c).ID, id, c.FormValue("name"))
+	err = s.store.RenamePushSubscription(c.Request().Context(), web.Owner(c).ID, id, c.FormValue("name"))
 	if fe := store.FieldErrorsOf(err); fe != nil {
 		return echo.NewHTTPError(http.StatusUnprocessableEntity, "The device's name: "+fe[0].Message+".")
 	}
@@ -26,5 +26,5 @@ func (s *Server) deviceRename(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return redirect(c, "/account?done=device-renamed#devices")
+	return web.Redirect(c, "/account?done=device-renamed#devices")
 }

@@ -9,12 +9,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// subscription is a browser's PushSubscription.toJSON(), as "Notify this
-// device" posts it.
+// subscription is a browser's PushSubscription.toJSON().
 type subscription struct {
 	Endpoint string `json:"endpoint"`
 	Keys     struct {
@@ -23,9 +23,8 @@ type subscription struct {
 	} `json:"keys"`
 }
 
-// deviceSubscribe is POST /account/devices: subscribes this browser to the
-// owner's pushes, named from its user agent (renamed on Account). JSON in,
-// JSON out: 201 with the device, or 422 naming the field.
+// deviceSubscribe subscribes this browser to pushes: 201 with the device, or
+// 422 naming the field.
 func (s *Server) deviceSubscribe(c echo.Context) error {
 	var in subscription
 	dec := json.NewDecoder(io.LimitReader(c.Request().Body, 16<<10))
@@ -39,7 +38,7 @@ func (s *Server) deviceSubscribe(c echo.Context) error {
 		}
 		return b
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ua := c.Request().UserAgent()
 	sub, err := s.store.SubscribePush(c.Request().Context(), o.WorkspaceID, o.ID, store.PushSubscribe{
 		Endpoint: in.Endpoint, P256dh: key(in.Keys.P256dh), Auth: key(in.Keys.Auth), Name: views.DeviceName(ua), UserAgent: ua,

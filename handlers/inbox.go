@@ -5,31 +5,29 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxFilter reads the inbox's filter from the query: ?show= (unread,
-// questions, mine), ?project=, ?agent=, ?before=, ?after=.
+// inboxFilter reads the inbox's filter from the query.
 func inboxFilter(c echo.Context) store.InboxFilter {
 	show := c.QueryParam("show")
 	return store.InboxFilter{
 		Unread:    show == views.InboxShowUnread,
 		Questions: show == views.InboxShowQuestions,
 		Mine:      show == views.InboxShowMine,
-		ProjectID: int64Param(c.QueryParam("project")),
-		AgentID:   int64Param(c.QueryParam("agent")),
-		Before:    int64Param(c.QueryParam("before")),
-		After:     int64Param(c.QueryParam("after")),
+		ProjectID: web.Int64(c.QueryParam("project")),
+		AgentID:   web.Int64(c.QueryParam("agent")),
+		Before:    web.Int64(c.QueryParam("before")),
+		After:     web.Int64(c.QueryParam("after")),
 	}
 }
 
-// inbox is the owner's inbox page. An htmx request with ?live=1 is the
-// page's live fetch: the rows newer than ?after= (its newest; 204 when
-// none), which it sends only when the unread stream names an inbox note
-// newer than any it has heard of.
+// inbox is the inbox page; with ?live=1 (htmx) only the rows newer than
+// ?after=, or 204.
 func (s *Server) inbox(c echo.Context) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
 	f := inboxFilter(c)
 	rows, err := s.store.Inbox(ctx, o.WorkspaceID, o.ID, f, store.InboxPageSize)
@@ -40,11 +38,11 @@ func (s *Server) inbox(c echo.Context) error {
 	if more {
 		rows = rows[:store.InboxPageSize]
 	}
-	if isHTMX(c) && c.QueryParam("live") != "" {
+	if web.IsHTMX(c) && c.QueryParam("live") != "" {
 		if len(rows) == 0 {
-			return noContent(c)
+			return web.NoContent(c)
 		}
-		return s.render(c, http.StatusOK, "", views.InboxRows(rows, f.Questions))
+		return web.Render(c, http.StatusOK, "", views.InboxRows(rows, f.Questions))
 	}
 	v := views.InboxView{Filter: f, Rows: rows, HasOlder: more}
 	if f.Before == 0 && !f.Questions {
@@ -61,7 +59,7 @@ func (s *Server) inbox(c echo.Context) error {
 	if v.Agents, err = s.store.ListAgentSenders(ctx, o.WorkspaceID); err != nil {
 		return err
 	}
-	p := s.page(c)
+	p := web.Page(c)
 	p.Nav, p.UnreadScope = "inbox", "inbox"
-	return s.render(c, http.StatusOK, "Inbox", views.InboxPage(v))
+	return web.Render(c, http.StatusOK, "Inbox", views.InboxPage(v))
 }

@@ -5,19 +5,18 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxQuestions is the top of the inbox again (the open questions of the
-// workspace, of ?project= when given): the page fetches it when a question
-// arrives or is answered.
+// inboxQuestions is the inbox's open questions, refetched when one changes.
 func (s *Server) inboxQuestions(c echo.Context) error {
-	o := currentOwner(c)
-	project := int64Param(c.QueryParam("project"))
+	o := web.Owner(c)
+	project := web.Int64(c.QueryParam("project"))
 	rows, err := s.store.OpenQuestions(c.Request().Context(), o.WorkspaceID, project, 0, store.InboxPageSize)
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
+	return web.Render(c, http.StatusOK, "Questions waiting", views.InboxQuestions(rows, views.InboxQuestionsQuery(project)))
 }

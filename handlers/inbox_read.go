@@ -3,16 +3,15 @@ package handlers
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// inboxRead is "Mark all read": every session of the workspace (of the
-// form's project, when it names one) read up to its newest note; then back
-// to the inbox.
+// inboxRead marks every session of the workspace (or project) read.
 func (s *Server) inboxRead(c echo.Context) error {
-	o := currentOwner(c)
-	project := int64Param(c.FormValue("project"))
+	o := web.Owner(c)
+	project := web.Int64(c.FormValue("project"))
 	if _, err := s.store.MarkAllRead(c.Request().Context(), o.WorkspaceID, o.ID, project); err != nil {
 		return err
 	}
@@ -20,5 +19,5 @@ func (s *Server) inboxRead(c echo.Context) error {
 	if q := views.InboxQuery(store.InboxFilter{ProjectID: project}); len(q) > 0 {
 		target += "?" + q.Encode()
 	}
-	return redirect(c, target)
+	return web.Redirect(c, target)
 }

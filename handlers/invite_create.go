@@ -6,26 +6,26 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// inviteCreate is POST /sessions/:id/invitations: invites a connection of the
-// workspace to the session as contributor or runner.
+// inviteCreate invites a connection to the session.
 func (s *Server) inviteCreate(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	f := formOf(c, "connection_id", "role")
-	err = s.store.InviteAs(c.Request().Context(), actor(c), session.ID, int64Param(f.Value("connection_id")), f.Value("role"))
+	f := web.Form(c, "connection_id", "role")
+	err = s.store.InviteAs(c.Request().Context(), web.Actor(c), session.ID, web.Int64(f.Value("connection_id")), f.Value("role"))
 	if errors.Is(err, store.ErrNotFound) {
 		err = &store.FieldError{Field: "connection_id", Message: "choose a live connection of this workspace"}
 	}
 	if err != nil {
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 		return s.renderParticipantList(c, http.StatusUnprocessableEntity, f)
 	}
-	return redirect(c, participantsURL(session.ID))
+	return web.Redirect(c, participantsURL(session.ID))
 }

@@ -2,17 +2,17 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// inviteRemove is POST /sessions/:id/invitations/:conn/remove: the connection
-// leaves the session.
 func (s *Server) inviteRemove(c echo.Context) error {
 	session, conn, err := s.invitationOf(c)
 	if err != nil {
 		return err
 	}
-	if err := s.store.RemoveInvitationAs(c.Request().Context(), actor(c), session.ID, conn); err != nil {
+	if err := s.store.RemoveInvitationAs(c.Request().Context(), web.Actor(c), session.ID, conn); err != nil {
 		return err
 	}
-	return redirect(c, participantsURL(session.ID))
+	return web.Redirect(c, participantsURL(session.ID))
 }

@@ -6,21 +6,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// joinForm is GET /join/:token: an invitation's page, where the invitee
-// chooses a name and password; an expired, used or revoked link says so.
+// joinForm is an invitation's page; an expired, used or revoked link says so.
 func (s *Server) joinForm(c echo.Context) error {
 	inv, err := s.store.PersonInviteOf(c.Request().Context(), c.Param("token"))
 	if msg, bad := inviteRefusal(err); bad {
-		return s.render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
+		return web.Render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
 	}
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "Join "+inv.WorkspaceName, views.JoinPage(views.JoinForm{Invite: inv}))
+	return web.Render(c, http.StatusOK, "Join "+inv.WorkspaceName, views.JoinPage(views.JoinForm{Invite: inv}))
 }
 
 // inviteRefusal is the sentence of a link that does not work.
@@ -33,44 +33,43 @@ func inviteRefusal(err error) (string, bool) {
 	return "", false
 }
 
-// joinSubmit is POST /join/:token: creates the invited person and signs
-// them in. The tries are reserved as sign-in's are (the same throttle, by
-// the invitation's email and the address) before the password is hashed.
+// joinSubmit creates the invited person and signs them in, throttled as
+// sign-in is before the password is hashed.
 func (s *Server) joinSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.Param("token")
 	inv, err := s.store.PersonInviteOf(ctx, token)
 	if msg, bad := inviteRefusal(err); bad {
-		return s.render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
+		return web.Render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
 	}
 	if err != nil {
 		return err
 	}
 	f := views.JoinForm{Invite: inv, DisplayName: c.FormValue("display_name")}
 	addr := c.RealIP()
-	try, err := s.store.ReserveAttempt(ctx, store.ActionSignIn, addr, signInKeys(inv.Email)...)
+	try, err := s.store.ReserveAttempt(ctx, store.ActionSignIn, addr, web.SignInKeys(inv.Email)...)
 	if err != nil {
 		return err
 	}
 	if !try.Allowed {
-		f.Errors = views.FormErrors{"form": refuseAttempt(c, try)}
-		return s.render(c, http.StatusTooManyRequests, "Join "+inv.WorkspaceName, views.JoinPage(f))
+		f.Errors = views.FormErrors{"form": web.RefuseAttempt(c, try)}
+		return web.Render(c, http.StatusTooManyRequests, "Join "+inv.WorkspaceName, views.JoinPage(f))
 	}
 	o, err := s.store.AcceptPersonInvite(ctx, token, f.DisplayName, c.FormValue("password"),
 		store.Actor{RemoteAddr: addr, UserAgent: c.Request().UserAgent()})
 	if msg, bad := inviteRefusal(err); bad {
-		return s.render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
+		return web.Render(c, http.StatusGone, "Invitation", views.JoinPage(views.JoinForm{Error: msg}))
 	}
 	if err != nil {
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
-		return s.render(c, http.StatusUnprocessableEntity, "Join "+inv.WorkspaceName, views.JoinPage(f))
+		return web.Render(c, http.StatusUnprocessableEntity, "Join "+inv.WorkspaceName, views.JoinPage(f))
 	}
 	if err := s.store.AttemptSucceeded(ctx, store.ActionSignIn, addr, inv.Email); err != nil {
 		return err
 	}
-	if err := s.signIn(c, o); err != nil {
+	if err := s.sessions.SignIn(c, o); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/")

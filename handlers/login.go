@@ -8,12 +8,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// loginForm is GET /login: the sign-in form (the setup form while no owner
-// exists; where next points when already signed in).
 func (s *Server) loginForm(c echo.Context) error {
 	has, err := s.store.HasOwner(c.Request().Context())
 	if err != nil {
@@ -23,33 +22,31 @@ func (s *Server) loginForm(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/setup")
 	}
 	next := safeNext(c.QueryParam("next"))
-	if currentOwner(c) != nil {
+	if web.Owner(c) != nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	return s.render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
+	return web.Render(c, http.StatusOK, "Sign in", views.LoginPage(views.LoginForm{Next: next}))
 }
 
-// loginSubmit is POST /login: signs the owner in and goes where next points.
-// The try is reserved before the password is hashed (signInKeys): past the
-// free tries of this email from this address, or of this address, each try
-// waits longer, and the page says how many are left.
+// loginSubmit signs in and goes where next points. The try is reserved before
+// the password is hashed (web.SignInKeys).
 func (s *Server) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := views.LoginForm{Email: c.FormValue("email"), Next: safeNext(c.FormValue("next"))}
 	addr := c.RealIP()
-	try, err := s.store.ReserveAttempt(ctx, store.ActionSignIn, addr, signInKeys(f.Email)...)
+	try, err := s.store.ReserveAttempt(ctx, store.ActionSignIn, addr, web.SignInKeys(f.Email)...)
 	if err != nil {
 		return err
 	}
 	if !try.Allowed {
-		f.Error = refuseAttempt(c, try)
-		return s.render(c, http.StatusTooManyRequests, "Sign in", views.LoginPage(f))
+		f.Error = web.RefuseAttempt(c, try)
+		return web.Render(c, http.StatusTooManyRequests, "Sign in", views.LoginPage(f))
 	}
 	o, err := s.store.Authenticate(ctx, f.Email, c.FormValue("password"))
 	if errors.Is(err, store.ErrInvalidCredentials) {
 		f.Error = "That email and password do not match an owner account."
-		f.Hint = triesLeft(try)
-		return s.render(c, http.StatusUnauthorized, "Sign in", views.LoginPage(f))
+		f.Hint = web.TriesLeft(try)
+		return web.Render(c, http.StatusUnauthorized, "Sign in", views.LoginPage(f))
 	}
 	if err != nil {
 		return err
@@ -57,7 +54,7 @@ func (s *Server) loginSubmit(c echo.Context) error {
 	if err := s.store.AttemptSucceeded(ctx, store.ActionSignIn, addr, f.Email); err != nil {
 		return err
 	}
-	if err := s.signIn(c, o); err != nil {
+	if err := s.sessions.SignIn(c, o); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, f.Next)

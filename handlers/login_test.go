@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -68,8 +69,8 @@ func TestSignInThrottleHoldsUnderConcurrency(t *testing.T) {
 	// The free tries go ahead, one hash at a time (the gate): one that
 	// waits too long behind the others is answered 503, unchecked.
 	checked := statuses[http.StatusUnauthorized]
-	if checked+statuses[http.StatusServiceUnavailable] != signInFreeTries || statuses[http.StatusTooManyRequests] != 40-signInFreeTries {
-		t.Fatalf("answers to 40 concurrent wrong passwords: %v, want %d allowed (401, or 503 when the gate was full), the rest 429", statuses, signInFreeTries)
+	if checked+statuses[http.StatusServiceUnavailable] != web.SignInFreeTries || statuses[http.StatusTooManyRequests] != 40-web.SignInFreeTries {
+		t.Fatalf("answers to 40 concurrent wrong passwords: %v, want %d allowed (401, or 503 when the gate was full), the rest 429", statuses, web.SignInFreeTries)
 	}
 	if n := app.store.Hashes().Counts().Run - hashed; n != uint64(checked) {
 		t.Fatalf("%d passwords hashed, want %d", n, checked)
@@ -95,7 +96,7 @@ func TestSignInSaysTriesLeftThenWaits(t *testing.T) {
 	try := func(password string) (*http.Response, string) {
 		return c.post("/login", url.Values{"_csrf": {tok}, "email": {"Alice@example.com"}, "password": {password}})
 	}
-	for i := range signInFreeTries - 1 {
+	for i := range web.SignInFreeTries - 1 {
 		res, body := try("wrong password")
 		want := []string{"4 tries left", "3 tries left", "2 tries left", "1 try left"}[i]
 		if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "do not match") || !strings.Contains(body, want) {

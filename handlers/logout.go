@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
 // logout is POST /logout: signs the owner out; their live streams end.
 func (s *Server) logout(c echo.Context) error {
-	if err := s.signOut(c); err != nil {
+	if err := s.sessions.SignOut(c); err != nil {
 		return err
 	}
-	return redirect(c, "/login")
+	return web.Redirect(c, "/login")
 }

@@ -7,8 +7,7 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// mailRows are the owner's rows of notes (views.NewMailRow), lastRead their
-// read mark before them; live rows join a page already shown.
+// mailRows are the owner's rows of notes, lastRead their read mark before them.
 func mailRows(o *store.Owner, notes []store.Note, lastRead int64, live bool) []views.MailRow {
 	rows := make([]views.MailRow, len(notes))
 	for i, n := range notes {
@@ -39,8 +38,7 @@ func (s *Server) withReceipts(ctx context.Context, o *store.Owner, sessionID int
 	return rows, nil
 }
 
-// rowsAfter loads the notes newer than after, marks them unread or not, and
-// records them as seen: they are on the owner's screen now.
+// rowsAfter loads the notes newer than after and records them as seen.
 func (s *Server) rowsAfter(ctx context.Context, o *store.Owner, sessionID, after int64) ([]views.MailRow, error) {
 	notes, err := s.store.SessionMailAfter(ctx, o.WorkspaceID, sessionID, after)
 	if err != nil || len(notes) == 0 {

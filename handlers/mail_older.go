@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -15,9 +16,9 @@ func (s *Server) mailOlder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
-	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, int64Param(c.QueryParam("before")), store.MailPageSize)
+	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, web.Int64(c.QueryParam("before")), store.MailPageSize)
 	if err != nil {
 		return err
 	}
@@ -37,5 +38,5 @@ func (s *Server) mailOlder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "", views.MailOlderResponse(session.ID, rows, before, more))
+	return web.Render(c, http.StatusOK, "", views.MailOlderResponse(session.ID, rows, before, more))
 }

@@ -7,22 +7,20 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// mailPoll returns the notes newer than ?after=, newest first, and, when
-// agents read owners' notes since the receipt ?receipts=, those notes'
-// receipt lines out of band with the cursor to send next; 204 when neither
-// changed. When the hub is sure nothing changed it answers without touching
-// the database.
+// mailPoll returns the notes newer than ?after= and the receipts newer than
+// ?receipts=; 204 when neither changed, without a query when the cache knows.
 func (s *Server) mailPoll(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
-	after, seen := int64Param(c.QueryParam("after")), int64Param(c.QueryParam("receipts"))
+	o := web.Owner(c)
+	after, seen := web.Int64(c.QueryParam("after")), web.Int64(c.QueryParam("receipts"))
 	ctx := c.Request().Context()
 	// Also the workspace check: another workspace's session is a 404.
 	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, id)
@@ -30,7 +28,7 @@ func (s *Server) mailPoll(c echo.Context) error {
 		return err
 	}
 	if marks.Note <= after && marks.Receipt <= seen {
-		return noContent(c)
+		return web.NoContent(c)
 	}
 	var rows []views.MailRow
 	if marks.Note > after {
@@ -45,14 +43,13 @@ func (s *Server) mailPoll(c echo.Context) error {
 		}
 	}
 	if len(rows) == 0 && update == nil {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.MailPollResponse(id, rows, update))
+	return web.Render(c, http.StatusOK, "", views.MailPollResponse(id, rows, update))
 }
 
-// receiptsAfter loads the receipt lines that changed since the receipt seen:
-// those of notes among rows (new to the page) go into their rows, the others
-// out of band. The cursor becomes the newest receipt loaded, or latest.
+// receiptsAfter loads the receipts changed since seen: into rows new to the
+// page, out of band for the others.
 func (s *Server) receiptsAfter(ctx context.Context, o *store.Owner, sessionID, seen, latest int64, rows []views.MailRow) (*views.ReceiptsUpdate, error) {
 	receipts, err := s.store.ReceiptsAfter(ctx, o.WorkspaceID, sessionID, seen)
 	if err != nil {

@@ -4,17 +4,17 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// mailRead records that the owner has seen the session's notes up to
-// ?upto= (clamped to the newest note): the page says so when rows arrive
-// over its stream while it is visible, or when it is shown again.
+// mailRead records the owner has seen the notes up to ?upto=.
 func (s *Server) mailRead(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	ctx := c.Request().Context()
 	latest, sure := s.mail.NewestNote(o.WorkspaceID, id)
 	if !sure {
@@ -23,7 +23,7 @@ func (s *Server) mailRead(c echo.Context) error {
 			return err
 		}
 	}
-	if _, err := s.store.MarkMailRead(ctx, o.ID, id, min(int64Param(c.FormValue("upto")), latest)); err != nil {
+	if _, err := s.store.MarkMailRead(ctx, o.ID, id, min(web.Int64(c.FormValue("upto")), latest)); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

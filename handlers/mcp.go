@@ -5,8 +5,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// initMCP builds the MCP endpoint and its protected-resource metadata once;
-// l ends the waits of ask_owner calls when an answer comes on any replica.
+// initMCP builds the MCP endpoint and its resource metadata once.
 func (s *Server) initMCP(l *store.Listener) {
 	h := mcp.New(mcp.Options{Store: s.store, BaseURL: s.cfg.BaseURL, Logger: s.log, Metrics: s.metrics, Listener: l,
 		SDKOnly: s.cfg.MCPSDKOnly, WaitLimits: s.cfg.WaitLimits})

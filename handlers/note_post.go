@@ -7,16 +7,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// replyTarget loads the note a reply answers (store.ReplyTarget); a note
-// that is not the session's is a page that does not exist (404). A note
-// whose reply would go to a revoked agent comes with the form errors that
-// say so, for the composer to show.
+// replyTarget loads the note a reply answers (404 outside the session), with
+// the form errors of a revoked agent.
 func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int64) (*store.Note, views.FormErrors, error) {
-	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, currentOwner(c).ID)
+	n, err := s.store.ReplyTarget(c.Request().Context(), session.WorkspaceID, session.ID, noteID, web.Owner(c).ID)
 	switch {
 	case errors.Is(err, store.ErrNotAnswerable):
 		return nil, nil, echo.NewHTTPError(http.StatusNotFound, "No such note in this session")
@@ -26,43 +25,40 @@ func (s *Server) replyTarget(c echo.Context, session *store.Session, noteID int6
 	return n, nil, err
 }
 
-// notePost posts an owner's reply, note to the whole session, or analysis
-// note. htmx gets every note newer than the page had (the new one among
-// them) to prepend, and a fresh composer; a refused form comes back with its
-// errors next to the fields.
+// notePost posts an owner's note; htmx gets the newer rows and a fresh composer.
 func (s *Server) notePost(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
-	f := formOf(c, "type", "reply_to", "subject", "body")
+	o := web.Owner(c)
+	f := web.Form(c, "type", "reply_to", "subject", "body")
 	comp := views.Composer{SessionID: session.ID, Form: f, Open: true}
 	in := store.OwnerNote{WorkspaceID: o.WorkspaceID, SessionID: session.ID, OwnerID: o.ID, Type: f.Value("type"),
 		Subject: f.Value("subject"), Body: f.Value("body")}
 	if in.Type == store.MessageReply {
-		if comp.ReplyTo, _, err = s.replyTarget(c, session, int64Param(f.Value("reply_to"))); err != nil {
+		if comp.ReplyTo, _, err = s.replyTarget(c, session, web.Int64(f.Value("reply_to"))); err != nil {
 			return err
 		}
 		in.ReplyTo = comp.ReplyTo.ID
 	}
 	note, _, err := s.store.PostOwnerNote(ctx, in)
 	if err != nil {
-		if comp.Form.Errors, err = fieldErrors(err); err != nil {
+		if comp.Form.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
-		if isHTMX(c) {
+		if web.IsHTMX(c) {
 			c.Response().Header().Set("HX-Retarget", "#"+comp.ID())
 			c.Response().Header().Set("HX-Reswap", "outerHTML")
-			return s.render(c, http.StatusUnprocessableEntity, "", views.ComposerForm(comp))
+			return web.Render(c, http.StatusUnprocessableEntity, "", views.ComposerForm(comp))
 		}
-		return s.render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
+		return web.Render(c, http.StatusUnprocessableEntity, "Write a note", views.ComposePage(comp))
 	}
-	if !isHTMX(c) {
-		return redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
+	if !web.IsHTMX(c) {
+		return web.Redirect(c, fmt.Sprintf("/sessions/%d#note-%d", session.ID, note.ID))
 	}
-	rows, err := s.rowsAfter(ctx, o, session.ID, int64Param(c.FormValue("after")))
+	rows, err := s.rowsAfter(ctx, o, session.ID, web.Int64(c.FormValue("after")))
 	if err != nil {
 		return err
 	}
@@ -74,5 +70,5 @@ func (s *Server) notePost(c echo.Context) error {
 		msg = "Reply sent to " + *note.RecipientSlug + "."
 	}
 	reset := views.Composer{SessionID: session.ID, ReplyTo: comp.ReplyTo, OOB: true}
-	return s.render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
+	return web.Render(c, http.StatusOK, "", views.NotePostedResponse(session.ID, rows, reset, msg))
 }

@@ -5,23 +5,22 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// noteThread is a note's thread page: the note and every reply down from
-// it, oldest first, live over the session's stream, with a composer that
-// answers the note.
+// noteThread is a note and its replies, oldest first, with a composer.
 func (s *Server) noteThread(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	noteID, err := paramID(c, "note")
+	noteID, err := web.ParamID(c, "note")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	// Taken before the thread is read: the stream replays from no later.
 	latest, err := s.mail.Follow(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
@@ -43,6 +42,6 @@ func (s *Server) noteThread(c echo.Context) error {
 	v := views.ThreadView{Session: *session, Project: *p, Rows: rows, Latest: latest,
 		Composer: views.Composer{SessionID: session.ID, ReplyTo: &root, InThread: true,
 			Form: views.Form{Values: map[string]string{"subject": views.ReplySubject(root.Subject)}}}}
-	s.page(c).Nav = "projects"
-	return s.render(c, http.StatusOK, "Thread: "+session.Title, views.ThreadPage(v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, http.StatusOK, "Thread: "+session.Title, views.ThreadPage(v))
 }

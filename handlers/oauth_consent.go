@@ -11,16 +11,15 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
 const consentTitle = "Connect osFoundry"
 
-// authorizeForm is GET /authorize: it validates the request, sends a
-// signed-out owner to sign in (and back here), and shows the consent page.
-// The page preselects the agent this very registration already is (or a
-// new agent) and, when the owner has only one project, that project.
+// authorizeForm validates the request, sends a signed-out owner to sign in,
+// and shows the consent page.
 func (s *Server) authorizeForm(c echo.Context) error {
 	ar, err := s.oauth.ParseAuthorizeRequest(c.Request().Context(), c.QueryParams(), c.RealIP())
 	if err != nil {
@@ -32,9 +31,7 @@ func (s *Server) authorizeForm(c echo.Context) error {
 	})(c)
 }
 
-// consentChoice is what the owner chose on the consent page: the agent
-// (views.AgentNew or a connection id; "" before any choice), the projects
-// and the sessions to invite it to.
+// consentChoice is the owner's choice: the agent ("" before any), projects, sessions.
 type consentChoice struct {
 	agent    string
 	projects map[int64]bool
@@ -54,9 +51,9 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	if err != nil {
 		return s.authorizeFailed(c, err)
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	if o == nil {
-		return redirect(c, "/login?next="+url.QueryEscape("/authorize?"+q.Encode()))
+		return web.Redirect(c, "/login?next="+url.QueryEscape("/authorize?"+q.Encode()))
 	}
 	if c.FormValue("decision") != "approve" {
 		s.log.Info("oauth grant denied", "client_id", ar.Client.ClientID, "owner_id", o.ID)
@@ -100,8 +97,7 @@ func (s *Server) authorizeSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, target)
 }
 
-// formIDs parses a form's repeated id field into ids, de-duplicated, marking
-// each in seen; ok is false when a value is not an id.
+// formIDs parses a repeated id field, de-duplicated; ok is false on a non-id.
 func formIDs(values []string, seen map[int64]bool) (ids []int64, ok bool) {
 	for _, v := range values {
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -116,8 +112,8 @@ func formIDs(values []string, seen map[int64]bool) (ids []int64, ok bool) {
 	return ids, true
 }
 
-// authorizeFailed shows an authorization error as a page when the redirect
-// target is in doubt, and sends it back to the client otherwise.
+// authorizeFailed shows the error as a page when the redirect target is in
+// doubt, and sends it to the client otherwise.
 func (s *Server) authorizeFailed(c echo.Context, err error) error {
 	var ae *oauth.AuthorizeError
 	if !errors.As(err, &ae) {
@@ -131,15 +127,14 @@ func (s *Server) authorizeFailed(c echo.Context, err error) error {
 		return c.Redirect(status, s.oauth.ErrorRedirect(ae))
 	}
 	s.log.Info("authorization request refused", "error", ae.Code, "description", ae.Description)
-	return s.render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
+	return web.Render(c, http.StatusBadRequest, "Connection request not valid", views.AuthorizeErrorPage(ae.Description))
 }
 
-// renderConsent shows the consent page for ar with the owner's choice (on
-// a first view, "" for the agent: the page preselects). The page's form may
-// be redirected to the client's redirect URI, whatever its scheme.
+// renderConsent shows the consent page. Its form may redirect to the client's
+// redirect URI, whatever its scheme.
 func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest, choice consentChoice, msg string) error {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	projects, err := s.store.ListProjects(ctx, o.WorkspaceID)
 	if err != nil {
 		return err
@@ -153,9 +148,8 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		return err
 	}
 	if choice.agent == "" && status == http.StatusOK {
-		// The agent this registration already is (revoked too: the same
-		// checkout signing in again is that agent coming back), else a new
-		// one: a metadata document names the software, not the install.
+		// Preselect the agent this registration already is, revoked too: the same
+		// checkout signing in again is that agent coming back.
 		choice.agent = views.AgentNew
 		if len(agents) > 0 && agents[0].Held {
 			choice.agent = strconv.FormatInt(agents[0].ID, 10)
@@ -163,8 +157,6 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 		if len(projects) == 1 {
 			choice.projects[projects[0].ID] = true
 		}
-		// A ticked project with one session: the agent is there to work in
-		// it, so its invitation is ticked too.
 		for id := range choice.projects {
 			if ss := sessions[id]; len(ss) == 1 {
 				choice.invite[ss[0].ID] = true
@@ -205,5 +197,5 @@ func (s *Server) renderConsent(c echo.Context, status int, ar *oauth.AuthRequest
 			h.Set("Content-Security-Policy", strings.Replace(csp, "form-action 'self' http: https:", "form-action 'self' http: https: "+scheme+":", 1))
 		}
 	}
-	return s.render(c, status, consentTitle, views.ConsentPage(f))
+	return web.Render(c, status, consentTitle, views.ConsentPage(f))
 }

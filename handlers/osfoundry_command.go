@@ -7,10 +7,8 @@ import (
 	"sync"
 )
 
-// osfoundryCommand is how the session page tells an agent to call the
-// osfoundry binary: "osfoundry" when that name on PATH is this server's
-// binary, else this binary's path (a checkout's bin/osfoundry, say), which
-// the agent's machine can call as it is when it is this one.
+// osfoundryCommand is how the session page tells an agent to run osfoundry: the
+// name when PATH finds this binary under it, else this binary's path.
 var osfoundryCommand = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil {

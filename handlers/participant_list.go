@@ -6,17 +6,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// participantList is GET /sessions/:id/participants: who is invited, in which
-// role, and the form that invites another connection.
+// participantList shows who is invited, and the form that invites another.
 func (s *Server) participantList(c echo.Context) error {
 	return s.renderParticipantList(c, http.StatusOK, views.Form{})
 }
 
-// renderParticipantList shows the participants page with invite's values and
-// errors.
 func (s *Server) renderParticipantList(c echo.Context, status int, invite views.Form) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -30,8 +28,8 @@ func (s *Server) renderParticipantList(c echo.Context, status int, invite views.
 	if v.Invitable, err = s.store.ListInvitableConnections(ctx, session.WorkspaceID, session.ID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
-	return s.render(c, status, "Participants · "+session.Title, views.ParticipantsPage(v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, status, "Participants · "+session.Title, views.ParticipantsPage(v))
 }
 
 // participantsURL is the participants page of a session.

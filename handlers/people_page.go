@@ -5,26 +5,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// peoplePage is GET /people: the workspace's people and open invitations,
-// for admins.
 func (s *Server) peoplePage(c echo.Context) error {
 	return s.renderPeople(c, http.StatusOK, views.PeopleView{})
 }
 
-// renderPeople renders the People page around v (a refused form, a link
-// just made), loading the lists.
+// renderPeople renders the People page around v, loading the lists.
 func (s *Server) renderPeople(c echo.Context, status int, v views.PeopleView) error {
 	ctx := c.Request().Context()
 	var err error
-	if v.People, err = s.store.ListPeople(ctx, actor(c)); err != nil {
+	if v.People, err = s.store.ListPeople(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	if v.Invites, err = s.store.ListPersonInvites(ctx, actor(c)); err != nil {
+	if v.Invites, err = s.store.ListPersonInvites(ctx, web.Actor(c)); err != nil {
 		return err
 	}
-	s.page(c).Nav = "people"
-	return s.render(c, status, "People", views.PeoplePage(v))
+	web.Page(c).Nav = "people"
+	return web.Render(c, status, "People", views.PeoplePage(v))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -12,14 +13,13 @@ import (
 // JoinPath is where an invitation link opens, before its token.
 const JoinPath = "/join/"
 
-// personInvite is POST /people/invitations: invites an email with a role.
-// The link is shown once on the page to copy, and mailed when email is on;
-// a mail that fails is logged, the link still works.
+// personInvite invites an email with a role. The link is shown once and
+// mailed when email is on; a failed mail is logged, the link still works.
 func (s *Server) personInvite(c echo.Context) error {
-	f := formOf(c, "email", "role")
-	inv, token, err := s.store.CreatePersonInvite(c.Request().Context(), actor(c), f.Value("email"), store.Role(f.Value("role")))
+	f := web.Form(c, "email", "role")
+	inv, token, err := s.store.CreatePersonInvite(c.Request().Context(), web.Actor(c), f.Value("email"), store.Role(f.Value("role")))
 	if err != nil {
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 		return s.renderPeople(c, http.StatusUnprocessableEntity, views.PeopleView{Invite: f})
@@ -33,6 +33,6 @@ func (s *Server) personInvite(c echo.Context) error {
 			mailed = true
 		}
 	}
-	s.log.Info("person invited", "invite_id", inv.ID, "role", inv.Role, "owner_id", currentOwner(c).ID)
+	s.log.Info("person invited", "invite_id", inv.ID, "role", inv.Role, "owner_id", web.Owner(c).ID)
 	return s.renderPeople(c, http.StatusOK, views.PeopleView{Link: link, Emailed: mailed})
 }

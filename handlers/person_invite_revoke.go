@@ -1,15 +1,19 @@
 package handlers
 
-import "github.com/labstack/echo/v4"
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
+)
 
 // personInviteRevoke is POST /people/invitations/:id/revoke.
 func (s *Server) personInviteRevoke(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokePersonInvite(c.Request().Context(), actor(c), id); err != nil {
+	if err := s.store.RevokePersonInvite(c.Request().Context(), web.Actor(c), id); err != nil {
 		return err
 	}
-	return redirect(c, "/people")
+	return web.Redirect(c, "/people")
 }

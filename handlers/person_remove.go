@@ -5,28 +5,28 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// personRemove is POST /people/:id/remove: the person's sign-ins end on
-// every replica, their connections are revoked, their notes stay with
-// their name. The last admin cannot be removed (422).
+// personRemove ends the person's sign-ins and revokes their connections; their
+// notes stay. The last admin cannot be removed.
 func (s *Server) personRemove(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	err = s.store.RemovePerson(c.Request().Context(), actor(c), id)
+	err = s.store.RemovePerson(c.Request().Context(), web.Actor(c), id)
 	if fes := store.FieldErrorsOf(err); fes != nil {
 		return s.renderPeople(c, http.StatusUnprocessableEntity, views.PeopleView{Error: fes[0].Message})
 	}
 	if err != nil {
 		return err
 	}
-	s.owners.forget(id)
-	if id == currentOwner(c).ID {
-		return redirect(c, "/login")
+	s.sessions.ForgetOwner(id)
+	if id == web.Owner(c).ID {
+		return web.Redirect(c, "/login")
 	}
-	return redirect(c, "/people")
+	return web.Redirect(c, "/people")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -18,12 +19,11 @@ func (s *Server) presenceView(c echo.Context, session *store.Session, p *store.P
 	if err != nil {
 		return views.PresenceView{}, err
 	}
-	return presenceOf(s.page(c).Now, session.ID, *p, agents), nil
+	return presenceOf(web.Page(c).Now, session.ID, *p, agents), nil
 }
 
-// presenceOf is the sidebar of a session at now, with the fingerprint of
-// what it shows: the one version the poll and the live stream compare. It
-// does not depend on the session, only on the project and its agents.
+// presenceOf is the sidebar at now with the fingerprint of what it shows, the
+// one version the poll and the live stream compare.
 func presenceOf(now time.Time, sessionID int64, p store.Project, agents []store.SeatedAgent) views.PresenceView {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%q\x00", p.Name)

@@ -5,11 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// presencePoll returns the sidebar, or 204 when it would look the same as
-// the version the page shows (?v=).
+// presencePoll returns the sidebar, or 204 while it matches ?v=.
 func (s *Server) presencePoll(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -20,7 +20,7 @@ func (s *Server) presencePoll(c echo.Context) error {
 		return err
 	}
 	if c.QueryParam("v") == v.Version {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.PresenceSidebar(v))
+	return web.Render(c, http.StatusOK, "", views.PresenceSidebar(v))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -14,16 +15,13 @@ import (
 // approvalSettingFields are the form's number fields, in the order they show.
 var approvalSettingFields = []string{"wait_seconds", "delay_minutes"}
 
-// projectApprovals is POST /projects/:id/approvals: whether the project's
-// permission prompts come to the owners, how long the hook waits for a
-// decision, and how long an approval waits on the page before webhooks
-// and email.
+// projectApprovals saves the project's approval settings.
 func (s *Server) projectApprovals(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, append(approvalSettingFields, "enabled")...)
+	f := web.Form(c, append(approvalSettingFields, "enabled")...)
 	a := store.ApprovalSettings{Enabled: f.Value("enabled") == "on"}
 	f.Errors = views.FormErrors{}
 	for i, dst := range []*int{&a.WaitSeconds, &a.DelayMinutes} {
@@ -35,18 +33,18 @@ func (s *Server) projectApprovals(c echo.Context) error {
 		}
 		*dst = n
 	}
-	for field, msg := range formErrors(a.Validate()) {
+	for field, msg := range web.FormErrors(a.Validate()) {
 		field = strings.TrimPrefix(field, "approval_")
 		if !f.Errors.Has(field) {
 			f.Errors[field] = msg
 		}
 	}
 	if len(f.Errors) == 0 {
-		err = s.store.SetProjectApprovalSettings(c.Request().Context(), currentOwner(c).WorkspaceID, id, a)
+		err = s.store.SetProjectApprovalSettings(c.Request().Context(), web.Owner(c).WorkspaceID, id, a)
 		if err == nil {
-			return redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#approvals-settings-h")
+			return web.Redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#approvals-settings-h")
 		}
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 	}

@@ -5,11 +5,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
+	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// projectDetail is GET /projects/:id: the project's sessions and seated agents,
-// with the forms that rename it, seat an agent and start a session.
+// projectDetail shows the project's sessions and seated agents.
 func (s *Server) projectDetail(c echo.Context) error {
 	return s.renderProjectDetail(c, http.StatusOK, views.ProjectView{})
 }
@@ -21,7 +22,7 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	v.Project = *p
 	if v.Agents, err = s.store.ListSeatedAgents(ctx, o.WorkspaceID, p.ID); err != nil {
 		return err
@@ -39,10 +40,19 @@ func (s *Server) renderProjectDetail(c echo.Context, status int, v views.Project
 	if v.Sessions, err = s.store.ListSessionSummaries(ctx, o.WorkspaceID, p.ID, o.ID); err != nil {
 		return err
 	}
-	page := s.page(c)
+	page := web.Page(c)
 	page.Nav = "projects"
 	for _, summary := range v.Sessions {
 		page.Unread += summary.Unread
 	}
-	return s.render(c, status, p.Name, views.ProjectPage(v))
+	return web.Render(c, status, p.Name, views.ProjectPage(v))
+}
+
+// projectParam loads the route's project, in the owner's workspace only.
+func (s *Server) projectParam(c echo.Context) (*store.Project, error) {
+	id, err := web.ParamID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	return s.store.GetProject(c.Request().Context(), web.Owner(c).WorkspaceID, id)
 }

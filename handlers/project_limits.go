@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -14,15 +15,13 @@ import (
 // limitFields are the form's fields, in the order they show.
 var limitFields = []string{"write_per_minute", "write_burst"}
 
-// projectLimits is POST /projects/:id/limits: how many notes, replies and
-// questions each agent's connection may write to the project a minute, and
-// at most at once.
+// projectLimits saves how much each agent may write to the project.
 func (s *Server) projectLimits(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, limitFields...)
+	f := web.Form(c, limitFields...)
 	var l store.WriteLimits
 	f.Errors = views.FormErrors{}
 	for i, dst := range []*int{&l.PerMinute, &l.Burst} {
@@ -34,17 +33,17 @@ func (s *Server) projectLimits(c echo.Context) error {
 		}
 		*dst = n
 	}
-	for field, msg := range formErrors(l.Validate()) {
+	for field, msg := range web.FormErrors(l.Validate()) {
 		if !f.Errors.Has(field) {
 			f.Errors[field] = msg
 		}
 	}
 	if len(f.Errors) == 0 {
-		err = s.store.SetProjectWriteLimits(c.Request().Context(), currentOwner(c).WorkspaceID, id, l)
+		err = s.store.SetProjectWriteLimits(c.Request().Context(), web.Owner(c).WorkspaceID, id, l)
 		if err == nil {
-			return redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#limits-h")
+			return web.Redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#limits-h")
 		}
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
@@ -14,15 +15,14 @@ import (
 // questionSettingFields are the form's fields, in the order they show.
 var questionSettingFields = []string{"blocking_minutes", "normal_minutes", "expiry_hours"}
 
-// projectQuestions is POST /projects/:id/questions: how long an agent's
-// question waits on the page before webhooks and email reach the owners,
-// per urgency, and when an unanswered one expires with no decision.
+// projectQuestions saves how long questions wait before webhooks and email,
+// and when they expire.
 func (s *Server) projectQuestions(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, questionSettingFields...)
+	f := web.Form(c, questionSettingFields...)
 	var q store.QuestionSettings
 	f.Errors = views.FormErrors{}
 	for i, dst := range []*int{&q.BlockingMinutes, &q.NormalMinutes, &q.ExpiryHours} {
@@ -35,17 +35,17 @@ func (s *Server) projectQuestions(c echo.Context) error {
 		*dst = n
 	}
 	// The bounds of the fields that are numbers, beside the ones that are not.
-	for field, msg := range formErrors(q.Validate()) {
+	for field, msg := range web.FormErrors(q.Validate()) {
 		if !f.Errors.Has(field) {
 			f.Errors[field] = msg
 		}
 	}
 	if len(f.Errors) == 0 {
-		err = s.store.SetProjectQuestionSettingsAs(c.Request().Context(), actor(c), id, q)
+		err = s.store.SetProjectQuestionSettingsAs(c.Request().Context(), web.Actor(c), id, q)
 		if err == nil {
-			return redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#questions-h")
+			return web.Redirect(c, "/projects/"+strconv.FormatInt(id, 10)+"#questions-h")
 		}
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 	}

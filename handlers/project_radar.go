@@ -8,13 +8,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// projectRadar is GET /projects/:id/radar: the project page's collision
-// warnings, or 204 when they would look the same as the version the page
-// shows (?v=).
+// projectRadar is the collision warnings, or 204 while they match ?v=.
 func (s *Server) projectRadar(c echo.Context) error {
 	p, err := s.projectParam(c)
 	if err != nil {
@@ -26,13 +25,11 @@ func (s *Server) projectRadar(c echo.Context) error {
 	}
 	v := radarOf(p.ID, agents)
 	if c.QueryParam("v") == v.Version {
-		return noContent(c)
+		return web.NoContent(c)
 	}
-	return s.render(c, http.StatusOK, "", views.ProjectRadar(v))
+	return web.Render(c, http.StatusOK, "", views.ProjectRadar(v))
 }
 
-// radarOf is a project's collision warnings with the fingerprint of what
-// they show.
 func radarOf(projectID int64, agents []store.SeatedAgent) views.ProjectRadarView {
 	v := views.ProjectRadarView{ProjectID: projectID, Warnings: views.Overlaps(agents)}
 	h := fnv.New64a()

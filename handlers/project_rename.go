@@ -6,22 +6,23 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
 // projectRename is POST /projects/:id/rename.
 func (s *Server) projectRename(c echo.Context) error {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, "name")
-	_, err = s.store.RenameProject(c.Request().Context(), currentOwner(c).WorkspaceID, id, f.Value("name"))
+	f := web.Form(c, "name")
+	_, err = s.store.RenameProject(c.Request().Context(), web.Owner(c).WorkspaceID, id, f.Value("name"))
 	if err != nil {
-		if f.Errors, err = fieldErrors(err); err != nil {
+		if f.Errors, err = web.FieldErrors(err); err != nil {
 			return err
 		}
 		return s.renderProjectDetail(c, http.StatusUnprocessableEntity, views.ProjectView{Rename: f})
 	}
-	return redirect(c, "/projects/"+strconv.FormatInt(id, 10))
+	return web.Redirect(c, "/projects/"+strconv.FormatInt(id, 10))
 }

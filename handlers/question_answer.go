@@ -7,28 +7,23 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// questionAnswer is POST /sessions/:id/questions/:note/answer: an owner's
-// answer to a question of the session, one of its options (option=<index>)
-// or their own words (answer=<text>). The first answer wins
-// (store.AnswerQuestion); a later one is refused with who answered what
-// (409). htmx gets the question's box as it now stands; a page without
-// script goes back to the note (or, with back=inbox, to the inbox), or sees
-// the refusal on a page of its own; the service worker (Accept:
-// application/json) gets the question's state, answer and refusal as JSON.
+// questionAnswer answers a question with an option or words; the first answer
+// wins and a later one gets 409. The service worker asks for JSON.
 func (s *Server) questionAnswer(c echo.Context) error {
 	session, _, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
-	id, err := paramID(c, "note")
+	id, err := web.ParamID(c, "note")
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	in := store.Answer{WorkspaceID: o.WorkspaceID, OwnerID: o.ID, QuestionID: id, SessionID: session.ID, Text: c.FormValue("answer"),
 		RemoteAddr: c.RealIP(), UserAgent: c.Request().UserAgent()}
 	if v := c.FormValue("option"); v != "" {
@@ -59,14 +54,14 @@ func (s *Server) questionAnswer(c echo.Context) error {
 		// The service worker, answering from a notification's action.
 		return c.JSON(status, map[string]string{"state": q.State, "answer": q.Answer, "answered_by": q.AnsweredBy, "notice": notice})
 	}
-	if !isHTMX(c) && status == http.StatusOK {
+	if !web.IsHTMX(c) && status == http.StatusOK {
 		if c.QueryParam("back") == "inbox" {
-			return redirect(c, "/inbox")
+			return web.Redirect(c, "/inbox")
 		}
-		return redirect(c, views.NoteURL(session.ID, id))
+		return web.Redirect(c, views.NoteURL(session.ID, id))
 	}
-	if !isHTMX(c) {
-		return s.render(c, status, "Question", views.QuestionAnswerPage(session.ID, *q, notice, c.QueryParam("back")))
+	if !web.IsHTMX(c) {
+		return web.Render(c, status, "Question", views.QuestionAnswerPage(session.ID, *q, notice, c.QueryParam("back")))
 	}
-	return s.render(c, status, "Question", views.QuestionBox(session.ID, *q, notice, "", false))
+	return web.Render(c, status, "Question", views.QuestionBox(session.ID, *q, notice, "", false))
 }

@@ -16,9 +16,7 @@ type route struct {
 	path    string
 	name    string
 	handler echo.HandlerFunc
-	// access is accessPublic, accessWeb, accessOwner, accessMember or
-	// accessAdmin (see access.go).
-	access access
+	access  access
 }
 
 // routes is every route of the application, in one table.
@@ -39,8 +37,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/mcp", "mcp-get", echo.WrapHandler(s.mcp), accessPublic},
 		{http.MethodDelete, "/mcp", "mcp-delete", echo.WrapHandler(s.mcp), accessPublic},
 		{http.MethodOptions, "/mcp", "mcp-preflight", echo.WrapHandler(s.mcp), accessPublic},
-		// The agents' relay: a bridge's event stream and its delivery reports
-		// (the bearer token of /mcp).
+		// The agents' relay (the bearer token of /mcp).
 		{http.MethodGet, "/agent/events", "agent-events", s.agentEvents, accessPublic},
 		{http.MethodPost, "/agent/delivered", "agent-delivered", s.agentDelivered, accessPublic},
 		{http.MethodGet, "/.well-known/oauth-protected-resource", "resource-metadata", echo.WrapHandler(s.mcpMeta), accessPublic},
@@ -86,8 +83,7 @@ func (s *Server) routes() []route {
 		// The service worker's CSRF token, to answer from a notification.
 		{http.MethodGet, "/push/csrf", "push-csrf", s.pushCSRF, accessOwner},
 
-		// People of the workspace, their invitations (the link is opened
-		// signed out), and the audit log.
+		// People, their invitations (opened signed out), the audit log.
 		{http.MethodGet, "/people", "people", s.peoplePage, accessAdmin},
 		{http.MethodPost, "/people/invitations", "person-invite", s.personInvite, accessAdmin},
 		{http.MethodPost, "/people/invitations/:id/revoke", "person-invite-revoke", s.personInviteRevoke, accessAdmin},
@@ -99,8 +95,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/audit.jsonl", "audit-export", s.auditExport, accessAdmin},
 		{http.MethodPost, "/account/profile", "account-profile", s.accountProfile, accessOwner},
 
-		// The answer links of questions' emails: they answer as the owner
-		// they were mailed to, signed in or not, and only on the POST.
+		// Email links answer as the owner they were mailed to, on the POST only.
 		{http.MethodGet, "/answer/:token", "answer-link", s.answerLinkPage, accessWeb},
 		{http.MethodPost, "/answer/:token", "answer-link-answer", s.answerLinkAnswer, accessWeb},
 		{http.MethodGet, "/approve/:token", "approval-link", s.approvalLinkPage, accessWeb},
@@ -109,12 +104,12 @@ func (s *Server) routes() []route {
 		// Projects and sessions.
 		{http.MethodGet, "/", "home", s.projectList, accessOwner},
 		{http.MethodPost, "/projects", "project-create", s.projectCreate, accessAdmin},
-		{http.MethodGet, "/inbox", "inbox", s.limitPage(s.inbox), accessOwner},
+		{http.MethodGet, "/inbox", "inbox", s.pages.Limit(s.inbox), accessOwner},
 		{http.MethodPost, "/inbox/read", "inbox-read", s.inboxRead, accessOwner},
 		{http.MethodGet, "/inbox/questions", "inbox-questions", s.inboxQuestions, accessOwner},
 		{http.MethodGet, "/approvals", "approvals", s.approvalList, accessOwner},
 		{http.MethodPost, "/approvals/:id/decide", "approval-decide", s.approvalDecide, accessMember},
-		{http.MethodGet, "/search", "search", s.limitPage(s.search), accessOwner},
+		{http.MethodGet, "/search", "search", s.pages.Limit(s.search), accessOwner},
 		{http.MethodGet, "/projects/:id", "project", s.projectDetail, accessOwner},
 		{http.MethodGet, "/projects/:id/radar", "project-radar", s.projectRadar, accessOwner},
 		{http.MethodPost, "/projects/:id/rename", "project-rename", s.projectRename, accessAdmin},

@@ -7,17 +7,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// search is the search page: ?q= (words and filters, store.ParseSearch) over
-// the notes of the owner's workspace, newest first, paged with ?before=.
+// search finds notes of the workspace (store.ParseSearch), paged with ?before=.
 func (s *Server) search(c echo.Context) error {
-	o := currentOwner(c)
+	o := web.Owner(c)
 	q := c.QueryParam("q")
 	v := views.SearchView{Query: q}
-	p := s.page(c)
+	p := web.Page(c)
 	p.Query, p.UnreadScope = q, "workspace"
 	switch {
 	case utf8.RuneCountInString(q) > store.MaxSearchLen:
@@ -27,7 +27,7 @@ func (s *Server) search(c echo.Context) error {
 	}
 	if !v.Search.Empty() {
 		results, err := s.store.SearchNotes(c.Request().Context(), o.WorkspaceID, o.ID, v.Search,
-			int64Param(c.QueryParam("before")), store.SearchPageSize)
+			web.Int64(c.QueryParam("before")), store.SearchPageSize)
 		if err != nil {
 			return err
 		}
@@ -40,5 +40,5 @@ func (s *Server) search(c echo.Context) error {
 	if q != "" {
 		title = q + " — Search"
 	}
-	return s.render(c, http.StatusOK, title, views.SearchPage(v))
+	return web.Render(c, http.StatusOK, title, views.SearchPage(v))
 }

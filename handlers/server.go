@@ -1,6 +1,5 @@
-// Package handlers is the HTTP face of osFoundry: the owner web app (echo +
-// templ + htmx) and the mounts of the MCP endpoint and the OAuth server. All
-// routes are listed in routes.go.
+// Package handlers is the owner web app and the mounts of MCP and OAuth; every
+// route is in routes.go.
 package handlers
 
 import (
@@ -10,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gorilla/sessions"
-
 	"github.com/osfoundry/osfoundry/handlers/inbound"
 	"github.com/osfoundry/osfoundry/handlers/mcp"
 	"github.com/osfoundry/osfoundry/handlers/oauth"
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/live"
 	"github.com/osfoundry/osfoundry/metrics"
 	"github.com/osfoundry/osfoundry/outbound"
@@ -28,60 +26,54 @@ type Config struct {
 	// SessionKeys are the cookie signing (64 bytes) and encryption (32 bytes) keys.
 	SessionHashKey  []byte
 	SessionBlockKey []byte
-	// TrustProxyHeaders takes the client address from X-Forwarded-For when the
-	// request comes from a loopback or private-network proxy; otherwise the
-	// TCP peer address is used, so throttles cannot be dodged with a header.
+	// TrustProxyHeaders takes the address from X-Forwarded-For behind a loopback or
+	// private proxy; otherwise a header could dodge the throttles.
 	TrustProxyHeaders bool
-	// AllowPrivateTargets lets outgoing requests (client ID metadata
-	// documents, webhooks) reach addresses that are not public: loopback,
-	// private networks, link-local and the like. Off, they are refused.
+	// AllowPrivateTargets lets outgoing requests reach non-public addresses.
 	AllowPrivateTargets bool
-	// StreamLimits bound the live streams held at once per sign-in, per
-	// owner and per client address (zero fields: live.DefaultLimits).
+	// StreamLimits bound the live streams (zero: live.DefaultLimits).
 	StreamLimits live.Limits
-	// WaitLimits bound the ask_owner calls waiting for an answer (zero
-	// fields: mcp.DefaultWaitLimits).
+	// WaitLimits bound the waiting ask_owner calls (zero: mcp.DefaultWaitLimits).
 	WaitLimits mcp.WaitLimits
-	// PageLimits bound how often one sign-in loads search and the inbox
-	// (zero fields: DefaultPageLimits).
+	// PageLimits bound search and inbox loads (zero: DefaultPageLimits).
 	PageLimits PageLimits
-	// NoClientMetadataDocuments stops accepting and advertising client ID
-	// metadata documents, so clients register instead.
+	// NoClientMetadataDocuments makes clients register instead.
 	NoClientMetadataDocuments bool
-	// Email says mail is sent (--smtp-url is set); the account page says
-	// when it is not.
+	// Email says --smtp-url is set.
 	Email bool
 	// MCPSDKOnly has the MCP SDK answer every /mcp request (mcp.Options).
 	MCPSDKOnly bool
-	// VAPIDPublicKey is the Web Push application server key (base64url)
-	// browsers subscribe with.
+	// VAPIDPublicKey is the Web Push server key browsers subscribe with.
 	VAPIDPublicKey string
 }
+
+// PageLimits bound one sign-in's loads of search and the inbox (token bucket).
+type PageLimits struct {
+	PerMinute int
+	Burst     int
+}
+
+// DefaultPageLimits: an owner reading and searching by hand never meets them.
+var DefaultPageLimits = PageLimits{PerMinute: 60, Burst: 20}
 
 // Secure reports whether cookies must carry the Secure flag.
 func (c Config) Secure() bool { return strings.HasPrefix(c.BaseURL, "https://") }
 
 // Server holds the dependencies of every handler.
 type Server struct {
-	store   *store.Store
-	cfg     Config
-	log     *slog.Logger
-	cookies *sessions.CookieStore
-	// publicHost is the host (and port) of BaseURL: with loopback, the
-	// only Host the listener answers.
+	store    *store.Store
+	cfg      Config
+	log      *slog.Logger
+	sessions *web.Sessions
+	// publicHost is BaseURL's host, with loopback the only Host answered.
 	publicHost string
-	// targets is the guard of outgoing requests, for the forms that warn
-	// of a URL it refuses before anything is sent.
+	// targets warns forms of a URL the outgoing guard would refuse.
 	targets *outbound.Guard
 	mcp     *mcp.Handler
 	mcpMeta http.Handler
 	oauth   *oauth.Server
 	// mail answers "anything new in this session?" without a query.
 	mail *store.MailCache
-	// owners caches signed-in owners briefly, so that polls need no query.
-	owners ownerCache
-	// signIns caches sign-ins, forgetting each as it ends on any replica.
-	signIns signInCache
 	// live holds this replica's open event streams; the listener feeds it.
 	live *live.Broker
 	// relay holds this replica's agent event streams (GET /agent/events).
@@ -92,7 +84,7 @@ type Server struct {
 	// approvals are the hooks waiting here for an owner's decision.
 	approvals *store.QuestionWaits
 	// pages are the sign-ins' buckets of search and inbox loads.
-	pages *pageLimiter
+	pages *web.PageLimiter
 	// sendInvite mails invitations (nil: email is off).
 	sendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 }
@@ -102,18 +94,13 @@ type Deps struct {
 	Store  *store.Store
 	Config Config
 	Logger *slog.Logger
-	// Listener is the replica's LISTEN connection, which feeds the live
-	// streams; the caller runs it. Without one (or while it is down) streams
-	// are refused.
+	// Listener feeds the live streams; the caller runs it.
 	Listener *store.Listener
-	// Mail keeps the newest note id per session, over Listener; without
-	// one (or while the listener is down) polls ask the database.
+	// Mail answers polls without a query while the listener is up.
 	Mail *store.MailCache
-	// Metrics receives what the handlers observe (tool calls, HTTP
-	// requests); nil gives a set of series of their own that no one scrapes.
+	// Metrics receives tool calls and HTTP requests (nil: series no one scrapes).
 	Metrics *metrics.Metrics
-	// SendInvite mails an invitation's link at once; nil when email is
-	// off (the People page then only shows the link to copy).
+	// SendInvite mails an invitation's link; nil when email is off.
 	SendInvite func(ctx context.Context, inv *store.PersonInvite, link string) error
 
 	// Test holds settings for tests only.
@@ -122,8 +109,7 @@ type Deps struct {
 
 // TestDeps are the handlers' settings for tests only.
 type TestDeps struct {
-	// Now is the OAuth server's clock (time.Now when nil): tests move it
-	// instead of sleeping. For tests only.
+	// Now is the OAuth server's clock, for tests to move.
 	Now func() time.Time
 }
 
@@ -133,16 +119,6 @@ func New(d Deps) *Server {
 		d.Logger = slog.Default()
 	}
 	d.Config.BaseURL = strings.TrimRight(d.Config.BaseURL, "/")
-	cs := sessions.NewCookieStore(d.Config.SessionHashKey, d.Config.SessionBlockKey)
-	cs.Options = &sessions.Options{
-		Path:     "/",
-		MaxAge:   int(store.SignInLifetime.Seconds()),
-		HttpOnly: true,
-		Secure:   d.Config.Secure(),
-		SameSite: http.SameSiteLaxMode,
-	}
-	// The cookie outlives no sign-in (the store ends sign-ins earlier still).
-	cs.MaxAge(int(store.SignInLifetime.Seconds()))
 	if d.Listener == nil {
 		d.Listener = d.Store.NewListener(d.Logger)
 	}
@@ -152,11 +128,14 @@ func New(d Deps) *Server {
 	if d.Metrics == nil {
 		d.Metrics = metrics.New()
 	}
-	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, cookies: cs, mail: d.Mail, metrics: d.Metrics, pages: newPageLimiter(d.Config.PageLimits), sendInvite: d.SendInvite}
+	pl := d.Config.PageLimits
+	if pl.PerMinute <= 0 || pl.Burst <= 0 {
+		pl = DefaultPageLimits
+	}
+	s := &Server{store: d.Store, cfg: d.Config, log: d.Logger, mail: d.Mail, metrics: d.Metrics, pages: web.NewPageLimiter(pl.PerMinute, pl.Burst), sendInvite: d.SendInvite}
 	s.publicHost = inbound.PublicHost(d.Config.BaseURL)
 	s.targets = outbound.NewGuard(outbound.Options{AllowPrivate: d.Config.AllowPrivateTargets})
-	s.signIns.hear(d.Listener)
-	s.owners.hear(d.Listener)
+	s.sessions = web.NewSessions(d.Store, d.Config.SessionHashKey, d.Config.SessionBlockKey, d.Config.Secure(), d.Listener)
 	s.live = live.New(live.Options{Source: d.Store, Render: liveRender, Log: d.Logger, Limits: d.Config.StreamLimits})
 	s.live.Hear(d.Listener)
 	d.Metrics.CountStreams(s.live.Open)
@@ -171,13 +150,8 @@ func New(d Deps) *Server {
 	return s
 }
 
-// CloseStreams ends every live event stream and refuses new ones, and ends
-// the waits of ask_owner calls (each answers with its question as it
-// stands). Call it when shutdown starts, before http.Server.Shutdown:
-// streams never finish on their own, waits only after minutes, and the
-// drain must not wait for them. Browsers reconnect to another replica (or
-// this one, restarted) and replay what they missed; agents read the answer
-// as mail.
+// CloseStreams ends every stream and ask_owner wait; call it before
+// http.Server.Shutdown, which would otherwise wait for them.
 func (s *Server) CloseStreams() {
 	s.live.Close()
 	s.relay.Close()

@@ -11,17 +11,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// Exports of a session's mail, for its owners: every note, oldest first,
-// analysis notes included, streamed as they are read. The session must be
-// one of the owner's workspace (sessionOf), and the notes are read with the
+// Exports stream every note of a session, oldest first, read with the
 // workspace in the query too.
 
-// exportedNote is a note in the JSON export: what read_session_mail says of
-// it, and its body rendered as the pages show it.
+// exportedNote is read_session_mail's note with its body rendered.
 type exportedNote struct {
 	ID          int64     `json:"id"`
 	From        string    `json:"from"`
@@ -54,8 +52,6 @@ func startExport(c echo.Context, s *store.Session, ext, contentType string) *buf
 	return bufio.NewWriterSize(c.Response(), 32<<10)
 }
 
-// sessionExportJSON is the session's mail as JSON:
-// {"session": {…}, "exported_at": …, "notes": [{…}, …]}.
 func (s *Server) sessionExportJSON(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -68,7 +64,7 @@ func (s *Server) sessionExportJSON(c echo.Context) error {
 	w := startExport(c, session, "json", echo.MIMEApplicationJSON)
 	fmt.Fprintf(w, `{"session":%s,"exported_at":%q,"notes":[`, head, time.Now().UTC().Format(time.RFC3339))
 	first := true
-	err = s.store.ExportSessionMailAs(c.Request().Context(), actor(c), session, "json", func(n *store.Note) error {
+	err = s.store.ExportSessionMailAs(c.Request().Context(), web.Actor(c), session, "json", func(n *store.Note) error {
 		b, err := json.Marshal(exportedNote{ID: n.ID, From: n.SenderSlug, FromName: n.SenderName, FromKind: fromKind(n),
 			To: n.RecipientSlug, MessageType: n.MessageType, Subject: n.Subject, Body: n.Body, BodyHTML: views.RenderMarkdown(n.Body),
 			InReplyTo: n.InReplyTo, CreatedAt: n.CreatedAt})
@@ -91,12 +87,8 @@ func (s *Server) sessionExportJSON(c echo.Context) error {
 	return w.Flush()
 }
 
-// sessionExportMarkdown is the session's mail as a Markdown document: a
-// heading per note with what the server knows of it (its id, type, sender,
-// recipient and time), then what its writer wrote, subject and body, in a
-// fence no line of it can close (markdownFence): nothing a note says can
-// pass for a heading, another note or an owner's reply, and raw HTML and
-// images in it stay text.
+// sessionExportMarkdown writes each note's text in a fence none of it can
+// close, so nothing a note says passes for a heading or another note.
 func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
@@ -105,7 +97,7 @@ func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	w := startExport(c, session, "md", "text/markdown; charset=utf-8")
 	fmt.Fprintf(w, "# %s\n\n%s · %s `%s` · exported %s\n", markdownText(session.Title), markdownText(p.Name),
 		session.Type, session.PublicID, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	err = s.store.ExportSessionMailAs(c.Request().Context(), actor(c), session, "md", func(n *store.Note) error {
+	err = s.store.ExportSessionMailAs(c.Request().Context(), web.Actor(c), session, "md", func(n *store.Note) error {
 		to := "whole session"
 		switch {
 		case n.RecipientSlug != nil:
@@ -133,9 +125,7 @@ func (s *Server) sessionExportMarkdown(c echo.Context) error {
 	return w.Flush()
 }
 
-// markdownFence is a backtick fence longer than any run of backticks in
-// text (at least three), so that no line of text closes it (CommonMark
-// §4.5).
+// markdownFence is longer than any backtick run in text (CommonMark §4.5).
 func markdownFence(text string) string {
 	longest, run := 0, 0
 	for i := 0; i < len(text); i++ {
@@ -149,9 +139,7 @@ func markdownFence(text string) string {
 	return strings.Repeat("`", max(3, longest+1))
 }
 
-// markdownText is s on one line with every ASCII punctuation character
-// escaped (CommonMark §2.4), so that a name or a title reads as the text it
-// is: no emphasis, link, image, HTML or heading.
+// markdownText escapes ASCII punctuation (CommonMark §2.4) so a name reads as text.
 func markdownText(s string) string {
 	var b strings.Builder
 	for _, r := range strings.Join(strings.Fields(s), " ") {

@@ -5,18 +5,19 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
 // sessionOf loads the :id session of the owner's workspace and its project.
 func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, error) {
-	id, err := paramID(c, "id")
+	id, err := web.ParamID(c, "id")
 	if err != nil {
 		return nil, nil, err
 	}
 	ctx := c.Request().Context()
-	ws := currentOwner(c).WorkspaceID
+	ws := web.Owner(c).WorkspaceID
 	session, err := s.store.GetSession(ctx, ws, id)
 	if err != nil {
 		return nil, nil, err
@@ -28,29 +29,26 @@ func (s *Server) sessionOf(c echo.Context) (*store.Session, *store.Project, erro
 	return session, p, nil
 }
 
-// sessionPage is the Team mail tab: newest notes first, the composer, and
-// the presence sidebar; it polls for more. ?note= opens a note in place:
-// the newest page when it is on it, else the older page that starts with it.
+// sessionPage is the Team mail tab; ?note= opens the page a note is on.
 func (s *Server) sessionPage(c echo.Context) error {
 	session, p, err := s.sessionOf(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	o := currentOwner(c)
-	// Following the session lets the mail cache answer its polls without a query.
-	// The receipt mark is taken before the rows' receipts are read, so the
-	// polls start from no later than what the page shows.
+	o := web.Owner(c)
+	// The receipt mark is taken before the rows' receipts are read, so the polls
+	// start from no later than what the page shows.
 	marks, err := s.mail.MailMarks(ctx, o.WorkspaceID, session.ID)
 	if err != nil {
 		return err
 	}
-	before := int64Param(c.QueryParam("before"))
+	before := web.Int64(c.QueryParam("before"))
 	notes, err := s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, before, store.MailPageSize)
 	if err != nil {
 		return err
 	}
-	if note := int64Param(c.QueryParam("note")); before == 0 && note > 0 && len(notes) > store.MailPageSize && note < notes[store.MailPageSize-1].ID {
+	if note := web.Int64(c.QueryParam("note")); before == 0 && note > 0 && len(notes) > store.MailPageSize && note < notes[store.MailPageSize-1].ID {
 		before = note + 1
 		if notes, err = s.store.ListSessionMail(ctx, o.WorkspaceID, session.ID, before, store.MailPageSize); err != nil {
 			return err
@@ -77,6 +75,6 @@ func (s *Server) sessionPage(c echo.Context) error {
 	if v.Approvals, err = s.approvalsView(c, session.ID); err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
-	return s.render(c, http.StatusOK, session.Title, views.SessionPage(v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, http.StatusOK, session.Title, views.SessionPage(v))
 }

@@ -6,14 +6,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
 const setupTitle = "Create the first owner account"
 
-// setupForm is GET /setup: the form that creates the first owner account,
-// while there is none (then it is the sign-in page).
+// setupForm creates the first owner, while there is none.
 func (s *Server) setupForm(c echo.Context) error {
 	has, err := s.store.HasOwner(c.Request().Context())
 	if err != nil {
@@ -22,14 +22,11 @@ func (s *Server) setupForm(c echo.Context) error {
 	if has {
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
-	return s.render(c, http.StatusOK, setupTitle, views.SetupPage(views.SetupForm{}))
+	return web.Render(c, http.StatusOK, setupTitle, views.SetupPage(views.SetupForm{}))
 }
 
-// setupSubmit is POST /setup: the first owner and workspace, signed in. It
-// needs the setup code the server printed at start. Once an owner exists it
-// only sends the visitor to sign in, before any throttle or hash; until
-// then, tries are throttled per address, and every refused field (the code
-// among them) is shown at once, nothing hashed.
+// setupSubmit creates the first owner with the setup code printed at start,
+// throttled per address; once an owner exists it sends to sign-in unhashed.
 func (s *Server) setupSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	has, err := s.store.HasOwner(ctx)
@@ -45,21 +42,21 @@ func (s *Server) setupSubmit(c echo.Context) error {
 		Workspace:   c.FormValue("workspace"),
 	}
 	addr := c.RealIP()
-	try, err := s.store.ReserveAttempt(ctx, store.ActionSetup, addr, store.AttemptKey{FreeTries: setupFreeTries})
+	try, err := s.store.ReserveAttempt(ctx, store.ActionSetup, addr, store.AttemptKey{FreeTries: web.SetupFreeTries})
 	if err != nil {
 		return err
 	}
 	if !try.Allowed {
-		f.Errors = views.FormErrors{"form": refuseAttempt(c, try)}
-		return s.render(c, http.StatusTooManyRequests, setupTitle, views.SetupPage(f))
+		f.Errors = views.FormErrors{"form": web.RefuseAttempt(c, try)}
+		return web.Render(c, http.StatusTooManyRequests, setupTitle, views.SetupPage(f))
 	}
 	o, err := s.store.CreateFirstOwner(ctx, store.NewOwner{
 		Email: f.Email, DisplayName: f.DisplayName, Password: c.FormValue("password"), WorkspaceName: f.Workspace,
 	}, c.FormValue("setup_code"))
 	switch {
 	case errors.Is(err, store.ErrInvalid):
-		f.Errors = formErrors(err)
-		return s.render(c, http.StatusUnprocessableEntity, setupTitle, views.SetupPage(f))
+		f.Errors = web.FormErrors(err)
+		return web.Render(c, http.StatusUnprocessableEntity, setupTitle, views.SetupPage(f))
 	case errors.Is(err, store.ErrConflict):
 		return c.Redirect(http.StatusSeeOther, "/login")
 	case err != nil:
@@ -69,7 +66,7 @@ func (s *Server) setupSubmit(c echo.Context) error {
 	if err := s.store.AttemptSucceeded(ctx, store.ActionSetup, addr, ""); err != nil {
 		return err
 	}
-	if err := s.signIn(c, o); err != nil {
+	if err := s.sessions.SignIn(c, o); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/")

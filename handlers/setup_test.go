@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
@@ -140,7 +141,7 @@ func TestSetupOnAnInstalledServerHashesNothing(t *testing.T) {
 	app.owner("alice@example.com", "")
 	c := app.client()
 	tok := c.csrf("/login")
-	for range signInFreeTries + 1 {
+	for range web.SignInFreeTries + 1 {
 		c.post("/login", url.Values{"_csrf": {tok}, "email": {"alice@example.com"}, "password": {"wrong password"}})
 	}
 	if res, _ := c.post("/login", url.Values{"_csrf": {tok}, "email": {"alice@example.com"}, "password": {"wrong password"}}); res.StatusCode != http.StatusTooManyRequests {
@@ -187,7 +188,7 @@ func TestSetupIsThrottled(t *testing.T) {
 	c := app.client()
 	tok := c.csrf("/setup")
 	guess := url.Values{"_csrf": {tok}, "setup_code": {"GUESS"}, "email": {"m@example.com"}, "display_name": {"M"}, "password": {"a long enough password"}}
-	for i := range setupFreeTries {
+	for i := range web.SetupFreeTries {
 		if res, _ := c.post("/setup", guess); res.StatusCode != http.StatusUnprocessableEntity {
 			t.Fatalf("guess %d: %d, want 422", i+1, res.StatusCode)
 		}

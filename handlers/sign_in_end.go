@@ -5,25 +5,24 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// signInEnd is POST /account/sign-ins/:id/end: "Sign out" on one of the
-// owner's sign-ins (another owner's id is a 404). It ends at once on every
-// replica, its live streams with it; this browser's own is signing out.
+// signInEnd ends one of the owner's sign-ins on every replica.
 func (s *Server) signInEnd(c echo.Context) error {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
 		return store.ErrNotFound
 	}
-	if si := currentSignIn(c); si.ID == id {
+	if si := web.SignIn(c); si.ID == id {
 		return s.logout(c)
 	}
-	o := currentOwner(c)
-	if err := s.store.EndSignIn(c.Request().Context(), actor(c), id); err != nil {
+	o := web.Owner(c)
+	if err := s.store.EndSignIn(c.Request().Context(), web.Actor(c), id); err != nil {
 		return err
 	}
-	s.signIns.forget(id)
+	s.sessions.ForgetSignIn(id)
 	s.log.Info("sign-in ended", "owner_id", o.ID, "sign_in_id", id)
-	return redirect(c, "/account?done=signed-out")
+	return web.Redirect(c, "/account?done=signed-out")
 }

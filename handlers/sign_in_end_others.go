@@ -2,17 +2,18 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// signInEndOthers is POST /account/sign-ins/end-others: "Sign out all
-// others" ends every sign-in of the owner but this browser's.
+// signInEndOthers ends every sign-in of the owner but this one.
 func (s *Server) signInEndOthers(c echo.Context) error {
-	o, si := currentOwner(c), currentSignIn(c)
-	n, err := s.store.EndOtherSignIns(c.Request().Context(), actor(c), si.ID)
+	o, si := web.Owner(c), web.SignIn(c)
+	n, err := s.store.EndOtherSignIns(c.Request().Context(), web.Actor(c), si.ID)
 	if err != nil {
 		return err
 	}
-	s.signIns.forgetOthers(o.ID, si.ID)
+	s.sessions.ForgetOtherSignIns(o.ID, si.ID)
 	s.log.Info("other sign-ins ended", "owner_id", o.ID, "ended", n)
-	return redirect(c, "/account?done=others")
+	return web.Redirect(c, "/account?done=others")
 }

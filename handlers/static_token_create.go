@@ -8,15 +8,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/store"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// staticTokenCreate is POST /connections/tokens: a connection for a client
-// that only takes a fixed bearer header, with its token shown once.
+// staticTokenCreate makes a connection with a fixed bearer token, shown once.
 func (s *Server) staticTokenCreate(c echo.Context) error {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	params, _ := c.FormParams()
 	form := views.StaticTokenForm{
 		ClientName: strings.TrimSpace(c.FormValue("client_name")),
@@ -45,7 +45,7 @@ func (s *Server) staticTokenCreate(c echo.Context) error {
 	if len(form.Errors) > 0 {
 		return s.renderConnectionList(c, http.StatusUnprocessableEntity, form, nil)
 	}
-	conn, token, expires, err := s.store.CreateTokenConnectionAs(ctx, actor(c), store.NewConnection{
+	conn, token, expires, err := s.store.CreateTokenConnectionAs(ctx, web.Actor(c), store.NewConnection{
 		WorkspaceID: o.WorkspaceID, OwnerID: o.ID, ClientName: form.ClientName, Scopes: params["scope"], ProjectIDs: projectIDs,
 	}, s.oauth.Resource(), store.StaticTokenTTL)
 	var fe *store.FieldError
@@ -60,10 +60,10 @@ func (s *Server) staticTokenCreate(c echo.Context) error {
 		return err
 	}
 	s.log.Info("static token created", "connection_id", conn.ID, "owner_id", o.ID, "scopes", conn.Scopes)
-	if err := s.stashReveal(c, "/connections", views.NewStaticToken{
+	if err := web.StashReveal(c, "/connections", views.NewStaticToken{
 		ClientName: conn.ClientName, Token: token, ExpiresAt: views.Exact(expires), MCPURL: s.oauth.Resource(),
 	}); err != nil {
 		return err
 	}
-	return redirect(c, "/connections")
+	return web.Redirect(c, "/connections")
 }

@@ -4,19 +4,20 @@ import (
 	"fmt"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// webhookDelete is POST /projects/:id/webhooks/:hook/delete: the endpoint
-// goes, with its delivery log and the deliveries still waiting.
+// webhookDelete removes an endpoint with its log and waiting deliveries.
 func (s *Server) webhookDelete(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
-	if err := s.store.DeleteWebhookEndpointAs(c.Request().Context(), actor(c), projectID, hook); err != nil {
+	o := web.Owner(c)
+	if err := s.store.DeleteWebhookEndpointAs(c.Request().Context(), web.Actor(c), projectID, hook); err != nil {
 		return err
 	}
 	s.log.Info("webhook endpoint deleted", "endpoint_id", hook, "owner_id", o.ID)
-	return redirect(c, fmt.Sprintf("/projects/%d/webhooks", projectID))
+	return web.Redirect(c, fmt.Sprintf("/projects/%d/webhooks", projectID))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
@@ -14,38 +15,33 @@ func webhookPath(projectID, hook int64) string {
 	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, hook)
 }
 
-// webhookDetail is GET /projects/:id/webhooks/:hook: the endpoint, its
-// actions and its delivery log; right after the endpoint was added, its
-// signing secret, once.
+// webhookDetail shows an endpoint, its log, and its secret once after creation.
 func (s *Server) webhookDetail(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
 	}
 	var secret string
-	if _, err := s.takeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
+	if _, err := web.TakeReveal(c, webhookPath(projectID, hook), &secret); err != nil {
 		return err
 	}
 	return s.renderWebhookDetail(c, http.StatusOK, projectID, hook, secret, nil)
 }
 
-// renderWebhookDetail shows an endpoint's page; secret is shown when not empty
-// (right after the endpoint was added), errs above the actions.
 func (s *Server) renderWebhookDetail(c echo.Context, status int, projectID, hook int64, secret string, errs views.FormErrors) error {
 	v, err := s.webhookView(c, projectID, hook)
 	if err != nil {
 		return err
 	}
 	v.Secret, v.Errors = secret, errs
-	s.page(c).Nav = "projects"
-	return s.render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, status, "Webhook · "+v.Project.Name, views.WebhookPage(*v))
 }
 
-// webhookView loads a project's endpoint and its delivery log, in the
-// owner's workspace only.
+// webhookView loads an endpoint and its log, in the owner's workspace only.
 func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.WebhookView, error) {
 	ctx := c.Request().Context()
-	o := currentOwner(c)
+	o := web.Owner(c)
 	p, err := s.store.GetProject(ctx, o.WorkspaceID, projectID)
 	if err != nil {
 		return nil, err
@@ -63,4 +59,13 @@ func (s *Server) webhookView(c echo.Context, projectID, hook int64) (*views.Webh
 		v.Unreachable = err.Error()
 	}
 	return v, nil
+}
+
+// webhookParams reads the project and endpoint of a webhook route.
+func webhookParams(c echo.Context) (projectID, endpointID int64, err error) {
+	if projectID, err = web.ParamID(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	endpointID, err = web.ParamID(c, "hook")
+	return projectID, endpointID, err
 }

@@ -5,11 +5,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookList is GET /projects/:id/webhooks: the project's endpoints and
-// the form that adds one.
 func (s *Server) webhookList(c echo.Context) error {
 	return s.renderWebhookList(c, http.StatusOK, views.Form{})
 }
@@ -20,10 +19,10 @@ func (s *Server) renderWebhookList(c echo.Context, status int, add views.Form) e
 	if err != nil {
 		return err
 	}
-	endpoints, err := s.store.ListWebhookEndpoints(c.Request().Context(), currentOwner(c).WorkspaceID, p.ID)
+	endpoints, err := s.store.ListWebhookEndpoints(c.Request().Context(), web.Owner(c).WorkspaceID, p.ID)
 	if err != nil {
 		return err
 	}
-	s.page(c).Nav = "projects"
-	return s.render(c, status, "Webhooks · "+p.Name, views.WebhooksPage(views.WebhooksView{Project: *p, Endpoints: endpoints, Add: add}))
+	web.Page(c).Nav = "projects"
+	return web.Render(c, status, "Webhooks · "+p.Name, views.WebhooksPage(views.WebhooksView{Project: *p, Endpoints: endpoints, Add: add}))
 }

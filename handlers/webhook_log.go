@@ -5,11 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/osfoundry/osfoundry/handlers/web"
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// webhookLog is GET /projects/:id/webhooks/:hook/log: the delivery log
-// alone, which the page polls while deliveries are waiting.
+// webhookLog is the delivery log the page polls while deliveries wait.
 func (s *Server) webhookLog(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
@@ -19,5 +19,5 @@ func (s *Server) webhookLog(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
+	return web.Render(c, http.StatusOK, "Delivery log", views.DeliveryLog(*v))
 }

@@ -2,22 +2,22 @@ package handlers
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
 )
 
-// webhookRetry is POST /projects/:id/webhooks/:hook/deliveries/:delivery/retry
-// ("Retry" on a failed delivery): it joins the endpoint's outbox again, due
-// now, and the page shows the log where it is tried.
+// webhookRetry puts a failed delivery back in the outbox, due now.
 func (s *Server) webhookRetry(c echo.Context) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
 	}
-	delivery, err := paramID(c, "delivery")
+	delivery, err := web.ParamID(c, "delivery")
 	if err != nil {
 		return err
 	}
-	if err := s.store.RetryWebhookDeliveryAs(c.Request().Context(), actor(c), projectID, hook, delivery); err != nil {
+	if err := s.store.RetryWebhookDeliveryAs(c.Request().Context(), web.Actor(c), projectID, hook, delivery); err != nil {
 		return err
 	}
-	return redirect(c, webhookPath(projectID, hook)+"#delivery-log")
+	return web.Redirect(c, webhookPath(projectID, hook)+"#delivery-log")
 }

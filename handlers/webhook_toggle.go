@@ -1,6 +1,10 @@
 package handlers
 
-import "github.com/labstack/echo/v4"
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/osfoundry/osfoundry/handlers/web"
+)
 
 // webhookEnable is POST /projects/:id/webhooks/:hook/enable.
 func (s *Server) webhookEnable(c echo.Context) error { return s.setWebhookEnabled(c, true) }
@@ -8,17 +12,15 @@ func (s *Server) webhookEnable(c echo.Context) error { return s.setWebhookEnable
 // webhookDisable is POST /projects/:id/webhooks/:hook/disable.
 func (s *Server) webhookDisable(c echo.Context) error { return s.setWebhookEnabled(c, false) }
 
-// setWebhookEnabled turns deliveries to an endpoint on or off, then shows its
-// page.
 func (s *Server) setWebhookEnabled(c echo.Context, enabled bool) error {
 	projectID, hook, err := webhookParams(c)
 	if err != nil {
 		return err
 	}
-	o := currentOwner(c)
+	o := web.Owner(c)
 	if err := s.store.SetWebhookEndpointEnabled(c.Request().Context(), o.WorkspaceID, projectID, hook, enabled); err != nil {
 		return err
 	}
 	s.log.Info("webhook endpoint switched", "endpoint_id", hook, "enabled", enabled, "owner_id", o.ID)
-	return redirect(c, webhookPath(projectID, hook))
+	return web.Redirect(c, webhookPath(projectID, hook))
 }

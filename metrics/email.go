@@ -8,9 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// WatchEmailOutbox exports the email outbox, read at each scrape (one
-// statement, counted as background work): what waits to be emailed, what is
-// overdue, and what was given up on.
+// WatchEmailOutbox exports what waits, is overdue or failed in the email outbox.
 func (m *Metrics) WatchEmailOutbox(st *store.Store) {
 	var (
 		pending   = desc("mail_outbox", "pending", "Mails to owners not yet sent, failed or skipped.")

@@ -14,8 +14,8 @@ type Route struct {
 	Path   string
 }
 
-// unmatchedRoute labels requests that matched no route (404s, 405s);
-// their method label is "other", so that a client cannot add series.
+// unmatchedRoute labels unrouted requests, with method "other", so a client
+// cannot add series.
 const unmatchedRoute = "unmatched"
 
 // Routes observes the HTTP requests of one routing table.
@@ -27,8 +27,7 @@ type Routes struct {
 
 type routeKey struct{ method, path string }
 
-// routeSeries holds a route's series by status class (index status/100),
-// each resolved on first use: only the classes a route answered with show.
+// routeSeries holds a route's series by status class, resolved on first use.
 type routeSeries struct {
 	route, method string
 	class         [6]atomic.Value // prometheus.Observer
@@ -46,8 +45,7 @@ func (m *Metrics) Routes(table []Route) *Routes {
 
 var statusClasses = [6]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
 
-// Observe records one request: the method, the route path the router
-// matched ("" for none) and the status sent.
+// Observe records a request by method, matched route path ("" for none) and status.
 func (r *Routes) Observe(method, path string, status int, d time.Duration) {
 	s, ok := r.by[routeKey{method, path}]
 	if !ok {

@@ -1,9 +1,5 @@
-// Package metrics is what osFoundry tells Prometheus. Every series it exports
-// is defined in this package: the ones observed on the request path (tool
-// calls, HTTP requests, the note hub's lag) through label children resolved
-// once, so that an observation allocates nothing; and the ones read at scrape
-// time from the store, the note hub and the live streams. docs/operations.md
-// explains each.
+// Package metrics defines every Prometheus series (docs/operations.md); the
+// request path's series are resolved once, so an observation allocates nothing.
 package metrics
 
 import (
@@ -20,17 +16,13 @@ import (
 // Namespace prefixes every osFoundry series.
 const Namespace = "osfoundry"
 
-// latencyBuckets (seconds) cover a cached answer (under a millisecond) up to
-// a request stuck behind the database's timeouts.
+// latencyBuckets span a cached answer to one stuck behind database timeouts.
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
-// lagBuckets (seconds) cover a notification heard at once on the same
-// machine up to a listener that fell far behind.
+// lagBuckets span a notification heard at once to a listener far behind.
 var lagBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}
 
-// Metrics holds the registry of one server process and the series observed
-// on its request path. Build it with New, hand it to the handlers, and serve
-// Handler on the operations listener.
+// Metrics is one process's registry and request-path series.
 type Metrics struct {
 	reg     *prometheus.Registry
 	tools   *prometheus.HistogramVec
@@ -40,8 +32,7 @@ type Metrics struct {
 	agents  atomic.Pointer[func() int]
 }
 
-// New returns an empty set of osFoundry's series plus Go's runtime and
-// process series, on a registry of its own.
+// New returns the series plus Go's runtime and process ones, on their own registry.
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.tools = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -88,19 +79,15 @@ func New() *Metrics {
 	return m
 }
 
-// Handler serves the series in Prometheus' text format (and OpenMetrics or
-// protobuf when a scraper asks). A series that cannot be read (the database
-// is down) is left out; the others are still served.
+// Handler serves the series; one that cannot be read is left out, not the rest.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// CountStreams sets the function that says how many live event streams are
-// open; osfoundry_live_streams reads it at each scrape (0 until it is set).
+// CountStreams sets what osfoundry_live_streams reads at each scrape.
 func (m *Metrics) CountStreams(open func() int) { m.streams.Store(&open) }
 
-// CountAgentStreams sets the function that says how many agent relay
-// streams are open; osfoundry_live_agent_streams reads it at each scrape.
+// CountAgentStreams sets what osfoundry_live_agent_streams reads at each scrape.
 func (m *Metrics) CountAgentStreams(open func() int) { m.agents.Store(&open) }
 
 // ObserveHubLag records one note notification's lag (WatchListener).

@@ -8,8 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// WatchPushOutbox exports the push outbox as WatchEmailOutbox exports the
-// mail outbox: what waits to be pushed, what is overdue, what was given up on.
+// WatchPushOutbox exports the push outbox as WatchEmailOutbox does the email one.
 func (m *Metrics) WatchPushOutbox(st *store.Store) {
 	var (
 		pending   = desc("push_outbox", "pending", "Pushes to owners' devices not yet sent, failed or skipped.")

@@ -16,8 +16,7 @@ func desc(subsystem, name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(Namespace, subsystem, name), help, labels, nil)
 }
 
-// collector is a prometheus.Collector made of its descriptions and a
-// function that reads their values at scrape time.
+// collector reads its descriptions' values at scrape time.
 type collector struct {
 	descs   []*prometheus.Desc
 	collect func(ch chan<- prometheus.Metric)
@@ -31,9 +30,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
 
-// WatchStore exports, read at each scrape, the statements the store sent,
-// its connection pool, the password hashes it ran and refused, and the
-// webhook outbox (one statement per scrape, counted as background work).
+// WatchStore exports the store's statements, pool, password hashes and webhook
+// outbox, read at each scrape.
 func (m *Metrics) WatchStore(st *store.Store) {
 	var (
 		statements    = desc("db", "statements_total", "Statements sent to PostgreSQL, BEGIN and COMMIT included, by origin: request (serving a request) or background (note hub, webhook sender, this scrape).", "origin")
@@ -79,9 +77,8 @@ func (m *Metrics) WatchStore(st *store.Store) {
 	})
 }
 
-// WatchListener exports the state of the mail cache, read at each scrape,
-// and the lag of each note notification the listener hears (the series keep
-// the name note hub): call it before the listener runs.
+// WatchListener exports the mail cache and each notification's lag; call it
+// before the listener runs.
 func (m *Metrics) WatchListener(l *store.Listener, c *store.MailCache) {
 	var (
 		listening = desc("note_hub", "listening", "1 while the note hub's listening connection is up (web polls are answered from memory), 0 while it is down (they query the database).")
@@ -99,9 +96,7 @@ func (m *Metrics) WatchListener(l *store.Listener, c *store.MailCache) {
 			ch <- prometheus.MustNewConstMetric(sessions, prometheus.GaugeValue, float64(s.Sessions))
 		},
 	})
-	// From just before the note's transaction committed to its arrival here
-	// (clocks of the writing replica and this one; negative differences
-	// count as zero). A note found by the sweep carries no time.
+	// Across two replicas' clocks, so negative lags count as zero.
 	store.Listen(l, store.NoteTopic, func(n store.NoteNotice) {
 		if !n.Sent.IsZero() {
 			m.ObserveHubLag(max(time.Since(n.Sent), 0))

@@ -13,11 +13,9 @@ type Outcome uint8
 const (
 	// OK is a tool result.
 	OK Outcome = iota
-	// IsError is an isError result: a problem the agent can fix (bad
-	// arguments, not invited, claim first).
+	// IsError is a problem the agent can fix.
 	IsError
-	// Refused is the 401/403 double refusal given before the tool runs (no
-	// valid token, or a token without the tool's scope).
+	// Refused is a 401 or 403 before the tool runs.
 	Refused
 	// Failed is a JSON-RPC internal error (a bug, the database unreachable).
 	Failed
@@ -32,15 +30,13 @@ func (o Outcome) String() string { return outcomeLabels[o] }
 // unknownTool labels calls of a tool the server does not have.
 const unknownTool = "unknown"
 
-// Tools observes the tool calls of one MCP server, each tool's series
-// resolved once.
+// Tools observes one MCP server's tool calls.
 type Tools struct {
 	by      map[string]*[numOutcomes]prometheus.Observer
 	unknown *[numOutcomes]prometheus.Observer
 }
 
-// Tools resolves the series of the named tools (and of unknown ones) for
-// every outcome, so that they show from the start with a count of zero.
+// Tools resolves every tool's series, so they show from the start at zero.
 func (m *Metrics) Tools(names ...string) *Tools {
 	resolve := func(tool string) *[numOutcomes]prometheus.Observer {
 		var s [numOutcomes]prometheus.Observer

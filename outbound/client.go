@@ -10,32 +10,24 @@ import (
 	"time"
 )
 
-// DefaultTimeout bounds a whole request when Options.Timeout is zero (the
-// webhook delivery timeout).
+// DefaultTimeout bounds a whole request when Options.Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
 // maxResponseHeaderBytes caps the headers of a response.
 const maxResponseHeaderBytes = 32 << 10
 
-// Options configure the guard and the client built on it. The zero Options
-// give a client that reaches public addresses only, within DefaultTimeout,
-// and follows no redirect.
+// Options configure the guard and its client; zero reaches public addresses
+// only and follows no redirect.
 type Options struct {
-	// AllowPrivate lets connections reach addresses that are not public
-	// (loopback, private networks, link-local …): the operator's
-	// --allow-private-targets. Unspecified, multicast and broadcast addresses
-	// stay refused.
+	// AllowPrivate lets connections reach non-public addresses; unspecified,
+	// multicast and broadcast stay refused.
 	AllowPrivate bool
-	// Allow lists exact address:port pairs that may be reached even though
-	// they are not public. Tests list their own loopback server here; any
-	// other address, a redirect hop's included, is still refused.
+	// Allow lists exact address:port pairs that may be reached anyway (tests).
 	Allow []netip.AddrPort
-	// Timeout bounds a whole request, redirects and reading the body
-	// included (DefaultTimeout when zero).
+	// Timeout bounds a whole request, redirects and body included.
 	Timeout time.Duration
-	// CheckRedirect decides each redirect as http.Client.CheckRedirect does.
-	// Nil follows none: the 3xx response itself is returned (webhook
-	// deliveries record it). Every hop that is followed passes the guard again.
+	// CheckRedirect nil follows none (webhook deliveries record the 3xx); each
+	// followed hop passes the guard again.
 	CheckRedirect func(req *http.Request, via []*http.Request) error
 }
 
@@ -46,16 +38,14 @@ func (o Options) timeout() time.Duration {
 	return DefaultTimeout
 }
 
-// NewDialer returns a TCP dialer whose Control is the guard of o, so every
-// connection attempt (each address of a name, each redirect hop, each
-// reconnection) is checked against the address actually dialed.
+// NewDialer's Control checks every connection against the address actually
+// dialed: each address of a name, each hop, each reconnection.
 func NewDialer(o Options) *net.Dialer {
 	return &net.Dialer{Timeout: o.timeout(), Control: NewGuard(o).Control}
 }
 
-// NewTransport returns a transport that dials through NewDialer(o), uses no
-// proxy (a proxy would connect on the server's behalf, past the guard), and
-// bounds the handshake, the wait for headers and their size.
+// NewTransport uses no proxy, which would connect past the guard, and bounds
+// the handshake and headers.
 func NewTransport(o Options) *http.Transport {
 	t := o.timeout()
 	return &http.Transport{
@@ -71,9 +61,7 @@ func NewTransport(o Options) *http.Transport {
 	}
 }
 
-// NewClient returns the HTTP client for outgoing requests: the guarded
-// transport, the whole-request timeout, and o.CheckRedirect (no redirect
-// followed when nil).
+// NewClient is the guarded client for outgoing requests.
 func NewClient(o Options) *http.Client {
 	check := o.CheckRedirect
 	if check == nil {
@@ -85,8 +73,7 @@ func NewClient(o Options) *http.Client {
 // ErrTooLarge is wrapped by ReadBody's error for a body over its limit.
 var ErrTooLarge = errors.New("the response body is too large")
 
-// ReadBody reads a response body of at most limit bytes; a longer one is an
-// error wrapping ErrTooLarge, never a silently truncated body.
+// ReadBody reads at most limit bytes; longer is ErrTooLarge, never a truncated body.
 func ReadBody(r io.Reader, limit int64) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {

@@ -1,8 +1,5 @@
-// Package outbound makes the server's outgoing HTTP requests (client ID
-// metadata documents, webhook deliveries) and guards them against server-side
-// request forgery: every connection attempt is checked at dial time, after DNS
-// resolution and on every redirect hop, and one to an address that is not
-// public internet is refused unless the operator allows private targets.
+// Package outbound makes the server's outgoing requests, checking each
+// connection at dial time (after DNS, on every hop) against SSRF.
 package outbound
 
 import (
@@ -15,29 +12,19 @@ import (
 	"code.dny.dev/ssrf"
 )
 
-// ErrNotPublic is wrapped by every refused connection attempt: the address is
-// loopback, private, link-local, shared (CGNAT), unique-local, site-local,
-// reserved, for documentation or benchmarking, or another special-purpose
-// range, or a NAT64, 6to4, Teredo, IPv4-mapped or IPv4-compatible address
-// standing for one.
+// ErrNotPublic is wrapped by a refused address that is not public internet,
+// or a translation address (NAT64, 6to4, Teredo, IPv4-mapped) standing for one.
 var ErrNotPublic = errors.New("the address is not a public internet address (the server's operator can allow private targets)")
 
-// ErrNotUnicast is wrapped by a refused attempt to reach an address that is
-// never a host to connect to (unspecified, multicast, broadcast), refused even
-// when private targets are allowed.
+// ErrNotUnicast is an address that is never a host, refused even when private
+// targets are allowed.
 var ErrNotUnicast = errors.New("the address is not a unicast host address")
 
-// public is the special-purpose registry check: every IPv4 range of the IANA
-// IPv4 special-purpose registry plus multicast and reserved, and every IPv6
-// address outside global unicast 2000::/3 or inside a special-purpose range
-// there (Teredo 2001::/32, 6to4 2002::/16, documentation, benchmarking …).
+// public is the IANA special-purpose registries' check, IPv4 and IPv6.
 var public = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAnyNetwork())
 
-// nat64 is the well-known NAT64 prefix (RFC 6052): its last 32 bits are the
-// IPv4 address the translator connects to, so that address decides. The
-// local-use prefix 64:ff9b:1::/48 (RFC 8215) places the IPv4 address where
-// its operator chooses and stays refused as a whole, as do the deprecated
-// 6to4 and Teredo ranges.
+// nat64 (RFC 6052) embeds the IPv4 address that decides; the local-use prefix
+// (RFC 8215) puts it anywhere, so it stays refused whole.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // thisNetwork is 0.0.0.0/8: "this host on this network", which Linux dials as loopback.
@@ -46,16 +33,14 @@ var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
 // broadcast is the limited broadcast address.
 var broadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})
 
-// Guard decides which addresses outgoing connections may reach. Its Control
-// method is a net.Dialer's Control function. The zero Guard refuses every
-// address that is not public.
+// Guard decides which addresses outgoing connections may reach; the zero Guard
+// refuses every non-public one.
 type Guard struct {
 	allowPrivate bool
 	allow        []netip.AddrPort
 }
 
-// NewGuard returns the guard for o: public addresses only, unless
-// o.AllowPrivate, plus the exact address:port pairs of o.Allow.
+// NewGuard returns the guard for o.
 func NewGuard(o Options) *Guard {
 	g := &Guard{allowPrivate: o.AllowPrivate}
 	for _, ap := range o.Allow {
@@ -64,8 +49,7 @@ func NewGuard(o Options) *Guard {
 	return g
 }
 
-// Check reports why a connection to ap is refused, or nil when it may be made.
-// Refusals wrap ErrNotPublic or ErrNotUnicast.
+// Check says why ap is refused (ErrNotPublic, ErrNotUnicast), or nil.
 func (g *Guard) Check(ap netip.AddrPort) error {
 	ap = normalize(ap)
 	if slices.Contains(g.allow, ap) {
@@ -98,10 +82,8 @@ func (g *Guard) Check(ap netip.AddrPort) error {
 	return nil
 }
 
-// Control is the net.Dialer Control function: it runs once per connection
-// attempt with the resolved address about to be dialed, so a name that
-// resolves (or re-resolves) to a refused address is caught, as is a redirect
-// to one. Only TCP is allowed.
+// Control runs on the resolved address about to be dialed, so a name that
+// re-resolves to a refused address is caught. TCP only.
 func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 	if network != "tcp4" && network != "tcp6" {
 		return fmt.Errorf("outbound: network %q is not TCP", network)
@@ -116,8 +98,7 @@ func (g *Guard) Control(network, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// normalize makes an IPv4-mapped IPv6 address its IPv4 address (the one the
-// kernel connects to) and drops any zone.
+// normalize unmaps IPv4-mapped addresses (what the kernel connects to) and drops zones.
 func normalize(ap netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().Unmap().WithZone(""), ap.Port())
 }

@@ -10,11 +10,8 @@ import (
 	"time"
 )
 
-// Unreachable reports why the guard would refuse every address rawURL's
-// host has, checked now (a literal address, or what its name resolves to
-// within a second), so a form can warn before the first delivery fails. It
-// returns nil when some address may be reached, or when the name does not
-// resolve here: the connection's own check, at dial time, decides.
+// Unreachable warns a form when every address of rawURL's host is refused; nil
+// when one may be reached or the name does not resolve (dial time decides).
 func (g *Guard) Unreachable(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Hostname() == "" {

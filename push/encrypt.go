@@ -11,18 +11,14 @@ import (
 	"errors"
 )
 
-// recordSize is the rs of the aes128gcm header: one record holds the whole
-// message (push services take at most 4096 bytes).
+// recordSize puts the whole message in one record (push services take 4096 bytes).
 const recordSize = 4096
 
-// MaxPlaintext bounds a message: a single record, with its delimiter and
-// the AEAD tag, after the 86-byte header.
+// MaxPlaintext is one record less its delimiter, AEAD tag and 86-byte header.
 const MaxPlaintext = recordSize - 86 - 16 - 1
 
-// Encrypt encrypts plaintext to a browser's subscription keys as RFC 8291
-// says: an ephemeral P-256 key agreed with the browser's p256dh key, mixed
-// with its auth secret, then aes128gcm (RFC 8188) in one record, without
-// padding.
+// Encrypt encrypts plaintext to a subscription's keys as RFC 8291 says, in one
+// aes128gcm record (RFC 8188) without padding.
 func Encrypt(p256dh, auth, plaintext []byte) ([]byte, error) {
 	if len(plaintext) > MaxPlaintext {
 		return nil, errors.New("push: message too long")
@@ -57,8 +53,7 @@ func Encrypt(p256dh, auth, plaintext []byte) ([]byte, error) {
 	return gcm.Seal(out, nonce, record, nil), nil
 }
 
-// Decrypt reverses Encrypt with the browser's private key and auth secret,
-// as a browser does: for the tests' push service.
+// Decrypt reverses Encrypt as a browser does, for the tests' push service.
 func Decrypt(priv *ecdh.PrivateKey, auth, body []byte) ([]byte, error) {
 	if len(body) < 21 {
 		return nil, errors.New("push: message shorter than its header")
@@ -94,9 +89,7 @@ func Decrypt(priv *ecdh.PrivateKey, auth, body []byte) ([]byte, error) {
 	return record[:i], nil
 }
 
-// contentKeys derives the content encryption key and nonce of RFC 8291
-// §3.4 from the agreed secret, the auth secret and the salt; the info names
-// the browser's public key first and the sender's second.
+// contentKeys derives RFC 8291 §3.4's key and nonce.
 func contentKeys(secret, auth, salt, uaPublic, asPublic []byte) (cipher.AEAD, []byte, error) {
 	ikm, err := hkdf.Key(sha256.New, secret, auth, "WebPush: info\x00"+string(uaPublic)+string(asPublic), 32)
 	if err != nil {

@@ -9,30 +9,23 @@ import (
 	"github.com/osfoundry/osfoundry/views"
 )
 
-// Payload is what a push says, as the service worker (static/sw.js) reads
-// it: a title, one line, the note's or approval's tag (a later push about
-// the same one replaces its notification) and URL, and for a question its
-// options as actions, for an approval Allow and Deny, with where they
-// answer. Never more of the note than its one line.
+// Payload is what the service worker (static/sw.js) reads; a later push with the
+// same Tag replaces its notification. Never more of a note than one line.
 type Payload struct {
 	Title string `json:"title"`
 	Body  string `json:"body"`
 	Tag   string `json:"tag"`
 	URL   string `json:"url"`
-	// Actions are a question's options, at most MaxActions; AnswerURL is
-	// where one answers (the question's answer form on its session page).
+	// Actions are a question's options; AnswerURL is where one answers.
 	Actions   []Action `json:"actions,omitempty"`
 	AnswerURL string   `json:"answer_url,omitempty"`
-	// AnswerField is the form field an action is posted as: "option" (a
-	// question's, the default when empty) or "verdict" (an approval's).
+	// AnswerField is "option" (the default) or "verdict" (an approval's).
 	AnswerField string `json:"answer_field,omitempty"`
-	// Silent: an update of what the device shows (a question decided), not
-	// news to ring for.
+	// Silent updates what the device shows, without ringing.
 	Silent bool `json:"silent,omitempty"`
 }
 
-// Action is a notification button; Action is the option's index, or an
-// approval's verdict (allow, deny).
+// Action is a button: an option's index, or an approval's verdict.
 type Action struct {
 	Action string `json:"action"`
 	Title  string `json:"title"`
@@ -42,9 +35,8 @@ type Action struct {
 const (
 	MaxTitle = 80
 	MaxLine  = 120
-	// MaxActions is the most buttons a platform shows (Chrome on Android
-	// shows 2, desktop Chrome 2, some 3); the worker trims to the device's
-	// Notification.maxActions.
+	// MaxActions is the most buttons a platform shows; the worker trims to the
+	// device's Notification.maxActions.
 	MaxActions = 3
 )
 
@@ -84,9 +76,8 @@ func Compose(p *store.OutgoingPush) Payload {
 	return out
 }
 
-// composeApproval is the payload of a push about an approval: what the
-// agent asks, with Allow and Deny answered where the page decides, or, once
-// it is no longer pending, how it ended, silently, with the same tag.
+// composeApproval asks with Allow and Deny, or once decided says how it ended,
+// silently, under the same tag.
 func composeApproval(p *store.OutgoingPush) Payload {
 	a := &p.Approval
 	id := strconv.FormatInt(a.ID, 10)
@@ -116,8 +107,7 @@ func composeApproval(p *store.OutgoingPush) Payload {
 	return out
 }
 
-// OneLine is the first line of text that is not blank, without Markdown's
-// leading heading, quote or list marks, at most MaxLine characters.
+// OneLine is the first non-blank line without Markdown marks, at most MaxLine.
 func OneLine(s string) string {
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimLeft(strings.TrimSpace(line), "#>*-+ \t")

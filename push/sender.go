@@ -25,8 +25,7 @@ const (
 	DefaultMinBackoff  = 10 * time.Second
 	DefaultMaxBackoff  = time.Hour
 	DefaultMaxAttempts = 12
-	// TTL is how long a push service keeps a push for a device that is off
-	// (RFC 8030 §5.2): a day, a question's default expiry.
+	// TTL is how long a push service keeps a push for a device that is off.
 	TTL = 24 * time.Hour
 	// sendTimeout bounds one push.
 	sendTimeout = 10 * time.Second
@@ -40,29 +39,24 @@ type Options struct {
 	// Subject is the VAPID contact (Subject of the base URL).
 	Subject string
 	Logger  *slog.Logger
-	// AllowPrivate lets pushes reach non-public addresses
-	// (--allow-private-targets); Allow lists single ones (tests).
+	// AllowPrivate lets pushes reach non-public addresses; Allow lists single ones (tests).
 	AllowPrivate bool
 	Allow        []netip.AddrPort
 	Batch        int
-	// Lease is how long claimed pushes are held before another sender may
-	// try them again; Poll how often the outbox is checked without a wake-up.
+	// Lease holds claimed pushes from other senders; Poll checks without a wake-up.
 	Lease, Poll time.Duration
-	// MinBackoff and MaxBackoff bound the wait between attempts (a 429's
-	// Retry-After within them); MaxAttempts is how many a push gets.
+	// MinBackoff and MaxBackoff bound retries (and a 429's Retry-After).
 	MinBackoff, MaxBackoff time.Duration
 	MaxAttempts            int
 }
 
-// FastOptions shortens every wait, for tests of the whole server: retries
-// after 100 ms to 1 s, a 3 s lease, a poll every 250 ms.
+// FastOptions shortens every wait, for tests of the whole server.
 func FastOptions(o Options) Options {
 	o.Lease, o.Poll, o.MinBackoff, o.MaxBackoff = 3*time.Second, 250*time.Millisecond, 100*time.Millisecond, time.Second
 	return o
 }
 
-// Sender delivers the push outbox. Build it with New, run Run, wake it with
-// Wake.
+// Sender delivers the push outbox.
 type Sender struct {
 	store    *store.Store
 	keys     *Keys
@@ -112,8 +106,7 @@ func (s *Sender) Wake() {
 	}
 }
 
-// WakeOn makes l wake the sender for each notification on store.PushTopic
-// (pushes were queued), and each time it connects. Call it before l runs.
+// WakeOn wakes the sender on store.PushTopic and on each connect; call it before l runs.
 func (s *Sender) WakeOn(l *store.Listener) {
 	store.Listen(l, store.PushTopic, func(struct{}) { s.Wake() })
 	l.Watch(func(connected bool) {
@@ -123,9 +116,7 @@ func (s *Sender) WakeOn(l *store.Listener) {
 	})
 }
 
-// Run claims and sends due pushes until ctx ends; a batch under way when
-// ctx ends is finished and recorded. Its statements count as background
-// work.
+// Run sends due pushes until ctx ends, finishing the batch under way.
 func (s *Sender) Run(ctx context.Context) {
 	ctx = store.Background(ctx)
 	poll := time.NewTicker(s.poll)
@@ -170,16 +161,14 @@ func (s *Sender) Run(ctx context.Context) {
 	}
 }
 
-// send sends a claimed batch, one request per push, and records each
-// result; a push about what the owner read or what was decided is skipped.
+// send sends a batch, skipping pushes about what was read or decided since.
 func (s *Sender) send(ctx context.Context, due []store.OutgoingPush) {
 	start := time.Now()
 	budget := s.lease - 2*sendTimeout
 	for i := range due {
 		p := &due[i]
 		if budget > 0 && time.Since(start) > budget {
-			// Past this, the lease could run out while a push is on its
-			// way, and another sender could send it too.
+			// Past this the lease could run out mid-send, and another sender send it too.
 			s.record(ctx, p, store.PushPending, 0, "not sent yet: its batch ran long")
 			continue
 		}
@@ -199,8 +188,7 @@ type result struct {
 	err        error
 }
 
-// deliver encrypts and posts one push (RFC 8030 §5) to its device's push
-// service.
+// deliver encrypts and posts one push (RFC 8030 §5).
 func (s *Sender) deliver(ctx context.Context, p *store.OutgoingPush) result {
 	payload := Compose(p)
 	body, err := json.Marshal(payload)
@@ -227,8 +215,7 @@ func (s *Sender) deliver(ctx context.Context, p *store.OutgoingPush) result {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("TTL", strconv.Itoa(int(TTL.Seconds())))
 	h.Set("Urgency", p.Urgency)
-	// A push sent again (after a crash, before its result was recorded)
-	// replaces the first at the push service while the device is away.
+	// A push sent again after a crash replaces the first while the device is away.
 	h.Set("Topic", payload.Tag)
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -250,10 +237,8 @@ func (s *Sender) deliver(ctx context.Context, p *store.OutgoingPush) result {
 // permanent marks an error no retry mends (keys that do not parse).
 type permanent struct{ error }
 
-// finish records one push's result: sent; the subscription dropped when its
-// push service no longer knows it (404, 410); pending again after a backoff
-// for a failed connection, 429 (its Retry-After, within the backoff's
-// bounds) and 5xx; failed for any other refusal or the last attempt.
+// finish records a result: sent; subscription dropped on 404 or 410; retried on
+// a failed connection, 429 or 5xx; failed otherwise.
 func (s *Sender) finish(ctx context.Context, p *store.OutgoingPush, r result) {
 	log := s.log.With("push_id", p.ID, "kind", p.Kind, "owner_id", p.OwnerID, "subscription_id", p.SubscriptionID, "attempt", p.Attempt)
 	if r.status == http.StatusNotFound || r.status == http.StatusGone {

@@ -1,6 +1,5 @@
-// Package push sends Web Push messages (RFC 8030) to owners' browsers:
-// signed with VAPID (RFC 8292), encrypted as aes128gcm (RFC 8291), from the
-// push outbox of the store, which any replica's Sender delivers.
+// Package push sends Web Push (RFC 8030) from the store's push outbox, signed
+// with VAPID (RFC 8292) and encrypted as aes128gcm (RFC 8291).
 package push
 
 import (
@@ -16,13 +15,10 @@ import (
 	"time"
 )
 
-// b64 is the encoding of every key and token of Web Push: base64url
-// without padding.
+// b64 is Web Push's encoding: base64url without padding.
 var b64 = base64.RawURLEncoding
 
-// Keys is the server's VAPID key pair (RFC 8292), the same on every
-// replica: browsers subscribe with its public half, and each push carries
-// a token signed with its private half.
+// Keys is the server's VAPID key pair, the same on every replica.
 type Keys struct {
 	private *ecdsa.PrivateKey
 	public  []byte
@@ -37,8 +33,7 @@ func GenerateKeys() (*Keys, error) {
 	return keysOf(k)
 }
 
-// ParsePrivateKey reads a private key as PrivateKey writes it: the 32-byte
-// P-256 scalar, base64url (padding allowed).
+// ParsePrivateKey reads PrivateKey's output (padding allowed).
 func ParsePrivateKey(s string) (*Keys, error) {
 	raw, err := b64.DecodeString(trimPadding(s))
 	if err != nil {
@@ -72,17 +67,13 @@ func (k *Keys) PrivateKey() string {
 	return b64.EncodeToString(raw)
 }
 
-// PublicKey is the public half, the uncompressed point base64url: the
-// applicationServerKey browsers subscribe with.
+// PublicKey is the applicationServerKey browsers subscribe with.
 func (k *Keys) PublicKey() string { return b64.EncodeToString(k.public) }
 
-// TokenLifetime is how long a VAPID token is valid; RFC 8292 allows at most
-// 24 hours.
+// TokenLifetime is a VAPID token's life; RFC 8292 allows at most 24 hours.
 const TokenLifetime = 12 * time.Hour
 
-// authorization is the Authorization header of a push to endpoint: a JWT
-// for the endpoint's origin (aud), expiring TokenLifetime from now (exp),
-// naming the sender's contact (sub), with the public key (k).
+// authorization is a VAPID JWT for endpoint's origin, with the public key.
 func (k *Keys) authorization(endpoint, subject string, now time.Time) (string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
@@ -105,9 +96,8 @@ func (k *Keys) authorization(endpoint, subject string, now time.Time) (string, e
 	return "vapid t=" + signed + "." + b64.EncodeToString(sig) + ", k=" + k.PublicKey(), nil
 }
 
-// Subject is the VAPID contact of a server at baseURL (RFC 8292 §2.1): the
-// site itself when it is https, else a mailto: address at its host, which
-// push services accept from servers without a public site.
+// Subject is the VAPID contact: the https site, else a mailto: at its host,
+// which push services accept from servers without a public site.
 func Subject(baseURL string) string {
 	u, err := url.Parse(baseURL)
 	if err == nil && u.Scheme == "https" && u.Host != "" {

@@ -1,9 +1,5 @@
-// Package timers fires the questions' timers: every replica runs a Runner
-// that sleeps until the soonest pending timer (store.NextQuestionTimer) and
-// then fires what is due (store.FireQuestionTimers). Each due row is claimed
-// with FOR UPDATE SKIP LOCKED and its work done in that transaction, so
-// every timer fires on exactly one replica, once, also across crashes and
-// restarts: the timers live in the questions' rows, not in any process.
+// Package timers fires the questions' timers. Each due row is claimed with FOR
+// UPDATE SKIP LOCKED and worked in that transaction: once, on one replica.
 package timers
 
 import (
@@ -18,8 +14,7 @@ import (
 const (
 	// DefaultBatch is how many due timers one transaction fires.
 	DefaultBatch = 100
-	// DefaultIdle is the longest sleep without a wake-up: the safety net for
-	// a question whose wake-up was missed (the listener reconnecting).
+	// DefaultIdle is the longest sleep, the net for a wake-up missed during a reconnect.
 	DefaultIdle = time.Minute
 	// retryAfter is the wait after a failed look at the database.
 	retryAfter = 2 * time.Second
@@ -29,8 +24,7 @@ const (
 type Options struct {
 	Store  *store.Store
 	Logger *slog.Logger
-	// Compose writes the questions' emails; nil when email is off, and then
-	// the timers queue none.
+	// Compose writes the questions' emails; nil when email is off.
 	Compose store.ComposeQuestionEmail
 	// ComposeApproval writes the approvals' emails; nil when email is off.
 	ComposeApproval store.ComposeApprovalEmail
@@ -65,17 +59,13 @@ func New(o Options) *Runner {
 	return r
 }
 
-// Wake asks the runner to look again now (a question was asked: its notice
-// may be due at once). It never blocks.
+// Wake asks the runner to look again now; it never blocks.
 func (r *Runner) Wake() { r.wake.Wake() }
 
-// WakeOn wakes the runner whenever a question is asked on any replica
-// (store.TimerTopic), and when the listener (re)connects, since it may
-// have missed one meanwhile.
+// WakeOn wakes the runner on store.TimerTopic and on each (re)connect.
 func (r *Runner) WakeOn(l *store.Listener) { store.WakeOn(l, store.TimerTopic, r.Wake) }
 
-// Run fires due timers until ctx ends. Its statements count as background
-// work.
+// Run fires due timers until ctx ends, as background work.
 func (r *Runner) Run(ctx context.Context) {
 	ctx = store.Background(ctx)
 	sleep := time.NewTimer(0)
@@ -91,8 +81,7 @@ func (r *Runner) Run(ctx context.Context) {
 	}
 }
 
-// fire fires every due timer, batch by batch, and says how long to sleep
-// until the next one.
+// fire fires every due timer and says how long to sleep.
 func (r *Runner) fire(ctx context.Context) time.Duration {
 	for ctx.Err() == nil {
 		res, err := r.store.FireQuestionTimers(ctx, r.batch, r.compose)

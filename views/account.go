@@ -9,8 +9,7 @@ import (
 // AccountData is everything the account page shows.
 type AccountData struct {
 	Owner *store.Owner
-	// SignIns are the owner's sign-ins, the most recently used first;
-	// Current is the one of this browser.
+	// SignIns are the owner's sign-ins, latest first; Current is this browser's.
 	SignIns []store.SignIn
 	Current int64
 	// Password is the password change form (values are never shown again).
@@ -19,12 +18,10 @@ type AccountData struct {
 	Profile Form
 	// Notice says what the last action did ("" for none).
 	Notice string
-	// Mail is what the owner wants mailed; EmailOn says whether this server
-	// sends mail at all (SMTP configured).
+	// EmailSettings is what the owner wants emailed; EmailOn says SMTP is configured.
 	EmailSettings store.EmailSettings
 	EmailOn       bool
-	// Push is what is pushed to the owner's devices, Devices those devices,
-	// VAPIDKey the key a browser subscribes with.
+	// Push is what is pushed, to Devices; VAPIDKey is what a browser subscribes with.
 	Push     store.PushSettings
 	Devices  []store.PushSubscription
 	VAPIDKey string
@@ -40,8 +37,7 @@ func (d AccountData) others() bool {
 	return false
 }
 
-// browserOf names the browser and system of a user agent, roughly ("Firefox
-// on Linux"); the full string is shown on hover.
+// browserOf roughly names a user agent ("Firefox on Linux").
 func browserOf(ua string) string {
 	if ua == "" {
 		return "Unknown browser"

@@ -2,29 +2,23 @@ package views
 
 import "github.com/osfoundry/osfoundry/store"
 
-// AnswerLinkData is what the page an answer link opens shows: the question,
-// where it was asked and by whom, and, while the link can answer, the one
-// button that does.
+// AnswerLinkData is an answer link's page: the question, where, by whom.
 type AnswerLinkData struct {
 	// Token is the link's, for the form's action.
 	Token    string
 	Link     *store.AnswerLink
 	Question *store.Question
-	// Session, Project and Asker say where the question was asked and by
-	// which agent.
+	// Session, Project and Asker say where and by which agent.
 	Session, Project, Asker string
-	// CanAnswer: the link is valid, unused and unexpired, and the question
-	// open.
+	// CanAnswer: the link is valid, unused and unexpired, and the question open.
 	CanAnswer bool
 	// Answered: this request answered it.
 	Answered bool
-	// Notice says why the link cannot answer (used, expired, answered
-	// already); Error what is wrong with the answer given.
+	// Notice says why the link cannot answer; Error what is wrong with the answer.
 	Notice, Error string
 	// Text is the free-text answer as given, shown again with Error.
 	Text string
-	// SignedInAs names the owner signed in in this browser when that is not
-	// the link's owner ("" otherwise).
+	// SignedInAs names this browser's owner when not the link's.
 	SignedInAs string
 }
 

@@ -8,8 +8,7 @@ type EmailLink struct {
 	URL   string
 }
 
-// QuestionEmailData is what a question's email says: who asked what where,
-// and the links that answer it.
+// QuestionEmailData is a question's email: who asked what where, and its links.
 type QuestionEmailData struct {
 	Reminder bool
 	Blocking bool
@@ -18,12 +17,9 @@ type QuestionEmailData struct {
 	// Asker is the agent that asked, by name and sender slug.
 	Asker, AskerSlug string
 	Question         string
-	// Options are the links that answer with each option; Free the one for
-	// an answer in the owner's own words.
-	Options []EmailLink
-	Free    string
-	// QuestionURL is the question on its session page; AccountURL where the
-	// owner chooses what emails them.
+	// Options answer with each option; Free in the owner's own words.
+	Options                 []EmailLink
+	Free                    string
 	QuestionURL, AccountURL string
 	LinksExpire             time.Time
 }

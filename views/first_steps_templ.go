@@ -11,17 +11,13 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "github.com/osfoundry/osfoundry/store"
 
-// FirstSteps is what the projects page of a new workspace needs to say how
-// to start: where agents connect, and how an agent's checkout calls
-// osfoundry.
+// FirstSteps is what a new workspace's projects page says to start.
 type FirstSteps struct {
 	ServerURL string
 	Osfoundry string
 }
 
-// firstSteps is the checklist of a workspace that has not started yet:
-// project → session → connect an agent → invite it, each step ticked once
-// done. It goes once an agent is seated in a project with a session.
+// firstSteps ticks each step; it goes once an agent is seated with a session.
 func firstSteps(projects []store.ProjectSummary, start FirstSteps) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -120,7 +116,7 @@ func firstSteps(projects []store.ProjectSummary, start FirstSteps) templ.Compone
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(start.ServerURL)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/first_steps.templ`, Line: 35, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/first_steps.templ`, Line: 31, Col: 149}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -224,7 +220,7 @@ func firstStep(done bool, testid string) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(testid).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/first_steps.templ`, Line: 46, Col: 78}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/first_steps.templ`, Line: 42, Col: 78}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {

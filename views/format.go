@@ -13,9 +13,8 @@ import (
 // Ago renders a duration in words, like "3 min ago" (timeago.Format).
 var Ago = timeago.Format
 
-// Since renders when t was as lists show it: relative under a day ("3 min
-// ago"), then absolute ("2 Jan 2026, 15:04 UTC"); static/app.js rewrites it
-// in the browser's own zone and keeps the relative ones current.
+// Since is relative under a day, then absolute; static/app.js redoes it in the
+// browser's zone.
 func Since(now, t time.Time) string {
 	if now.Sub(t) < 24*time.Hour {
 		return Ago(now, t)
@@ -26,8 +25,7 @@ func Since(now, t time.Time) string {
 // RepliesLabel counts a thread's replies: "1 reply", "3 replies".
 func RepliesLabel(n int) string { return plural(n, "reply", "replies") }
 
-// parentLine is how a reply quotes the note it answers: its subject, or
-// the first line of its body.
+// parentLine is the subject, or the first line, of the note a reply answers.
 func parentLine(p store.NoteParent) string {
 	if p.Subject != "" {
 		return p.Subject
@@ -64,8 +62,7 @@ func IsStale(now time.Time, at *time.Time) bool {
 	return at != nil && now.Sub(*at) > 24*time.Hour
 }
 
-// SessionTypeLabel names a session type of store.SessionTypes for people:
-// "team_session" reads "Team session". Anything else shows as it is.
+// SessionTypeLabel reads "team_session" as "Team session".
 func SessionTypeLabel(t string) string {
 	if !slices.Contains(store.SessionTypes, t) {
 		return t
@@ -96,8 +93,7 @@ func WebhookFiresLabel(fires string) string {
 	return fires
 }
 
-// DeliveryStateLabel words a delivery's state: delivered, failed, sending,
-// retrying (it failed and waits for another attempt) or waiting.
+// DeliveryStateLabel words a delivery's state.
 func DeliveryStateLabel(d store.WebhookDelivery) string {
 	switch {
 	case d.State != store.DeliveryPending:

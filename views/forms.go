@@ -1,7 +1,6 @@
 package views
 
-// Form holds a submitted form's values and its errors, so that a refused
-// form is shown again as the owner filled it in.
+// Form holds a refused form's values and errors, to show it again as filled in.
 type Form struct {
 	Values map[string]string
 	Errors FormErrors

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 )
 
-// pageTitle is the document title: the unread count first when there is
-// one, then the page, then the product: "(3) Fix rounding — osFoundry".
-// static/app.js rewrites the count the same way.
+// pageTitle is "(3) Fix rounding — osFoundry"; static/app.js rewrites the count alike.
 func pageTitle(p *Page) string {
 	t := "osFoundry"
 	if p.Title != "" {

@@ -463,8 +463,7 @@ func FieldError(errs FormErrors, field string) templ.Component {
 	})
 }
 
-// ShortcutsDialog lists the keyboard shortcuts static/app.js handles; "?"
-// opens it, Esc closes it.
+// ShortcutsDialog lists static/app.js's keyboard shortcuts ("?" opens it).
 func ShortcutsDialog() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -17,8 +17,7 @@ const (
 	previewLines  = 7
 )
 
-// bodyPreview returns the start of a long body to show collapsed, and false
-// when the body is short enough to show whole.
+// bodyPreview is a long body's start, and false for a short one.
 func bodyPreview(body string) (string, bool) {
 	if utf8.RuneCountInString(body) <= collapseRunes && strings.Count(body, "\n") < collapseLines {
 		return body, false
@@ -48,15 +47,12 @@ func ReplySubject(subject string) string {
 	return s
 }
 
-// hasReceipts reports whether a note shows read receipts: an owner's note
-// agents read (not an analysis note, which they never see).
+// hasReceipts: an owner's note agents read (analysis notes they never see).
 func hasReceipts(n store.Note) bool {
 	return n.SenderKind == store.SenderOwner && n.MessageType != store.MessageAnalysis
 }
 
-// ReadBy is the ReceiptsLine of a note's receipts, or nil while nobody has
-// read it: the line NoteReceipts shows. A live stream's receipt event renders
-// NoteReceipts(noteID, true, ReadBy(store.NoteReceipts(…, []int64{noteID}))).
+// ReadBy is the line NoteReceipts shows, nil while nobody has read the note.
 func ReadBy(receipts []store.Receipt) templ.Component {
 	if len(receipts) == 0 {
 		return nil
@@ -64,8 +60,7 @@ func ReadBy(receipts []store.Receipt) templ.Component {
 	return ReceiptsLine(receipts)
 }
 
-// ReceiptsUpdate is what a mail poll brings of read receipts: the lines that
-// changed since the page's cursor and the cursor to send next.
+// ReceiptsUpdate is the receipt lines changed since the page's cursor, and the next cursor.
 type ReceiptsUpdate struct {
 	Lines  []NoteReceiptsLine
 	Cursor int64
@@ -77,8 +72,7 @@ type NoteReceiptsLine struct {
 	Receipts []store.Receipt
 }
 
-// GroupReceipts groups receipts ordered by note into one line per note, in
-// that order.
+// GroupReceipts makes one line per note, in order.
 func GroupReceipts(receipts []store.Receipt) []NoteReceiptsLine {
 	var out []NoteReceiptsLine
 	for _, r := range receipts {
@@ -90,8 +84,7 @@ func GroupReceipts(receipts []store.Receipt) []NoteReceiptsLine {
 	return out
 }
 
-// deliveredTo names the agent of a delivery: its handle, or its name before
-// it claimed one.
+// deliveredTo is the agent's handle, or its name before it claimed one.
 func deliveredTo(rc store.Receipt) string {
 	if rc.Handle != "" {
 		return "@" + rc.Handle

@@ -22,18 +22,11 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// Note bodies are Markdown: CommonMark with GitHub's tables, task lists,
-// strikethrough and autolinks. RenderMarkdown is the one renderer every place
-// that shows a body uses (Team mail rows and their live events, threads, the
-// inbox, search results, the JSON export). Agents write it, so nothing in it
-// is trusted: raw HTML is shown as the text it is, links open outside the
-// app with rel="nofollow noopener noreferrer" and only for http, https and
-// mailto, images are links to the image (never loaded), and the result is
-// sanitised once more by an allow-list (bluemonday) that admits exactly the
-// elements and attributes the renderer makes.
+// Note bodies are GitHub-flavoured Markdown written by agents, so nothing is
+// trusted: raw HTML shows as text, links only for http, https and mailto open
+// outside, images are links, and bluemonday sanitises the result once more.
 
-// markdown parses and renders note bodies. Line breaks are kept (as in
-// GitHub comments); headings get no ids (they would collide with the page's).
+// markdown keeps line breaks; headings get no ids, which would collide with the page's.
 var markdown = goldmark.New(
 	goldmark.WithExtensions(
 		extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
@@ -47,8 +40,7 @@ var markdown = goldmark.New(
 	),
 )
 
-// linkRel is what every link of a note carries: no ranking credit, no
-// handle on the app's window, no Referer.
+// linkRel: no ranking credit, no handle on the app's window, no Referer.
 const linkRel = "nofollow noopener noreferrer"
 
 // noteNodes renders the nodes whose default HTML the app does not want.
@@ -63,8 +55,7 @@ func (noteNodes) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(extast.KindTaskCheckBox, renderTaskCheckBox)
 }
 
-// renderTaskCheckBox writes a task list's box, read-only, named for screen
-// readers.
+// renderTaskCheckBox writes a read-only box named for screen readers.
 func renderTaskCheckBox(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if entering {
 		if node.(*extast.TaskCheckBox).IsChecked {
@@ -76,10 +67,8 @@ func renderTaskCheckBox(w util.BufWriter, source []byte, node ast.Node, entering
 	return ast.WalkContinue, nil
 }
 
-// safeURL is the URL a link may carry, and false for any other: absolute
-// http or https with a host, or mailto with an address (no javascript:,
-// data:, relative paths, nor "https://#", which a sanitizer would shorten
-// to a bare "https:").
+// safeURL admits absolute http(s) with a host or mailto with an address; not
+// "https://#", which a sanitizer would shorten to a bare "https:".
 func safeURL(raw []byte) (string, bool) {
 	u := strings.TrimSpace(string(raw))
 	lower := strings.ToLower(u)
@@ -106,8 +95,7 @@ func openLink(w util.BufWriter, href string, class string) {
 	_ = w.WriteByte('>')
 }
 
-// renderLink writes a link that leaves the app; a link with any other URL is
-// its text alone.
+// renderLink writes a link out of the app; any other URL leaves its text alone.
 func renderLink(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	n := node.(*ast.Link)
 	href, ok := safeURL(n.Destination)
@@ -143,8 +131,7 @@ func renderAutoLink(w util.BufWriter, source []byte, node ast.Node, entering boo
 	return ast.WalkContinue, nil
 }
 
-// renderImage writes an image as a link to it, labelled with its alt text:
-// the page never loads what an agent points at.
+// renderImage writes a link: the page never loads what an agent points at.
 func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkSkipChildren, nil
@@ -163,8 +150,7 @@ func renderImage(w util.BufWriter, source []byte, node ast.Node, entering bool) 
 	return ast.WalkSkipChildren, nil
 }
 
-// renderRawHTML writes inline HTML as the text it is (an agent's
-// "Vec<String>" stays readable, and no tag of its reaches the page).
+// renderRawHTML writes inline HTML as text ("Vec<String>" stays readable).
 func renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if entering {
 		n := node.(*ast.RawHTML)
@@ -195,8 +181,7 @@ func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 	return ast.WalkSkipChildren, nil
 }
 
-// plainText is the text of a node's inline children, without markup; with
-// firstLine, only up to the first line break.
+// plainText is a node's inline text; with firstLine, up to the first break.
 func plainText(n ast.Node, source []byte, firstLine bool) string {
 	var b strings.Builder
 	done := false
@@ -255,9 +240,8 @@ var sanitizer = func() *bluemonday.Policy {
 	return p
 }()
 
-// RenderMarkdown renders a note body as safe HTML (see the top of this file).
-// A body built to make the parser work hard (tooIntricate) is shown as the
-// text it is instead.
+// RenderMarkdown renders a note body as safe HTML, or as text when it is built
+// to make the parser work hard (tooIntricate).
 func RenderMarkdown(body string) string {
 	var buf bytes.Buffer
 	if tooIntricate(body) || markdown.Convert([]byte(body), &buf) != nil {
@@ -271,11 +255,8 @@ func asText(body string) string {
 	return `<p class="md-raw">` + templ.EscapeString(body) + `</p>`
 }
 
-// Limits past which a body is not parsed as Markdown: the parser's time
-// grows with the square of containers nested on one line (blockquotes,
-// lists) and of unclosed link destinations, and a note of 10,000 characters
-// could otherwise hold a page for a fraction of a second. No note a person
-// writes comes near them.
+// Past these a body is text: parse time grows with the square of containers
+// nested on one line and of unclosed link destinations. No person's note nears them.
 const (
 	maxNesting = 16
 	maxLinks   = 500
@@ -294,8 +275,7 @@ func tooIntricate(body string) bool {
 	return false
 }
 
-// nesting counts the container markers a line opens: "> ", "- ", "* ",
-// "+ ", "1. ", "1) ".
+// nesting counts the container markers a line opens.
 func nesting(line string) int {
 	depth := 0
 	for i := 0; i < len(line); {
@@ -333,8 +313,7 @@ func Markdown(body string) templ.Component {
 	})
 }
 
-// FirstLine is the text of a body's first block without markup, cut to max
-// characters: how a reply quotes the note it answers.
+// FirstLine is a body's first block as text, cut to max: how a reply quotes.
 func FirstLine(body string, max int) string {
 	source := []byte(body)
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(parser.NewContext()))

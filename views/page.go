@@ -1,5 +1,4 @@
-// Package views holds the templ components of the owner web app: the layout,
-// full pages and the fragments htmx swaps in.
+// Package views holds the web app's templ components: layout, pages, fragments.
 package views
 
 import (
@@ -9,8 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// Page is what every rendered component may need about the current request.
-// Handlers put it in the request context; components read it with PageFrom.
+// Page is what components need of the request; they read it with PageFrom.
 type Page struct {
 	Title string
 	// CSRF is the token every form and htmx request sends back.
@@ -21,12 +19,9 @@ type Page struct {
 	Nav string
 	// Now is the render time, so relative times agree within a page.
 	Now time.Time
-	// Unread is the count of unread notes the tab title carries, like
-	// "(3) Fix rounding — osFoundry"; static/app.js keeps it current.
+	// Unread is the tab title's count; static/app.js keeps it current.
 	Unread int
-	// UnreadScope is what the title counts on a page without a stream of
-	// its own ("workspace", "project:<id>", "inbox"; "" nothing): see
-	// UnreadStream.
+	// UnreadScope is what the title counts without a stream (see UnreadStream).
 	UnreadScope string
 	// Query is the search box's text.
 	Query string
@@ -48,9 +43,8 @@ func (p *Page) Role() string {
 	return string(p.Owner.Role)
 }
 
-// CanWrite reports whether the page may offer writing and answering: to
-// members and admins, and in fragments rendered for everyone (a live note
-// row, no Owner), where the body's data-role hides them from viewers.
+// CanWrite offers writing to members and admins, and in fragments for everyone,
+// where the body's data-role hides it from viewers.
 func (p *Page) CanWrite() bool { return p.Owner == nil || p.Owner.Role.May(store.RoleMember) }
 
 // IsAdmin reports whether the signed-in person is an admin.

@@ -1,7 +1,6 @@
 package views
 
-// The installable app's colours, those of static/app.css: the top bar
-// (theme) and the page (background), light and dark.
+// The installable app's colours, as static/app.css's.
 const (
 	ThemeLight      = "#ffffff"
 	ThemeDark       = "#1c2220"
@@ -9,8 +8,7 @@ const (
 	BackgroundDark  = "#141816"
 )
 
-// DeviceName is the name a subscribed browser gets until its owner renames
-// it: its browser and system, like "Chrome on Android".
+// DeviceName names a subscribed browser, like "Chrome on Android".
 func DeviceName(userAgent string) string {
 	name := browserOf(userAgent)
 	if r := []rune(name); len(r) > 80 {

@@ -11,10 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "github.com/osfoundry/osfoundry/store"
 
-// QuestionAnswerPage is what a page without script sees when its answer to
-// a question was refused (answered already, expired, an answer it cannot
-// take): what happened, the question as it stands, and the way back to
-// where the owner came from.
+// QuestionAnswerPage shows a page without script why its answer was refused.
 func QuestionAnswerPage(sessionID int64, q store.Question, notice, back string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -86,7 +83,7 @@ func QuestionAnswerPage(sessionID int64, q store.Question, notice, back string) 
 			var templ_7745c5c3_Var2 string
 			templ_7745c5c3_Var2, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(NoteURL(sessionID, q.ID))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question_page.templ`, Line: 29, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/question_page.templ`, Line: 26, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var2)
 			if templ_7745c5c3_Err != nil {

@@ -6,9 +6,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// OverlapWarning is one collision the radar sees in a project: the agents
-// seated there that say they are on the same repository and branch. Owners
-// get one warning naming all of them.
+// OverlapWarning names every agent on the same repository and branch.
 type OverlapWarning struct {
 	// Repo is the repository as the radar compares it (acme/shop).
 	Repo   string
@@ -16,8 +14,7 @@ type OverlapWarning struct {
 	Agents []store.SeatedAgent
 }
 
-// Overlaps groups a project's seated agents by the overlap the store found
-// for each (store.SeatedAgent.Overlap), in the order the agents come.
+// Overlaps groups seated agents by store.SeatedAgent.Overlap, in order.
 func Overlaps(agents []store.SeatedAgent) []OverlapWarning {
 	var out []OverlapWarning
 	at := map[string]int{}
@@ -37,8 +34,7 @@ func Overlaps(agents []store.SeatedAgent) []OverlapWarning {
 	return out
 }
 
-// Names lists the agents as a sentence does: "@ada-claude and @bob-claude",
-// "@a, @b and @c".
+// Names lists agents as a sentence: "@a, @b and @c".
 func (w OverlapWarning) Names() string {
 	names := make([]string, len(w.Agents))
 	for i, a := range w.Agents {
@@ -50,8 +46,7 @@ func (w OverlapWarning) Names() string {
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
-// ProjectRadarView is the project page's collision warnings, which poll for
-// changes; Version fingerprints them, so an unchanged poll is a 204.
+// ProjectRadarView's Version makes an unchanged poll a 204.
 type ProjectRadarView struct {
 	ProjectID int64
 	Warnings  []OverlapWarning

@@ -1,7 +1,6 @@
 package views
 
-// sessionTypeHints say in a line what each of store.SessionTypes is for:
-// the new-session form explains its choice with them.
+// sessionTypeHints explain the new-session form's choice.
 var sessionTypeHints = map[string]string{
 	"agent_session": "one agent's own piece of work: it reports, you read and answer",
 	"team_session":  "several agents and owners on one piece of work, in one Team mail",
@@ -11,9 +10,7 @@ var sessionTypeHints = map[string]string{
 // SessionTypeHint is what a session type is for ("" for an unknown one).
 func SessionTypeHint(t string) string { return sessionTypeHints[t] }
 
-// agentLoginCommand is the command that signs an agent in from its
-// checkout and claims its handle at once; cmd is how the osfoundry binary
-// is called there ("osfoundry", or its path).
+// agentLoginCommand signs an agent in and claims its handle; cmd is the binary.
 func agentLoginCommand(cmd, serverURL string) string {
 	return cmd + " agent login --server " + serverURL + " --handle my-agent --name \"My agent\""
 }

@@ -17,8 +17,7 @@ func webhookURL(projectID, endpointID int64, rest ...string) string {
 	return fmt.Sprintf("/projects/%d/webhooks/%d", projectID, endpointID) + strings.Join(rest, "")
 }
 
-// NoteURL opens a note in place in its session page (which shows the page of
-// notes it is on, and marks it).
+// NoteURL opens a note in place on its session page.
 func NoteURL(sessionID, noteID int64) string {
 	return fmt.Sprintf("/sessions/%d?note=%d#note-%d", sessionID, noteID, noteID)
 }

@@ -16,12 +16,10 @@ import (
 const (
 	EventNotePosted = "note.posted"
 	EventTest       = "webhook.test"
-	// EventQuestionAsked is a question nobody answered within its delay;
-	// EventQuestionReminder is its one reminder.
+	// EventQuestionAsked is a question unanswered within its delay; EventQuestionReminder its reminder.
 	EventQuestionAsked    = "question.asked"
 	EventQuestionReminder = "question.reminder"
-	// EventApprovalRequested is a permission prompt nobody decided within
-	// its project's delay.
+	// EventApprovalRequested is a permission prompt undecided within its delay.
 	EventApprovalRequested = "approval.requested"
 )
 
@@ -42,9 +40,7 @@ type Event struct {
 	Message string `json:"message,omitempty"`
 }
 
-// EventQuestion is what a question event says of the question: what is
-// asked, the answers offered (none: a free-text answer), how urgent it is,
-// and when it expires with no decision.
+// EventQuestion is the question, its options (none: free text), urgency and expiry.
 type EventQuestion struct {
 	ID        int64     `json:"id"`
 	Question  string    `json:"question"`
@@ -54,9 +50,7 @@ type EventQuestion struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// EventApproval is a permission prompt waiting for a decision: who asks
-// to use which tool, the agent's one-line summary of its input (its own,
-// untrusted text), where, and when the agent stops waiting.
+// EventApproval is a prompt awaiting a decision; Summary is the agent's untrusted text.
 type EventApproval struct {
 	ID        int64     `json:"id"`
 	Tool      string    `json:"tool"`
@@ -166,10 +160,8 @@ func event(d *store.DueWebhook, baseURL string) Event {
 // slackPreview bounds the note body in a Slack-compatible message.
 const slackPreview = 1000
 
-// slackText is the text of a Slack-compatible message: the subject, who
-// wrote it where, the start of the body, and a link to the session. The link
-// is a bare URL on its own line, which Slack, Mattermost, Rocket.Chat and
-// Discord all turn into a link.
+// slackText ends with the session's URL alone on a line, which Slack, Mattermost,
+// Rocket.Chat and Discord all link.
 func slackText(ev Event) string {
 	if ev.Approval != nil {
 		return slackApproval(ev)
@@ -205,8 +197,7 @@ func slackText(ev Event) string {
 	return b.String()
 }
 
-// slackQuestion is the Slack-compatible text of a question event: who asks
-// where, the question, its options, and a link to answer it.
+// slackQuestion is a question event's chat text, with a link to answer it.
 func slackQuestion(ev Event) string {
 	q := ev.Question
 	head := "*Question waiting for an answer*"
@@ -236,8 +227,7 @@ func slackQuestion(ev Event) string {
 	return b.String()
 }
 
-// slackApproval is the Slack-compatible text of an approval event: who
-// asks to use what where, and a link to allow or deny it.
+// slackApproval is an approval event's chat text, with a link to decide it.
 func slackApproval(ev Event) string {
 	a := ev.Approval
 	var b strings.Builder
@@ -255,18 +245,10 @@ func slackApproval(ev Event) string {
 	return b.String()
 }
 
-// slackEscape makes text written by agents and owners inert in a chat
-// message, whichever Slack-compatible service renders it:
-//   - the three characters Slack's format reserves are escaped, so no
-//     <!channel>, <@U123> or <url|label> can be forged;
-//   - every @ that starts a word (@channel, @here, @everyone, @all, a user, a
-//     Mattermost group like @dev-team) gets a zero-width space after it, so
-//     no one is pinged; an @ inside a word (an email address) is left alone;
-//   - Markdown links and images, [label](url), ![alt](url) and the
-//     reference forms [label][ref] and [ref]: url, which Mattermost,
-//     Rocket.Chat and Discord render as a masked link or a loaded image (a
-//     tracking pixel), get a zero-width space after the ], so the text and
-//     the URL show as written and a bare URL is the only link.
+// slackEscape makes agents' and owners' text inert in any Slack-compatible chat:
+// Slack's three reserved characters are escaped (no forged <!channel>); a
+// zero-width space follows each word-starting @ (no one is pinged) and each ] of
+// a Markdown link or image (no masked link, no tracking pixel).
 func slackEscape(s string) string {
 	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 	var b strings.Builder
@@ -293,15 +275,12 @@ func slackEscape(s string) string {
 // zeroWidthSpace breaks the markup it is put into without showing.
 const zeroWidthSpace = '\u200b'
 
-// inWord reports whether r can continue a word that an @ inside it leaves
-// alone (the local part of an email address) or start the name after an @:
-// a letter, a digit or an underscore.
+// inWord is a letter, digit or underscore: an email's @ inside a word is left alone.
 func inWord(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// body returns the bytes posted for a claimed delivery: compact JSON,
-// without HTML escaping (nothing here is embedded in a page).
+// body is compact JSON without HTML escaping (nothing here lands in a page).
 func body(d *store.DueWebhook, baseURL string) ([]byte, error) {
 	ev := event(d, baseURL)
 	var v any = ev

@@ -28,12 +28,8 @@ type verdict struct {
 	hasRetryAfter bool
 }
 
-// judge reads the result of an attempt made at `at`:
-//   - 2xx: delivered;
-//   - a network error, a timeout, 408, 429 or 5xx: tried again later;
-//   - anything else (3xx, since redirects are not followed; 4xx; an address
-//     the SSRF guard refuses): failed at once, since sending the same request
-//     again cannot change the answer.
+// judge reads an attempt: 2xx delivered; network errors, timeouts, 408, 429 and
+// 5xx retried; anything else failed at once, since a resend cannot change it.
 func judge(res *http.Response, err error, at time.Time) verdict {
 	if err != nil {
 		v := verdict{retry: true, msg: attemptError(err)}
@@ -78,8 +74,7 @@ func attemptError(err error) string {
 	return printable(err.Error(), 250)
 }
 
-// printable keeps the first n characters of s that can be shown and stored:
-// valid UTF-8, control characters as spaces, trimmed.
+// printable keeps n showable characters of s: valid UTF-8, controls as spaces.
 func printable(s string, n int) string {
 	s = strings.ToValidUTF8(s, "�")
 	s = strings.Map(func(r rune) rune {
@@ -112,8 +107,7 @@ func parseRetryAfter(h string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// Bounds of a Retry-After the sender honours: never sooner than a second,
-// never later than six hours (within the retry window).
+// Bounds of an honoured Retry-After, within the retry window.
 const (
 	minRetryAfter = time.Second
 	maxRetryAfter = 6 * time.Hour
@@ -121,8 +115,7 @@ const (
 
 // Retry timing.
 type retryPolicy struct {
-	// minBackoff is the wait after the first failure; it doubles each time
-	// up to maxBackoff, each wait between half and all of that (jitter).
+	// minBackoff doubles up to maxBackoff, each wait jittered between half and all.
 	minBackoff, maxBackoff time.Duration
 	// window: a delivery still failing this long after it was queued fails.
 	window time.Duration
@@ -138,8 +131,7 @@ func (p retryPolicy) backoff(attempt int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// next turns a verdict into what the outbox records: delivered, failed, or
-// pending again after a wait. age is how long ago the delivery was queued.
+// next turns a verdict into the outbox's record; age is since the delivery was queued.
 func (p retryPolicy) next(v verdict, attempt int, age time.Duration) store.WebhookAttempt {
 	a := store.WebhookAttempt{ResponseCode: v.code, Error: v.msg}
 	switch {

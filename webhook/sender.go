@@ -1,10 +1,5 @@
-// Package webhook delivers the webhook outbox: every replica runs a
-// Sender that claims due deliveries from the database, posts them through the
-// SSRF-guarded client (Standard Webhooks signatures, 10 s timeout, no
-// redirects followed) and records each attempt. Deliveries are written in the
-// note's own transaction (store.insertNote), so none is lost to a crash; a
-// claimed delivery is held under a lease, so one whose sender died is tried
-// again once its lease runs out.
+// Package webhook delivers the webhook outbox from every replica, through the
+// SSRF guard, under a lease, with Standard Webhooks signatures.
 package webhook
 
 import (
@@ -38,24 +33,19 @@ type Options struct {
 	// BaseURL is the public origin, for the links in deliveries.
 	BaseURL string
 	Logger  *slog.Logger
-	// AllowPrivateTargets lets deliveries reach addresses that are not
-	// public (the operator's --allow-private-targets).
+	// AllowPrivateTargets lets deliveries reach non-public addresses.
 	AllowPrivateTargets bool
 	// Workers bounds the deliveries this replica has in flight at once.
 	Workers int
-	// Lease is how long a claimed delivery is held before another sender may
-	// try it again; it must outlast the 10 s request timeout.
+	// Lease holds a claimed delivery; it must outlast the 10 s request timeout.
 	Lease time.Duration
-	// Sweep is how often the outbox is checked without a wake-up: for
-	// retries other replicas scheduled and leases that ran out.
+	// Sweep checks for other replicas' retries and leases that ran out.
 	Sweep time.Duration
-	// MinBackoff and MaxBackoff bound the wait between attempts; RetryWindow
-	// is how long after a delivery was queued the sender gives up on it.
+	// MinBackoff and MaxBackoff bound retries; RetryWindow is when the sender gives up.
 	MinBackoff, MaxBackoff, RetryWindow time.Duration
 }
 
-// FastOptions shortens every wait, for tests of the whole server: retries
-// after 100 ms to 1 s, a 3 s lease, a sweep every 250 ms.
+// FastOptions shortens every wait, for tests of the whole server.
 func FastOptions(o Options) Options {
 	o.Lease, o.Sweep, o.MinBackoff, o.MaxBackoff = 3*time.Second, 250*time.Millisecond, 100*time.Millisecond, time.Second
 	return o
@@ -106,9 +96,8 @@ func New(o Options) *Sender {
 // Wake asks the sender to look for due deliveries now. It never blocks.
 func (s *Sender) Wake() { s.wake.Wake() }
 
-// WakeOn makes l wake the sender for each notification on
-// store.WebhookTopic, and each time it connects, since notifications sent
-// while it was away are lost. Call it before l runs.
+// WakeOn wakes the sender on store.WebhookTopic and on each connect, since
+// notifications sent while away are lost. Call it before l runs.
 func (s *Sender) WakeOn(l *store.Listener) { store.WakeOn(l, store.WebhookTopic, s.Wake) }
 
 // done is what a delivery goroutine reports back to Run.
@@ -118,9 +107,7 @@ type done struct {
 	retryAt time.Time
 }
 
-// Run claims and delivers until ctx ends, then waits for the deliveries in
-// flight (each bounded by the request timeout) and records their results.
-// Its statements count as background work.
+// Run delivers until ctx ends, then records the deliveries in flight.
 func (s *Sender) Run(ctx context.Context) {
 	ctx = store.Background(ctx)
 	finished := make(chan done)
@@ -180,8 +167,7 @@ func (s *Sender) Run(ctx context.Context) {
 		case <-s.wake.C():
 			look = true
 		case r := <-finished:
-			// The endpoint's next delivery is its head now. Deliveries that
-			// finished meanwhile are taken in too, so one claim serves them all.
+			// The endpoint's next delivery is its head now; one claim serves it.
 			for more := true; more; {
 				delete(inflight, r.id)
 				schedule(r.retryAt)
@@ -209,9 +195,8 @@ func (s *Sender) Run(ctx context.Context) {
 	}
 }
 
-// deliver makes one attempt and records it. The request is not cut short
-// when ctx ends (the client's timeout bounds it), so a shutdown does not
-// turn a delivery the receiver is handling into a duplicate.
+// deliver's request outlives ctx (the client's timeout bounds it), so that a
+// shutdown does not turn a delivery into a duplicate.
 func (s *Sender) deliver(ctx context.Context, d *store.DueWebhook) done {
 	start := time.Now()
 	msgID := MessageID(d.ID)
@@ -259,9 +244,8 @@ func (s *Sender) deliver(ctx context.Context, d *store.DueWebhook) done {
 	return r
 }
 
-// record stores an attempt's result. While the database is unreachable it
-// keeps trying (until ctx ends): the delivery stays held by this sender, so
-// this replica does not send it again when the lease runs out meanwhile.
+// record retries while the database is down: the delivery stays held here, so
+// this replica does not send it again when the lease runs out.
 func (s *Sender) record(ctx context.Context, d *store.DueWebhook, a store.WebhookAttempt, log *slog.Logger) {
 	store.RecordAttempt(ctx, log, "webhook attempt", "the delivery was claimed again after its lease ran out, or its endpoint was deleted",
 		func(ctx context.Context) (bool, error) { return s.store.FinishWebhookAttempt(ctx, d.ID, d.Attempt, a) })

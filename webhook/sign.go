@@ -16,12 +16,10 @@ const (
 	HeaderSignature = "webhook-signature"
 )
 
-// MessageID is a delivery's webhook-id: the same on every attempt, so that a
-// receiver can drop a delivery it has already processed.
+// MessageID is the same on every attempt, so a receiver can drop duplicates.
 func MessageID(deliveryID int64) string { return "msg_" + strconv.FormatInt(deliveryID, 10) }
 
-// Signature is the Standard Webhooks v1 signature of a body: the base64
-// HMAC-SHA256, keyed with the endpoint's secret key, of "<id>.<timestamp>.<body>".
+// Signature is the Standard Webhooks v1 HMAC-SHA256 of "<id>.<timestamp>.<body>".
 func Signature(key []byte, msgID string, at time.Time, body []byte) string {
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(msgID + "." + strconv.FormatInt(at.Unix(), 10) + "."))

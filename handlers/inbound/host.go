@@ -1,6 +1,4 @@
-// Package inbound holds the checks on incoming requests that more than one
-// front applies (the web app and its OAuth server, the MCP endpoint), so that
-// each rule has one definition.
+// Package inbound holds the checks on incoming requests that several fronts apply.
 package inbound
 
 import (
@@ -10,10 +8,8 @@ import (
 	"strings"
 )
 
-// IsLoopbackHost reports whether a host, or host:port, or [IPv6]:port, names
-// this machine: "localhost" (any case) or a loopback IP literal. It is the one
-// rule for "loopback" in Host headers, origins and URLs (the MCP endpoint's
-// DNS-rebinding guard, plain http to a client's metadata document).
+// IsLoopbackHost is the one rule for "loopback": "localhost" or a loopback IP,
+// with or without a port.
 func IsLoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
@@ -27,8 +23,7 @@ func IsLoopbackHost(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// PublicHost is the Host header that names the public origin baseURL
-// (host, and port when it has one); "" when baseURL is not a URL.
+// PublicHost is the Host that names baseURL ("" when it is not a URL).
 func PublicHost(baseURL string) string {
 	u, err := url.Parse(baseURL)
 	if err != nil {
@@ -37,17 +32,13 @@ func PublicHost(baseURL string) string {
 	return u.Host
 }
 
-// HostAllowed reports whether a request's Host names this server: the host
-// of its configured public origin (publicHost, with the port when the
-// origin has one), or loopback on any port. Anything else is another name
-// pointed at this address, as DNS rebinding does, and is refused.
+// HostAllowed accepts the public origin's host or loopback; any other name
+// pointed at this address, as DNS rebinding does, is refused.
 func HostAllowed(publicHost, host string) bool {
 	return strings.EqualFold(host, publicHost) || IsLoopbackHost(host)
 }
 
-// RequireHost answers 421 Misdirected Request to a request whose Host is
-// not allowed (HostAllowed), before anything else sees it: every listener
-// puts it in front of all its routes.
+// RequireHost answers 421 to a Host not allowed, before anything else sees it.
 func RequireHost(publicHost string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

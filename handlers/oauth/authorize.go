@@ -12,8 +12,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// AuthorizeParams are the query parameters of an authorization request that
-// the consent form carries back in hidden fields.
+// AuthorizeParams are the request's parameters the consent form carries back.
 var AuthorizeParams = []string{"client_id", "redirect_uri", "response_type", "state", "code_challenge", "code_challenge_method", "scope", "resource"}
 
 // AuthRequest is a validated authorization request.
@@ -29,8 +28,7 @@ type AuthRequest struct {
 	Params url.Values
 }
 
-// ClientName is the name to show for the client (unverified), without the
-// characters a display name may not hold (a client stored before that rule).
+// ClientName is the client's unverified name, cleaned of what a display name may not hold.
 func (a *AuthRequest) ClientName() string {
 	if name := strings.TrimSpace(store.DisplayableName(a.Client.ClientName)); name != "" {
 		return name
@@ -46,8 +44,7 @@ func (a *AuthRequest) ClientName() string {
 // RedirectHost is where the browser goes after the decision, for the consent page.
 func (a *AuthRequest) RedirectHost() string { return redirectHost(a.RedirectURI) }
 
-// RedirectScheme is the redirect URI's scheme (the consent page allows its
-// form to be redirected there).
+// RedirectScheme is the redirect URI's scheme, which the consent form may go to.
 func (a *AuthRequest) RedirectScheme() string {
 	if u, err := url.Parse(a.RedirectURI); err == nil {
 		return strings.ToLower(u.Scheme)
@@ -55,9 +52,8 @@ func (a *AuthRequest) RedirectScheme() string {
 	return ""
 }
 
-// AuthorizeError is a refused authorization request. When RedirectURI is set
-// the error goes back to the client (with error, state, iss); otherwise the
-// redirect target itself is in doubt and the error is shown as a page.
+// AuthorizeError is a refused request: sent back to the client when RedirectURI
+// is set, else shown as a page because the target itself is in doubt.
 type AuthorizeError struct {
 	Code        string
 	Description string
@@ -79,10 +75,8 @@ func (s *Server) ErrorRedirect(e *AuthorizeError) string {
 
 var codeChallengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 
-// ParseAuthorizeRequest validates an authorization request from the client
-// address from. The client and redirect URI are checked first; their errors
-// are not redirectable. Every later problem comes back as a redirectable
-// *AuthorizeError. Other errors are infrastructure failures.
+// ParseAuthorizeRequest validates a request; client and redirect URI errors are
+// not redirectable, later ones are a redirectable *AuthorizeError.
 func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values, from string) (*AuthRequest, error) {
 	for _, k := range AuthorizeParams {
 		if len(q[k]) > 1 {
@@ -139,17 +133,14 @@ func (s *Server) ParseAuthorizeRequest(ctx context.Context, q url.Values, from s
 	if err != nil {
 		return fail("invalid_scope", err.Error())
 	}
-	// Read is the baseline of every connection: a client that asks for write
-	// alone (the MCP SDKs ask for the scope of the tool that was refused) gets
-	// read as well, so its next read call is not refused (RFC 6749 §3.3 lets
-	// the server grant other scopes than requested; the token response says which).
+	// Read is always granted: the MCP SDKs ask for the refused tool's scope alone,
+	// and RFC 6749 §3.3 lets the server grant other scopes than requested.
 	ar.Scopes, _ = store.ValidateScopes(append(scopes, store.ScopeRead))
 	return ar, nil
 }
 
-// ParseScope reads a space-separated scope parameter: unknown scopes are an
-// error, except offline_access (always tolerated, never needed: refresh tokens
-// are always issued); empty means every scope.
+// ParseScope reads a scope parameter; unknown scopes but offline_access are an
+// error, and empty means every scope.
 func ParseScope(scope string) ([]string, error) {
 	var want []string
 	for _, sc := range strings.Fields(scope) {
@@ -167,10 +158,8 @@ func ParseScope(scope string) ([]string, error) {
 	return store.ValidateScopes(want)
 }
 
-// LookupClient returns the client a client_id names: a registered client or
-// a client ID metadata document (fetched as needed, throttled per client
-// address from). Unknown or unusable clients give a non-redirectable
-// *AuthorizeError.
+// LookupClient returns a registered client or a client ID metadata document;
+// an unusable one is a non-redirectable *AuthorizeError.
 func (s *Server) LookupClient(ctx context.Context, clientID, from string) (*store.OAuthClient, error) {
 	if IsMetadataDocumentURL(clientID) {
 		cl, err := s.metadataDocumentClient(ctx, clientID, from)
@@ -195,21 +184,16 @@ type Approval struct {
 	// Scopes granted: a non-empty subset of the requested ones.
 	Scopes     []string
 	ProjectIDs []int64
-	// Continue is the connection the owner chose to sign in again ("Sign in
-	// again as"); 0 connects a new agent.
+	// Continue is the connection to sign in again as; 0 connects a new agent.
 	Continue int64
-	// InviteSessionIDs are sessions of the chosen projects to invite the
-	// agent to, as a contributor.
+	// InviteSessionIDs are sessions to invite the agent to, as a contributor.
 	InviteSessionIDs []int64
-	// RemoteAddr and UserAgent are the approving browser's, for the audit
-	// log.
+	// RemoteAddr and UserAgent are the approving browser's, for the audit log.
 	RemoteAddr, UserAgent string
 }
 
-// Approve records the grant (a new connection, or the one of the owner's
-// that the owner chose to continue, which the store checks the client may),
-// issues an authorization code, and returns the redirect URL carrying code,
-// state and iss.
+// Approve records the grant, issues a code and returns the redirect URL; the
+// store checks that the client may continue the chosen connection.
 func (s *Server) Approve(ctx context.Context, ar *AuthRequest, ap Approval) (string, error) {
 	var granted []string
 	for _, sc := range ap.Scopes {

@@ -17,21 +17,18 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// Client ID metadata documents: a client_id that is an https URL names a JSON
-// document, published by the client, holding its metadata.
+// A client_id that is an https URL names the client's metadata document.
 const (
 	fetchTimeout   = 5 * time.Second
 	maxDocRedirect = 3
 )
 
-// IsMetadataDocumentURL reports whether a client_id is a URL (and so must be
-// resolved as a client ID metadata document) rather than a registered id.
+// IsMetadataDocumentURL reports whether a client_id is a metadata document URL.
 func IsMetadataDocumentURL(clientID string) bool {
 	return strings.HasPrefix(clientID, "https://") || strings.HasPrefix(clientID, "http://")
 }
 
-// checkDocumentURL applies the rules a client ID URL must follow: https (see
-// documentScheme), a path, no fragment, no credentials, no dot segments.
+// checkDocumentURL: https, a path, no fragment, credentials or dot segments.
 func (s *Server) checkDocumentURL(raw string) (*url.URL, error) {
 	if len(raw) > 2048 {
 		return nil, errors.New("is longer than 2048 characters")
@@ -57,32 +54,22 @@ func (s *Server) checkDocumentURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// Limits on client ID metadata documents, which anyone can make the server
-// fetch with a signed-out GET /authorize. A document is held in memory until
-// an owner approves the client (documentCache), and only then stored as a
-// client; the fetches of one client address are throttled (fetchThrottle).
-// Both are per replica.
+// Anyone can make the server fetch a document with a signed-out GET
+// /authorize: until approved it is held in memory only, and fetches are
+// throttled per client address.
 const (
-	// unapprovedDocumentTTL is how long a document fetched for a consent page
-	// is held for that page's answer.
+	// unapprovedDocumentTTL holds a document for its consent page's answer.
 	unapprovedDocumentTTL = 10 * time.Minute
 	// maxUnapprovedDocuments bounds the documents held at once; the oldest go first.
-	maxUnapprovedDocuments = 500
-	// documentFetchesPerWindow is how many documents one client address may
-	// have fetched per documentFetchWindow.
+	maxUnapprovedDocuments   = 500
 	documentFetchesPerWindow = 10
 	documentFetchWindow      = 10 * time.Minute
 	// maxThrottledAddresses bounds the addresses the throttle remembers.
 	maxThrottledAddresses = 10000
 )
 
-// metadataDocumentClient returns the client a client ID URL names, for a
-// request from the client address from: an approved client from the
-// database when fetched within the last hour, a document fetched within
-// unapprovedDocumentTTL, or else the document fetched afresh (an approved
-// client's older copy is still used when the fetch fails or is throttled).
-// A freshly fetched document of an approved client updates it; that of an
-// unapproved one is held in memory only (Approve stores it).
+// metadataDocumentClient returns an approved client fetched within the hour, a
+// held document, or a fresh fetch (an approved copy serves when that fails).
 func (s *Server) metadataDocumentClient(ctx context.Context, clientID, from string) (*store.OAuthClient, error) {
 	if !s.metadataDocuments {
 		return nil, errors.New("this server does not accept client ID metadata documents (an https URL as client_id): its operator turned them off. " +
@@ -136,8 +123,7 @@ func (s *Server) metadataDocumentClient(ctx context.Context, clientID, from stri
 	return cl, nil
 }
 
-// documentError says why a document could not be used and, when the server
-// could not fetch it, what the server's operator can do about that.
+// documentError says why a document is unusable, and what an operator can do.
 func (s *Server) documentError(u *url.URL, err error) error {
 	msg := fmt.Sprintf("the client's metadata document at %s could not be used: %v.", u, err)
 	var se *documentProblem
@@ -152,16 +138,14 @@ func (s *Server) documentError(u *url.URL, err error) error {
 	return errors.New(msg + ".")
 }
 
-// documentProblem is a fetched document that is not usable: a problem of the
-// client's, not of the server's reach.
+// documentProblem is the client's problem, not the server's reach.
 type documentProblem struct{ msg string }
 
 func (e *documentProblem) Error() string { return e.msg }
 
 func problemf(format string, a ...any) error { return &documentProblem{fmt.Sprintf(format, a...)} }
 
-// documentCache holds the documents fetched for clients no owner has
-// approved yet, for unapprovedDocumentTTL, at most maxUnapprovedDocuments.
+// documentCache holds unapproved clients' documents, bounded in time and count.
 type documentCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedDocument
@@ -183,8 +167,7 @@ func (c *documentCache) get(clientID string, now time.Time) *store.OAuthClient {
 	return &cl
 }
 
-// put holds cl, first making room: expired entries go, then the one that
-// expires first.
+// put holds cl, evicting expired entries, then the soonest to expire.
 func (c *documentCache) put(cl *store.OAuthClient, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -222,9 +205,7 @@ func (c *documentCache) len() int {
 	return len(c.entries)
 }
 
-// fetchThrottle allows each client address documentFetchesPerWindow
-// document fetches per documentFetchWindow, remembering at most
-// maxThrottledAddresses addresses.
+// fetchThrottle bounds the document fetches of each client address.
 type fetchThrottle struct {
 	mu    sync.Mutex
 	times map[string][]time.Time // per address, its fetches in the window, oldest first
@@ -307,10 +288,8 @@ func (s *Server) fetchDocument(ctx context.Context, u *url.URL) (*clientMetadata
 	return &m, nil
 }
 
-// newDocumentClient is the client that fetches metadata documents: guarded by
-// o (public addresses only unless o.AllowPrivate), within fetchTimeout, and
-// following at most maxDocRedirect redirects, each to a URL whose scheme
-// documentScheme accepts. Every hop is dialed through the guard again.
+// newDocumentClient fetches documents through the guard, redialed on every
+// redirect hop, each hop's scheme checked.
 func newDocumentClient(o outbound.Options) *http.Client {
 	o.Timeout = fetchTimeout
 	o.CheckRedirect = func(req *http.Request, via []*http.Request) error {
@@ -325,10 +304,8 @@ func newDocumentClient(o outbound.Options) *http.Client {
 	return outbound.NewClient(o)
 }
 
-// documentScheme is the scheme rule for a metadata document and each redirect
-// on the way to it: https, or plain http to a loopback host when the operator
-// allows private targets (a client under development serving its document
-// locally).
+// documentScheme allows https, or http to loopback when private targets are
+// allowed (a client under development).
 func documentScheme(u *url.URL, allowPrivate bool) bool {
 	return u.Scheme == "https" || (u.Scheme == "http" && allowPrivate && inbound.IsLoopbackHost(u.Hostname()))
 }

@@ -25,8 +25,7 @@ type ServerMetadata struct {
 	ClientIDMetadataDocumentSupported      bool     `json:"client_id_metadata_document_supported"`
 	AuthorizationResponseIssParameter      bool     `json:"authorization_response_iss_parameter_supported"`
 	ResourceIndicatorsSupported            bool     `json:"resource_indicators_supported"`
-	// SubjectTypesSupported is here only because some clients read
-	// openid-configuration and expect it; no ID tokens are issued.
+	// SubjectTypesSupported is for clients that expect it; no ID tokens are issued.
 	SubjectTypesSupported []string `json:"subject_types_supported"`
 }
 
@@ -54,8 +53,7 @@ func (s *Server) Metadata() ServerMetadata {
 	}
 }
 
-// ServeMetadata answers /.well-known/oauth-authorization-server and
-// /.well-known/openid-configuration with the same document.
+// ServeMetadata answers both well-known metadata paths with one document.
 func (s *Server) ServeMetadata(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "public, max-age=300")
 	return c.JSON(http.StatusOK, s.Metadata())

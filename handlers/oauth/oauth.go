@@ -1,8 +1,5 @@
-// Package oauth is osFoundry's built-in OAuth 2.1 authorization server for MCP
-// clients: the RFC 8414 metadata, dynamic client registration (RFC 7591),
-// client ID metadata documents, the checks behind /authorize (whose consent
-// page lives in package handlers), the token endpoint with PKCE, resource
-// binding (RFC 8707) and refresh-token rotation, and revocation (RFC 7009).
+// Package oauth is the built-in OAuth 2.1 authorization server for MCP clients
+// (the consent page lives in package handlers).
 package oauth
 
 import (
@@ -47,14 +44,10 @@ type Options struct {
 	// BaseURL is the public origin, like http://localhost:8080.
 	BaseURL string
 	Logger  *slog.Logger
-	// AllowPrivateTargets lets client ID metadata documents be fetched from
-	// addresses that are not public (loopback, private networks …), and over
-	// plain http from loopback: the operator's --allow-private-targets.
+	// AllowPrivateTargets lets documents be fetched from non-public addresses.
 	AllowPrivateTargets bool
-	// NoClientMetadataDocuments stops accepting client ID metadata documents
-	// and advertising them, so clients register instead: the operator's
-	// --client-metadata-documents=off, for a server that cannot reach the
-	// hosts of its clients' documents.
+	// NoClientMetadataDocuments makes clients register, for a server that cannot
+	// reach their documents' hosts.
 	NoClientMetadataDocuments bool
 
 	// Test holds settings for tests only.
@@ -63,8 +56,7 @@ type Options struct {
 
 // TestOptions are the authorization server's settings for tests only.
 type TestOptions struct {
-	// Now is the clock (time.Now when nil): tests move it instead of
-	// sleeping. For tests only.
+	// Now is the clock, for tests to move.
 	Now func() time.Time
 }
 
@@ -113,9 +105,7 @@ func New(o Options) *Server {
 // Resource is the protected resource tokens are bound to: <base>/mcp.
 func (s *Server) Resource() string { return s.base + "/mcp" }
 
-// matchResource reports whether a client's resource parameter names this
-// server's MCP endpoint, tolerating a trailing slash (the TypeScript SDK sends
-// new URL(resource).href).
+// matchResource tolerates a trailing slash (the TypeScript SDK sends new URL(resource).href).
 func (s *Server) matchResource(r string) bool {
 	return r == s.Resource() || r == s.Resource()+"/"
 }
@@ -125,8 +115,7 @@ func lifetimes() store.TokenLifetimes {
 	return store.TokenLifetimes{Access: store.AccessTokenTTL, Refresh: RefreshTokenTTL}
 }
 
-// derivationKey returns the shared secret that derives successor token pairs,
-// loaded from the database once per process (every replica reads the same).
+// derivationKey is the replicas' shared secret for successor tokens, loaded once.
 func (s *Server) derivationKey(ctx context.Context) ([]byte, error) {
 	s.secretMu.Lock()
 	defer s.secretMu.Unlock()
@@ -141,10 +130,8 @@ func (s *Server) derivationKey(ctx context.Context) ([]byte, error) {
 	return k, nil
 }
 
-// successor derives the token pair that replaces refresh token rt. Deriving
-// it (instead of drawing it at random) lets every replica answer a repeated
-// exchange within the grace window with the same pair while storing only
-// hashes. Without the key the output is unpredictable.
+// successor derives rt's replacement pair, so that every replica answers a
+// repeat within the grace window alike while storing only hashes.
 func successor(key []byte) func(rt string) (access, refresh string) {
 	return func(rt string) (string, string) {
 		mac := func(label string) string {
@@ -158,8 +145,7 @@ func successor(key []byte) func(rt string) (access, refresh string) {
 	}
 }
 
-// CORS opens an endpoint to browser-based clients (MCP Inspector): any origin,
-// no credentials, and answers preflight requests itself.
+// CORS opens an endpoint to browser clients (any origin, no credentials).
 func CORS(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()

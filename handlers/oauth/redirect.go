@@ -9,10 +9,8 @@ import (
 // maxRedirectURILength bounds each registered redirect URI.
 const maxRedirectURILength = 2000
 
-// MatchRedirectURI reports whether requested is one of the registered
-// redirect URIs: exactly equal, or, for an http loopback URI (localhost,
-// 127.0.0.1, [::1]), equal in everything but the port (RFC 8252 §7.3), since
-// native clients register a portless URI and listen on any free port.
+// MatchRedirectURI matches exactly, or for http loopback in all but the port
+// (RFC 8252 §7.3): native clients listen on any free port.
 func MatchRedirectURI(registered []string, requested string) bool {
 	if requested == "" {
 		return false
@@ -71,10 +69,8 @@ func validPort(p string) bool {
 	return n >= 1 && n <= 65535
 }
 
-// ValidateRedirectURI checks one redirect URI a client registers: an absolute
-// URI without fragment; https anywhere, http only on loopback, or a private-use
-// custom scheme (cursor://…, com.example.app:/cb). Scripting and local-file
-// schemes are refused.
+// ValidateRedirectURI allows https, http on loopback, or a private-use scheme;
+// scripting and local-file schemes are refused.
 func ValidateRedirectURI(raw string) error {
 	if raw == "" || len(raw) > maxRedirectURILength {
 		return fmt.Errorf("must be 1 to %d characters", maxRedirectURILength)

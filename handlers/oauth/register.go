@@ -19,8 +19,7 @@ import (
 // maxRedirectURIs is how many redirect URIs one client may register.
 const maxRedirectURIs = 20
 
-// clientMetadata is the part of RFC 7591 client metadata this server reads,
-// from a registration request or a client ID metadata document.
+// clientMetadata is the RFC 7591 metadata this server reads.
 type clientMetadata struct {
 	ClientID                string   `json:"client_id,omitempty"`
 	RedirectURIs            []string `json:"redirect_uris"`
@@ -35,8 +34,7 @@ type clientMetadata struct {
 	SoftwareVersion         string   `json:"software_version,omitempty"`
 }
 
-// validate checks the metadata and fills defaults. Errors are
-// invalid_redirect_uri or invalid_client_metadata naming the field.
+// validate checks the metadata and fills defaults.
 func (m *clientMetadata) validate(defaultAuth string) *Error {
 	bad := func(field, msg string) *Error {
 		return oauthError(http.StatusBadRequest, "invalid_client_metadata", field+": "+msg)
@@ -103,9 +101,8 @@ type registrationResponse struct {
 	ClientSecretExpiresAt *int64 `json:"client_secret_expires_at,omitempty"`
 }
 
-// Register is the dynamic client registration endpoint (RFC 7591). Public
-// clients (token_endpoint_auth_method none) get no secret; confidential ones
-// get a secret that is stored only as a hash.
+// Register is RFC 7591 registration; a confidential client's secret is stored
+// only as a hash.
 func (s *Server) Register(c echo.Context) error {
 	ctx := c.Request().Context()
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxRegistrationBytes+1))
@@ -141,8 +138,7 @@ func (s *Server) Register(c echo.Context) error {
 		c.Response().Header().Set("Retry-After", "3600")
 		return writeError(c, oauthError(http.StatusTooManyRequests, "invalid_client_metadata", "too many client registrations from this address; try again later"))
 	}
-	// Registrations no owner ever approved go after a day; each new one
-	// clears some, so they cannot pile up.
+	// Unapproved registrations go after a day, so they cannot pile up.
 	if n, err := s.store.PruneUngrantedClients(ctx, now.Add(-ungrantedClientTTL)); err != nil {
 		s.log.Warn("prune ungranted oauth clients", "err", err)
 	} else if n > 0 {

@@ -6,9 +6,8 @@ import (
 	"strings"
 )
 
-// nulField returns the name of the first member of a JSON document whose
-// text holds a NUL character ("" when there is none). JSON itself cannot
-// carry invalid UTF-8 past the decoder, which replaces it.
+// nulField names the first JSON member holding a NUL ("" when none); the
+// decoder already replaces invalid UTF-8.
 func nulField(doc []byte) string {
 	var v any
 	if json.Unmarshal(doc, &v) != nil {

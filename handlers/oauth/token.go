@@ -37,8 +37,7 @@ func VerifyPKCE(verifier, challenge string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(challenge)) == 1
 }
 
-// form parses an application/x-www-form-urlencoded body (never the query
-// string) and refuses repeated parameters.
+// form parses the body (never the query) and refuses repeated parameters.
 func form(c echo.Context) (url.Values, *Error) {
 	r := c.Request()
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/x-www-form-urlencoded") {
@@ -58,9 +57,7 @@ func form(c echo.Context) (url.Values, *Error) {
 	return r.PostForm, nil
 }
 
-// authenticateClient applies the client's token endpoint auth method: none
-// (client_id in the body), client_secret_basic or client_secret_post. A
-// confidential client may use either secret method.
+// authenticateClient applies none, client_secret_basic or client_secret_post.
 func (s *Server) authenticateClient(c echo.Context, f url.Values) (*store.OAuthClient, *Error) {
 	ctx := c.Request().Context()
 	id, secret, basic := c.Request().BasicAuth()
@@ -106,8 +103,7 @@ func (s *Server) authenticateClient(c echo.Context, f url.Values) (*store.OAuthC
 	return cl, nil
 }
 
-// clientRequest reads the form of a token or revocation request and
-// authenticates the client that sent it.
+// clientRequest reads a token or revocation form and authenticates its client.
 func (s *Server) clientRequest(c echo.Context) (url.Values, *store.OAuthClient, *Error) {
 	f, e := form(c)
 	if e != nil {
@@ -246,8 +242,7 @@ func (s *Server) writeTokens(c echo.Context, p *store.TokenPair) error {
 	})
 }
 
-// Revoke is the RFC 7009 revocation endpoint. It answers 200 for unknown
-// tokens too; revoking a refresh token ends the whole grant.
+// Revoke (RFC 7009) answers 200 for unknown tokens; a refresh token ends its grant.
 func (s *Server) Revoke(c echo.Context) error {
 	f, cl, e := s.clientRequest(c)
 	if e != nil {

@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"context"
@@ -8,8 +8,7 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// ownerCacheTTL is how long a signed-in owner is reused without a query. An
-// owner's row changes rarely (a display name); a 5 s poll then costs nothing.
+// ownerCacheTTL is how long a signed-in owner is reused without a query.
 const ownerCacheTTL = 30 * time.Second
 
 // ownerCache remembers owners loaded for signed-in requests, briefly.
@@ -47,9 +46,8 @@ func (oc *ownerCache) get(ctx context.Context, st *store.Store, id int64) (*stor
 	return o, nil
 }
 
-// hear makes the cache forget a person whose role changed or who was
-// removed, on every replica (store.PersonTopic); while the listener is
-// down it keeps nothing.
+// hear forgets a person changed on any replica; while the listener is down the
+// cache keeps nothing.
 func (oc *ownerCache) hear(l *store.Listener) {
 	store.Listen(l, store.PersonTopic, oc.forget)
 	l.Watch(func(up bool) {

@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"fmt"
@@ -10,10 +10,9 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// checkFormText refuses a form whose fields (or query parameters) hold
-// invalid UTF-8 or NUL bytes, naming the first such field, before any handler
-// or the database sees them.
-func checkFormText(next echo.HandlerFunc) echo.HandlerFunc {
+// CheckFormText refuses fields or query parameters holding invalid UTF-8 or NUL,
+// naming the first, before any handler or the database sees them.
+func CheckFormText(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		params, err := c.FormParams()
 		if err != nil && c.Request().Method == http.MethodPost {

@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"context"
@@ -9,22 +9,17 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// signInCacheTTL is how long a sign-in read from the store is reused
-// without a query, so that polls cost nothing. Its end is heard at once
-// through the listener (every replica's cache forgets it), so the TTL only
-// bounds what a lost notification could keep.
+// signInCacheTTL only bounds what a lost notification could keep: an end is
+// heard at once through the listener.
 const signInCacheTTL = 30 * time.Second
 
-// signInCache remembers the sign-ins of this replica's recent requests by
-// the hash of their token. While the listener is disconnected, sign-outs on
-// other replicas would go unheard: it then keeps nothing, and every request
-// asks the store.
+// signInCache keeps recent sign-ins by their token's hash. While the listener is
+// down, other replicas' sign-outs go unheard, so it keeps nothing.
 type signInCache struct {
 	mu sync.Mutex
 	up bool
 	m  map[[32]byte]cachedSignIn
-	// ended counts the sign-ins forgotten, so that a read that raced with
-	// one is not cached.
+	// ended counts forgets, so that a read that raced with one is not cached.
 	ended uint64
 }
 
@@ -33,8 +28,7 @@ type cachedSignIn struct {
 	at time.Time
 }
 
-// hear makes the cache follow the listener: sign-outs on any replica, and
-// whether they can be heard at all.
+// hear follows sign-outs on any replica, and whether they can be heard at all.
 func (sc *signInCache) hear(l *store.Listener) {
 	store.Listen(l, store.SignOutTopic, sc.forget)
 	l.Watch(func(up bool) {
@@ -60,8 +54,7 @@ func (sc *signInCache) forget(id int64) {
 	}
 }
 
-// forgetOthers drops every sign-in of the owner but keep: they were ended
-// together (the listener will say so too, a moment later).
+// forgetOthers drops every sign-in of the owner but keep.
 func (sc *signInCache) forgetOthers(ownerID, keep int64) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -73,9 +66,7 @@ func (sc *signInCache) forgetOthers(ownerID, keep int64) {
 	}
 }
 
-// get returns the live sign-in a cookie's token names (store.ErrNotFound
-// when it has ended); the store renews its last-seen time on the reads
-// that miss the cache.
+// get returns the live sign-in of token (store.ErrNotFound when ended).
 func (sc *signInCache) get(ctx context.Context, st *store.Store, token string) (*store.SignIn, error) {
 	key := sha256.Sum256([]byte(token))
 	now := time.Now()

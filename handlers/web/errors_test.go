@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"bytes"
@@ -19,21 +19,21 @@ import (
 func TestAbandonedRequestIsNotAnError(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	handleError := ErrorHandler(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	e := echo.New()
 	err := fmt.Errorf("store: get session: %w", context.Canceled)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := httptest.NewRecorder()
-	s.handleError(err, e.NewContext(httptest.NewRequest(http.MethodGet, "/sessions/1/presence", nil).WithContext(ctx), rec))
+	handleError(err, e.NewContext(httptest.NewRequest(http.MethodGet, "/sessions/1/presence", nil).WithContext(ctx), rec))
 	if strings.Contains(logs.String(), "level=ERROR") || rec.Body.Len() != 0 {
 		t.Fatalf("abandoned request: logged %q, answered %d %q", logs.String(), rec.Code, rec.Body.String())
 	}
 
 	logs.Reset()
 	rec = httptest.NewRecorder()
-	s.handleError(err, e.NewContext(httptest.NewRequest(http.MethodGet, "/sessions/1/presence", nil), rec))
+	handleError(err, e.NewContext(httptest.NewRequest(http.MethodGet, "/sessions/1/presence", nil), rec))
 	if !strings.Contains(logs.String(), "level=ERROR") || rec.Code != http.StatusInternalServerError {
 		t.Fatalf("live request: logged %q, answered %d", logs.String(), rec.Code)
 	}

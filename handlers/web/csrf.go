@@ -1,4 +1,4 @@
-package handlers
+package web
 
 import (
 	"crypto/subtle"
@@ -8,13 +8,14 @@ import (
 )
 
 const (
-	keyCSRF    = "csrf"
-	csrfField  = "_csrf"
+	keyCSRF = "csrf"
+	// CSRFField is the form field that carries the CSRF token.
+	CSRFField  = "_csrf"
 	csrfHeader = "X-CSRF-Token"
 )
 
-// csrfToken returns the session's CSRF token ("" outside web routes).
-func csrfToken(c echo.Context) string {
+// CSRF returns the session's CSRF token ("" outside web routes).
+func CSRF(c echo.Context) string {
 	if sess := cookieSession(c); sess != nil {
 		t, _ := sess.Values[keyCSRF].(string)
 		return t
@@ -22,18 +23,18 @@ func csrfToken(c echo.Context) string {
 	return ""
 }
 
-// checkCSRF refuses state-changing requests whose token (form field _csrf or
-// header X-CSRF-Token, as htmx sends it) does not match the session's.
-func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+// CheckCSRF refuses a state-changing request whose _csrf field or X-CSRF-Token
+// header (htmx) does not match the session's.
+func CheckCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		switch c.Request().Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 			return next(c)
 		}
-		want := csrfToken(c)
+		want := CSRF(c)
 		got := c.Request().Header.Get(csrfHeader)
 		if got == "" {
-			got = c.FormValue(csrfField)
+			got = c.FormValue(CSRFField)
 		}
 		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			return echo.NewHTTPError(http.StatusForbidden, "This form has expired or did not come from this site. Reload the page and try again.")
