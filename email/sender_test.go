@@ -334,6 +334,18 @@ func TestEmailOfAClosedQuestionIsSkipped(t *testing.T) {
 	if r := w.fire(t, closed.ID); r.Mails != 1 {
 		t.Fatalf("fired %+v", r)
 	}
+	// The sender has tried the first email, so the second question's does
+	// not fold into it (only an email never tried folds).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var attempts int
+		w.sql.QueryRow(`SELECT attempts FROM mail_outbox WHERE note_id = $1`, closed.ID).Scan(&attempts)
+		if attempts > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first email was never tried")
+		}
+	}
 	if r := w.fire(t, open.ID); r.Mails != 1 {
 		t.Fatalf("fired %+v", r)
 	}
