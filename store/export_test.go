@@ -26,6 +26,7 @@ var (
 	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
 	UnreadMailInSQL         = unreadMailInSQL
 	CountUnreadSQL          = countUnreadSQL
+	TokenCheckSQL           = tokenCheckCounting
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

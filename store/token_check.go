@@ -51,7 +51,7 @@ const tokenRowsSQL = `
 	)`
 
 // noUnreadSQL stands for unreadSQL where the call counts its own.
-const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false`
+const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], 0`
 
 // tokenCheckSQL is a TokenCheck's statement, $4 the scope the call needs:
 // one row, the connection's unread mail when it counts it (else zeros), or
@@ -59,7 +59,7 @@ const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false
 func tokenCheckSQL(unread bool) string {
 	count := noUnreadSQL
 	if unread {
-		count = unreadSQL("t.id", "t.sender_slug", "false")
+		count = unreadSQL("t.id", "t.sender_slug", "0")
 	}
 	return tokenRowsSQL + `
 	SELECT CASE WHEN t.id IS NULL THEN osfoundry_refuse_call('` + refusedToken + `')
