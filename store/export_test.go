@@ -17,6 +17,7 @@ var (
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
 	SearchWindow      = searchWindow
+	SearchWalk        = searchWalk
 	SearchWordsSQL    = searchWordsSQL
 
 	ListProjectSummariesSQL = listProjectSummariesSQL
