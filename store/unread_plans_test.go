@@ -42,7 +42,7 @@ func invitedFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
 // allVisible vacuums until every page of notes is all-visible: a VACUUM
 // that runs beside autovacuum's ANALYZE of the fresh rows may leave them
 // not yet visible to all, and the plans depend on it.
-func allVisible(t *testing.T, db *storetest.Fixtures) {
+func allVisible(t testing.TB, db *storetest.Fixtures) {
 	t.Helper()
 	for range 20 {
 		db.Exec(`VACUUM ANALYZE`)
