@@ -26,13 +26,15 @@ func (s *Server) search(c echo.Context) error {
 		v.Search = store.ParseSearch(q)
 	}
 	if !v.Search.Empty() {
-		results, err := s.store.SearchNotes(c.Request().Context(), o.WorkspaceID, o.ID, v.Search,
+		results, stopped, err := s.store.SearchNotes(c.Request().Context(), o.WorkspaceID, o.ID, v.Search,
 			web.Int64(c.QueryParam("before")), store.SearchPageSize)
 		if err != nil {
 			return err
 		}
 		if len(results) > store.SearchPageSize {
 			results, v.HasOlder = results[:store.SearchPageSize], true
+		} else {
+			v.StoppedBefore = stopped
 		}
 		v.Results = results
 	}

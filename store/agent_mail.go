@@ -71,7 +71,7 @@ var readAgentMailSQL = `
 		coalesce(` + addressedTo("$2", "target.sender_slug") + `, false),
 		(SELECT d.delivered_at FROM note_deliveries d WHERE d.note_id = n.id AND d.connection_id = $2)
 	FROM target
-	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "n.session_id = target.id AND n.id <= (SELECT coalesce(max(id), 0) FROM shown)") + `) u
+	CROSS JOIN LATERAL (` + unreadSQL("$2", "target.sender_slug", "CASE WHEN i.session_id = target.id THEN (SELECT coalesce(max(id), 0) FROM shown) ELSE 0 END") + `) u
 	LEFT JOIN page n ON true
 	ORDER BY n.id DESC`
 

@@ -395,7 +395,7 @@ func (s *Store) CreateTokenConnection(ctx context.Context, n NewConnection, reso
 
 var useAccessTokenSQL = tokenRowsSQL + `
 	SELECT t.id, t.workspace_id, t.owner_id, t.scopes, t.expires_at, t.resource, u.*
-	FROM t CROSS JOIN LATERAL (` + unreadSQL("t.id", "t.sender_slug", "false") + `) u`
+	FROM t CROSS JOIN LATERAL (` + unreadSQL("t.id", "t.sender_slug", "0") + `) u`
 
 // UseAccessToken looks a token up by its hash and, in the same statement, marks its connection seen
 // for presence (at most once per PresenceWriteInterval) and counts its unread mail

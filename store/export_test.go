@@ -17,6 +17,7 @@ var (
 	InboxUnreadSQL    = inboxUnread
 	UnreadMailSQL     = unreadMailSQL
 	SearchWindow      = searchWindow
+	SearchWalk        = searchWalk
 	SearchWordsSQL    = searchWordsSQL
 
 	ListProjectSummariesSQL = listProjectSummariesSQL
@@ -26,6 +27,7 @@ var (
 	DuplicateOwnerNoteSQL   = duplicateOwnerNoteSQL
 	UnreadMailInSQL         = unreadMailInSQL
 	CountUnreadSQL          = countUnreadSQL
+	TokenCheckSQL           = tokenCheckCounting
 )
 
 // InsertNote runs the note statement alone (insertNote: the session lock,

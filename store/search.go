@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // Full-text search over the notes of a workspace (analysis notes included:
@@ -169,7 +167,7 @@ const inWorkspace = `n.workspace_id = $1`
 const (
 	searchWindow  = 10000
 	searchFewHits = 5
-	searchWalk    = 200000
+	searchWalk    = 50000
 )
 
 // searchWordsSQL finds a page of notes by $2's words, newest first, $9 the
@@ -213,14 +211,20 @@ var (
 		), edge AS MATERIALIZED (
 			-- The window's bound, and how many hits it held.
 			SELECT b.low, (SELECT count(*) FROM recent) AS hits FROM bound b
+		), far AS MATERIALIZED (
+			-- How deep the walk goes: searchWalk notes below the window,
+			-- read index-only (0: they are all the rest); no row when the
+			-- walk is not needed.
+			SELECT CASE WHEN count(*) = ` + strconv.Itoa(searchWalk) + ` THEN min(w.id) ELSE 0 END AS low
+			FROM (SELECT e.low FROM edge e WHERE e.hits >= ` + strconv.Itoa(searchFewHits) + ` AND e.hits < $9) gate
+			CROSS JOIN LATERAL (SELECT n.id FROM notes n WHERE n.workspace_id BETWEEN $1 AND $1 AND n.id < gate.low
+				ORDER BY n.workspace_id, n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `) w
+			GROUP BY gate.low
 		), walk AS MATERIALIZED (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
-			FROM (SELECT e.low FROM edge e WHERE e.hits >= ` + strconv.Itoa(searchFewHits) + ` AND e.hits < $9) gate
-			CROSS JOIN LATERAL (
-				SELECT n.id, n.workspace_id, n.session_id, n.sender_slug, n.sender_name, n.sender_connection_id, n.message_type, n.search
-				FROM notes n WHERE ` + inWorkspace + ` AND n.id < gate.low ORDER BY n.id DESC LIMIT ` + strconv.Itoa(searchWalk) + `
-			) n ` + searchAlong + `
-			WHERE n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
+			FROM notes n ` + searchAlong + `
+			WHERE n.id >= (SELECT f.low FROM far f) AND n.id < (SELECT e.low FROM edge e)
+				AND n.search @@ (SELECT sq.q FROM sq) AND ` + searchFilters + `
 			ORDER BY n.id DESC LIMIT $9
 		), indexed AS MATERIALIZED (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name
@@ -241,17 +245,20 @@ var (
 			) n JOIN sessions s ON s.id = n.session_id JOIN projects p ON p.id = s.project_id
 			WHERE ` + searchFilters + `
 		)
-		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
-			ts_headline('english', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
-			ts_headline('english', note_plain(n.body), q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
-		FROM (
-			SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed UNION SELECT * FROM entitled) found
-			ORDER BY id DESC LIMIT $9
-		) f
-		JOIN notes n ON n.id = f.id ` + listedJoin + `, sq q
-		ORDER BY n.id DESC`
+		SELECT r.*, st.stopped FROM (SELECT coalesce((SELECT f.low FROM far f), 0) AS stopped) st
+		LEFT JOIN LATERAL (
+			SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name,
+				ts_headline('english', ` + fmt.Sprintf(searchCut, "n.subject") + `, q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, HighlightAll=true'),
+				ts_headline('english', note_plain(n.body), q.q, 'StartSel=` + HighlightStart + `, StopSel=` + HighlightStop + `, MaxWords=35, MinWords=15')
+			FROM (
+				SELECT * FROM (SELECT * FROM recent UNION ALL SELECT * FROM walk UNION ALL SELECT * FROM indexed UNION SELECT * FROM entitled) found
+				ORDER BY id DESC LIMIT $9
+			) f
+			JOIN notes n ON n.id = f.id ` + listedJoin + `, sq q
+		) r ON true
+		ORDER BY 1 DESC NULLS LAST`
 	searchFiltersSQL = `
-		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(note_plain(n.body), 300)
+		SELECT ` + listedColumns + `, f.title, f.project_id, f.project_name, n.subject, left(note_plain(n.body), 300), 0::bigint
 		FROM (
 			SELECT n.id, s.title, s.project_id, p.name AS project_name FROM notes n ` + searchAlong + `
 			WHERE $2 = '' AND ` + searchFilters + `
@@ -265,7 +272,11 @@ var (
 // newest first: at most limit+1, so that the caller can tell whether an
 // older page exists; with beforeID > 0 only older notes. ownerID is the one
 // searching (from:me). A search without words lists what the filters keep.
-func (s *Store) SearchNotes(ctx context.Context, workspaceID, ownerID int64, q Search, beforeID int64, limit int) ([]SearchResult, error) {
+// When words rare together walked searchWalk notes below the window without
+// filling the page, the search stops there: stoppedBefore is the oldest note
+// it read (0 when it read all the older notes it had to), and a search
+// before it goes on.
+func (s *Store) SearchNotes(ctx context.Context, workspaceID, ownerID int64, q Search, beforeID int64, limit int) (results []SearchResult, stoppedBefore int64, err error) {
 	sql := searchWordsSQL
 	if strings.TrimSpace(q.Text) == "" {
 		sql, q.Text = searchFiltersSQL, ""
@@ -273,18 +284,27 @@ func (s *Store) SearchNotes(ctx context.Context, workspaceID, ownerID int64, q S
 	rows, err := s.pool.Query(ctx, sql, workspaceID, q.Text, q.Project, q.From, OwnerSlug(ownerID), q.Type, q.In,
 		pageBefore(beforeID), limit+1)
 	if err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
+		return nil, 0, fmt.Errorf("store: search: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SearchResult, error) {
-		var res SearchResult
-		n, err := scanListedNote(r, &res.SessionTitle, &res.ProjectID, &res.ProjectName, &res.Subject, &res.Snippet)
-		if err == nil {
-			res.Note = *n
+	defer rows.Close()
+	for rows.Next() {
+		// The one row of a search that found nothing carries only where it stopped.
+		if rows.RawValues()[0] == nil {
+			if err := rows.Scan(append(make([]any, len(rows.RawValues())-1), &stoppedBefore)...); err != nil {
+				return nil, 0, fmt.Errorf("store: search: %w", err)
+			}
+			continue
 		}
-		return res, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: search: %w", err)
+		var res SearchResult
+		n, err := scanListedNote(rows, &res.SessionTitle, &res.ProjectID, &res.ProjectName, &res.Subject, &res.Snippet, &stoppedBefore)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: search: %w", err)
+		}
+		res.Note = *n
+		results = append(results, res)
 	}
-	return out, nil
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: search: %w", err)
+	}
+	return results, stoppedBefore, nil
 }

@@ -42,7 +42,7 @@ func TestSearchFindsWordForms(t *testing.T) {
 		{`"grand totals"`, []int64{apart}},
 		{"ledger", []int64{md}},
 	} {
-		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(c.q), 0, 20)
+		got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(c.q), 0, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestSearchFindsWordForms(t *testing.T) {
 			t.Errorf("%s: found %v, want %v", c.q, ids, c.want)
 		}
 	}
-	got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("reproduced"), 0, 20)
+	got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("reproduced"), 0, 20)
 	if err != nil || len(got) != 1 {
 		t.Fatal(got, err)
 	}
@@ -95,7 +95,7 @@ func TestSearchFindsSessionTitles(t *testing.T) {
 	recent := post(titled, "half even everywhere")
 	post(w.s1, "nothing about it")
 	for _, q := range []string{"refunds", "refund rounded"} {
-		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
+		got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
 		if err != nil {
 			t.Fatal(err)
 		}

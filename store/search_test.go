@@ -88,7 +88,7 @@ func TestSearchNotes(t *testing.T) {
 		{"project:Nope", nil},
 	} {
 		t.Run(c.q, func(t *testing.T) {
-			got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(c.q), 0, 20)
+			got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(c.q), 0, 20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +103,7 @@ func TestSearchNotes(t *testing.T) {
 	}
 
 	// Hits are marked, and a marker in the text itself is gone.
-	got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("orders_total"), 0, 20)
+	got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("orders_total"), 0, 20)
 	if err != nil || len(got) != 3 {
 		t.Fatal(got, err)
 	}
@@ -117,29 +117,29 @@ func TestSearchNotes(t *testing.T) {
 	if strings.Contains(got[0].Subject, store.HighlightStart) {
 		t.Fatalf("subject %q marks what does not match", got[0].Subject)
 	}
-	r, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("rounding"), 0, 20)
+	r, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("rounding"), 0, 20)
 	if want := "Why " + store.HighlightStart + "rounding" + store.HighlightStop; err != nil || len(r) != 2 || r[0].Subject != want {
 		t.Fatalf("subject %+v, want %q (%v)", r, want, err)
 	}
 
 	// Paging.
-	page, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), 0, 1)
+	page, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), 0, 1)
 	if err != nil || len(page) != 2 || page[0].ID != analysis.ID {
 		t.Fatalf("first page %v %v", page, err)
 	}
-	page, err = w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), page[0].ID, 1)
+	page, _, err = w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(`"orders total"`), page[0].ID, 1)
 	if err != nil || len(page) != 2 || page[0].ID != reply {
 		t.Fatalf("second page %v %v", page, err)
 	}
 
 	// The other workspace finds only its own.
-	other, err := w.st.SearchNotes(ctx, ws2, owner2, store.ParseSearch("orders_total"), 0, 20)
+	other, _, err := w.st.SearchNotes(ctx, ws2, owner2, store.ParseSearch("orders_total"), 0, 20)
 	if err != nil || len(other) != 1 || other[0].WorkspaceID != ws2 {
 		t.Fatalf("other workspace: %+v %v", other, err)
 	}
 	// An owner naming another workspace's project or session finds nothing.
 	for _, q := range []string{"project:" + itoa(p2.ID), "in:" + s3.PublicID} {
-		if got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20); err != nil || len(got) != 0 {
+		if got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20); err != nil || len(got) != 0 {
 			t.Fatalf("%s: %v %v", q, got, err)
 		}
 	}
@@ -170,7 +170,7 @@ func TestSearchBeyondTheWindow(t *testing.T) {
 	fill(2, "fresh hay")
 	fill(6, "fresh straw")
 	for q, want := range map[string]int{"needle": 3, "hay": 5, "filler": 21, "straw": 21} {
-		got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
+		got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch(q), 0, 20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,11 +183,11 @@ func TestSearchBeyondTheWindow(t *testing.T) {
 			}
 		}
 	}
-	first, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), 0, 3)
+	first, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), 0, 3)
 	if err != nil || len(first) != 4 || first[0].Snippet != "fresh "+store.HighlightStart+"hay"+store.HighlightStop {
 		t.Fatalf("first page %+v %v", first, err)
 	}
-	rest, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), first[2].ID, 3)
+	rest, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("hay"), first[2].ID, 3)
 	if err != nil || len(rest) != 2 || rest[0].ID != first[3].ID {
 		t.Fatalf("next page %+v %v", rest, err)
 	}
@@ -306,7 +306,7 @@ func TestSearchIndexReadsOnlyItsWorkspace(t *testing.T) {
 		var took []time.Duration
 		for range 15 {
 			start := time.Now()
-			if got, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("needle"), 0, 20); err != nil || len(got) != 2 {
+			if got, _, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("needle"), 0, 20); err != nil || len(got) != 2 {
 				t.Fatalf("found %d needles, want the owner's 2 (%v)", len(got), err)
 			}
 			took = append(took, time.Since(start))
@@ -336,4 +336,46 @@ func indexEntriesRead(plan, prefix string) int {
 		}
 	}
 	return total
+}
+
+// TestSearchOfWordsRareTogetherStops: words that meet a few times in the
+// window but not for a page walk at most SearchWalk notes below it, then
+// stop and say where (the page offers to search on from there), instead of
+// reading the workspace; a search before that point finds the older hits.
+func TestSearchOfWordsRareTogetherStops(t *testing.T) {
+	t.Parallel()
+	w := newInboxWorld(t)
+	ctx := context.Background()
+	db := storetest.SQL(t, w.st)
+	fill := func(n int, body string) {
+		db.Exec(`
+			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
+			SELECT $1, $2, 'agent', $3::bigint, $4, 'Ada', 'note', 's', $5 FROM generate_series(1, $6::int)`, w.ws, w.s1.ID, w.ada, w.slugA, body, n)
+	}
+	fill(3, "alpha and beta long ago")
+	fill((store.SearchWalk+store.SearchWindow)/2, "alpha alone")
+	fill((store.SearchWalk+store.SearchWindow)/2, "beta alone")
+	fill(6, "alpha with beta lately")
+	db.Exec(`VACUUM ANALYZE notes`)
+	got, stopped, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("alpha beta"), 0, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 || stopped == 0 {
+		t.Fatalf("%d results, stopped before %d", len(got), stopped)
+	}
+	older, stoppedAgain, err := w.st.SearchNotes(ctx, w.ws, w.olive, store.ParseSearch("alpha beta"), stopped, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(older) != 3 || stoppedAgain != 0 {
+		t.Fatalf("before %d: %d results, stopped before %d", stopped, len(older), stoppedAgain)
+	}
+	tx := db.Begin()
+	defer tx.Rollback(ctx)
+	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "alpha beta", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
+	// The window's and the walk's ids, read index-only, and their hits.
+	if n := rowsRead(plan); n > store.SearchWindow+store.SearchWalk+100 {
+		t.Fatalf("read %d rows of notes:\n%s", n, plan)
+	}
 }

@@ -39,12 +39,12 @@ const tokenRowsSQL = `
 		FROM t WHERE c.id = t.id AND (t.last_seen_at IS NULL OR t.last_seen_at < now() - make_interval(secs => $3))
 	)`
 
-const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], false`
+const noUnreadSQL = `SELECT 0, 0, '{}'::text[], '{}'::text[], '{}'::int[], 0`
 
 func tokenCheckSQL(unread bool) string {
 	count := noUnreadSQL
 	if unread {
-		count = unreadSQL("t.id", "t.sender_slug", "false")
+		count = unreadSQL("t.id", "t.sender_slug", "0")
 	}
 	return tokenRowsSQL + `
 	SELECT CASE WHEN t.id IS NULL THEN osfoundry_refuse_call('` + refusedToken + `')

@@ -43,21 +43,20 @@ func addressedTo(conn, slug string) string {
 const addressable = `n.message_type <> 'analysis' AND (n.recipient_slug IS NOT NULL OR n.sender_kind = 'owner')`
 
 // MaxUnreadListed bounds the sessions an unread hint lists (the newest
-// unread first); its total counts every session.
+// unread first); its session count counts every session.
 const MaxUnreadListed = 10
 
-// MaxUnreadCounted is where a session's unread count stops: past it, the
-// session has "more" (UnreadSession.More), and the count costs the same
-// however far behind the connection is (it reads at most this many index
-// entries of the session, plus one to know there are more).
+// MaxUnreadCounted is where a connection's unread count stops: past it the
+// hint has "more" (Unread.More), and counting costs the same however far
+// behind the connection is and however many sessions it is invited to.
 const MaxUnreadCounted = 100
 
 // Unread is a connection's unread mail: in each session it is currently
 // invited to, the notes addressed to it (addressedTo) newer than the newest
 // note read_session_mail has returned to it there (agent_mail_reads).
 type Unread struct {
-	// Total counts the unread notes of every session, each counted up to
-	// MaxUnreadCounted; More says that some session holds more than that.
+	// Total counts the unread notes, the newest session's first, up to
+	// MaxUnreadCounted; More says there are more.
 	Total int
 	More  bool
 	// SessionCount is how many sessions hold them.
@@ -71,54 +70,67 @@ type Unread struct {
 type UnreadSession struct {
 	SessionType string
 	SessionID   string // the public id agents use
-	// Count is at most MaxUnreadCounted; More says there are more.
+	// Count is what the count reached in the session (at least 1); More
+	// says it stopped there, at MaxUnreadCounted for the whole hint.
 	Count int
 	More  bool
 }
 
-// unreadSQL selects one row (total, sessions, types, ids, counts, more): a
+// unreadAbove is the mail addressed to the connection in session above
+// mark: a range of notes_addressed_idx read newest first (a row comparison,
+// which only that two-column index can use).
+func unreadAbove(conn, slug, session, mark string) string {
+	return `n.session_id = ` + session + ` AND (n.session_id, n.id) > (` + session + `, ` + mark + `) AND ` + addressedTo(conn, slug)
+}
+
+// unreadSQL selects one row (total, sessions, types, ids, counts, cut): a
 // connection's unread mail (Unread), to scan into unreadTargets. conn and
-// slug are SQL expressions (see readableBy); seen is a condition on n naming
-// notes to count as read besides, such as those below the page a read is
-// returning ("false" for none). Per invitation it reads the range of
-// notes_addressed_idx above read_through, index-only (the bound is a row
-// comparison, which only that two-column index can use: with "id >
-// read_through" a generic plan may prefer walking the primary key from the
-// mark through every newer note of every session): a connection that keeps
-// up costs one empty index probe per invitation, one that never reads one
-// index entry per note addressed to anyone in its sessions, never the
-// sessions' other mail. Each session's count stops past MaxUnreadCounted
-// (the newest entries first, down the index), so a connection far behind
-// costs at most that many entries per invitation; counts carries a
-// session's count up to MaxUnreadCounted+1 (more), total the sum of the
-// counts up to MaxUnreadCounted, more whether any session has more. The
-// sessions' public ids are looked up one by one (OFFSET 0 keeps it so): a
-// generic plan otherwise hashes every session of the server for them.
-func unreadSQL(conn, slug, seen string) string {
+// slug are SQL expressions (see readableBy); seenThrough, of the session
+// i.session_id, is a note id through which its notes count as read besides
+// the mark, such as the top of the page a read is returning ("0" for none).
+// a finds, per invitation, the newest unread note (one index entry); w
+// counts unread notes down the sessions in that order and stops at
+// MaxUnreadCounted+1 in all, so a call reads at most that many entries
+// besides one per invitation; l looks up the listed sessions' public ids one
+// by one (OFFSET 0). cut is the position of the first session whose count
+// stopped (0: none did).
+func unreadSQL(conn, slug, seenThrough string) string {
 	listed := strconv.Itoa(MaxUnreadListed)
 	counted := strconv.Itoa(MaxUnreadCounted)
 	return `
-		SELECT coalesce(sum(least(u.count, ` + counted + `)), 0)::int, count(*)::int,
-			coalesce((array_agg(s.session_type ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
-			coalesce((array_agg(s.public_id ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
-			coalesce((array_agg(u.count ORDER BY u.newest DESC))[1:` + listed + `], '{}'),
-			coalesce(bool_or(u.count > ` + counted + `), false)
+		SELECT least(w.walked, ` + counted + `), a.sessions, coalesce(l.types, '{}'), coalesce(l.ids, '{}'), coalesce(l.counts, '{}'),
+			CASE WHEN w.walked > ` + counted + ` THEN w.last ELSE 0 END
 		FROM (
-			SELECT i.session_id, x.count, x.newest
-			FROM invitations i
-			LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
-			CROSS JOIN LATERAL (
-				SELECT count(*)::int AS count, max(a.id) AS newest FROM (
-					SELECT n.id FROM notes n
-					WHERE n.session_id = i.session_id AND (n.session_id, n.id) > (i.session_id, coalesce(m.read_through, 0))
-						AND ` + addressedTo(conn, slug) + `
-						AND NOT (` + seen + `)
+			SELECT count(*)::int AS sessions, array_agg(u.session_id ORDER BY u.newest DESC) AS ids,
+				array_agg(u.mark ORDER BY u.newest DESC) AS marks
+			FROM (
+				SELECT i.session_id, k.mark, x.newest
+				FROM invitations i
+				LEFT JOIN agent_mail_reads m ON m.session_id = i.session_id AND m.connection_id = i.connection_id
+				CROSS JOIN LATERAL (SELECT greatest(coalesce(m.read_through, 0), ` + seenThrough + `) AS mark) k
+				CROSS JOIN LATERAL (
+					SELECT n.id AS newest FROM notes n WHERE ` + unreadAbove(conn, slug, "i.session_id", "k.mark") + `
+					ORDER BY n.session_id DESC, n.id DESC LIMIT 1
+				) x
+				WHERE i.connection_id = ` + conn + `
+			) u
+		) a
+		CROSS JOIN LATERAL (
+			SELECT count(*)::int AS walked, coalesce(max(c.o), 0)::int AS last, array_agg(c.o) AS os FROM (
+				SELECT l.o FROM unnest(a.ids, a.marks) WITH ORDINALITY AS l(id, mark, o)
+				CROSS JOIN LATERAL (
+					SELECT FROM notes n WHERE ` + unreadAbove(conn, slug, "l.id", "l.mark") + `
 					ORDER BY n.session_id DESC, n.id DESC LIMIT ` + counted + ` + 1
-				) a
-			) x
-			WHERE i.connection_id = ` + conn + ` AND x.count > 0
-		) u
-		CROSS JOIN LATERAL (SELECT s.session_type, s.public_id FROM sessions s WHERE s.id = u.session_id OFFSET 0) s`
+				) n
+				LIMIT ` + counted + ` + 1
+			) c
+		) w
+		CROSS JOIN LATERAL (
+			SELECT array_agg(s.session_type ORDER BY l.o) AS types, array_agg(s.public_id ORDER BY l.o) AS ids,
+				array_agg(coalesce(cardinality(array_positions(w.os, l.o)), 0)::int ORDER BY l.o) AS counts
+			FROM unnest(a.ids[1:` + listed + `]) WITH ORDINALITY AS l(id, o)
+			CROSS JOIN LATERAL (SELECT s.session_type, s.public_id FROM sessions s WHERE s.id = l.id OFFSET 0) s
+		) l`
 }
 
 // unreadTargets are the scan targets of unreadSQL's six columns.
@@ -127,24 +139,26 @@ type unreadTargets struct {
 	types  []string
 	ids    []string
 	counts []int32
+	cut    int32
 }
 
 func (t *unreadTargets) targets() []any {
-	return []any{&t.u.Total, &t.u.SessionCount, &t.types, &t.ids, &t.counts, &t.u.More}
+	return []any{&t.u.Total, &t.u.SessionCount, &t.types, &t.ids, &t.counts, &t.cut}
 }
 
 func (t *unreadTargets) unread() Unread {
 	u := t.u
+	u.More = t.cut > 0
 	u.Sessions = make([]UnreadSession, len(t.types))
 	for i := range t.types {
-		n := int(t.counts[i])
-		u.Sessions[i] = UnreadSession{SessionType: t.types[i], SessionID: t.ids[i], Count: min(n, MaxUnreadCounted), More: n > MaxUnreadCounted}
+		more := u.More && int32(i+1) >= t.cut
+		u.Sessions[i] = UnreadSession{SessionType: t.types[i], SessionID: t.ids[i], Count: max(min(int(t.counts[i]), MaxUnreadCounted), 1), More: more}
 	}
 	return u
 }
 
 // countUnreadSQL is CountUnread's statement, $1 the connection.
-var countUnreadSQL = `SELECT u.* FROM connections c CROSS JOIN LATERAL (` + unreadSQL("c.id", "c.sender_slug", "false") + `) u
+var countUnreadSQL = `SELECT u.* FROM connections c CROSS JOIN LATERAL (` + unreadSQL("c.id", "c.sender_slug", "0") + `) u
 	WHERE c.id = $1`
 
 // CountUnread counts a connection's unread mail (Unread), as the token's
