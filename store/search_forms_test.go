@@ -91,7 +91,7 @@ func TestSearchFindsSessionTitles(t *testing.T) {
 	// Enough notes elsewhere that the first note is below the newest window.
 	storetest.SQL(t, w.st).Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'Olive', 'note', 's', 'hay' FROM generate_series(1, 10001)`, w.ws, w.s1.ID, w.olive)
+		SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'Olive', 'note', 's', 'hay' FROM generate_series(1, 10001)`, w.ws, w.s1.ID, w.olive)
 	recent := post(titled, "half even everywhere")
 	post(w.s1, "nothing about it")
 	for _, q := range []string{"refunds", "refund rounded"} {

@@ -215,7 +215,7 @@ func TestSearchReadsItsWorkspace(t *testing.T) {
 	}
 	db.Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+		SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
 	db.Exec(`VACUUM ANALYZE notes`)
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
@@ -248,7 +248,7 @@ func TestSearchWalksItsWindow(t *testing.T) {
 	}
 	db.Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+		SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'O', 'note', 's', 'straw' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
 	db.Exec(`VACUUM ANALYZE notes`)
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
@@ -282,7 +282,7 @@ func TestSearchIndexReadsOnlyItsWorkspace(t *testing.T) {
 	// The other workspace's needles are older than everything of the owner's.
 	db.Exec(`
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-		SELECT $1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'O', 'note', 's', 'needle' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
+		SELECT $1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'O', 'note', 's', 'needle' FROM generate_series(1, 20000)`, other, s.ID, otherOwner)
 	fill := func(n int, body string) {
 		db.Exec(`
 			INSERT INTO notes (workspace_id, session_id, sender_kind, sender_connection_id, sender_slug, sender_name, message_type, subject, body)

@@ -104,7 +104,7 @@ func TestUnreadCost(t *testing.T) {
 		INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_connection_id, sender_slug, sender_name, message_type, subject, body)
 		SELECT $1, s, CASE WHEN g % 4 = 0 THEN 'owner' ELSE 'agent' END,
 			CASE WHEN g % 4 = 0 THEN $2::bigint END, CASE WHEN g % 4 <> 0 THEN $3::bigint END,
-			CASE WHEN g % 4 = 0 THEN 'owner-' || $2 ELSE 'ext-writer' END, 'N', 'note', 'subject', 'body'
+			CASE WHEN g % 4 = 0 THEN owner_slug($2::bigint) ELSE 'ext-writer' END, 'N', 'note', 'subject', 'body'
 		FROM generate_series(1, $5::int) g CROSS JOIN unnest($4::bigint[]) s
 		ORDER BY g, s`, ws, owner, other.ID, ids, perSession)
 	db.Exec(`VACUUM ANALYZE`)
@@ -150,7 +150,7 @@ func TestUnreadCost(t *testing.T) {
 	measure("caught up", store.UseAccessTokenSQL)
 	for i := range 5 {
 		db.Exec(`INSERT INTO notes (workspace_id, session_id, sender_kind, sender_owner_id, sender_slug, sender_name, message_type, subject, body)
-			VALUES ($1, $2, 'owner', $3::bigint, 'owner-' || $3::bigint, 'N', 'note', 's', 'b')`, ws, ids[i*7], owner)
+			VALUES ($1, $2, 'owner', $3::bigint, owner_slug($3::bigint), 'N', 'note', 's', 'b')`, ws, ids[i*7], owner)
 	}
 	measure("caught up, then 5 new notes in 5 sessions", store.UseAccessTokenSQL)
 	measure("before, same data", tokenCheckBefore)

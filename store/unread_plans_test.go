@@ -32,7 +32,7 @@ func invitedFixture(t *testing.T) (*mailFixture, *storetest.Fixtures) {
 			message_type, subject, body)
 		SELECT $1, i.session_id, CASE WHEN g % 2 = 0 THEN 'owner' ELSE 'agent' END,
 			CASE WHEN g % 2 = 0 THEN $2::bigint END, CASE WHEN g % 2 = 1 THEN $3::bigint END,
-			CASE WHEN g % 2 = 0 THEN 'owner-' || $2 ELSE 'ada' END, 'N', 'note', 's', 'b'
+			CASE WHEN g % 2 = 0 THEN owner_slug($2::bigint) ELSE 'ada' END, 'N', 'note', 's', 'b'
 		FROM generate_series(1, 400) g CROSS JOIN invitations i WHERE i.connection_id = $3
 		ORDER BY g, i.session_id`, ws, f.owner.ID, f.connID)
 	allVisible(t, db)
