@@ -21,7 +21,7 @@ import (
 
 // plainTools are the tools where that gained at least 20 % calls/s at
 // concurrency 8 (docs/performance.md, "Fast paths").
-var plainTools = map[string]bool{"read_session_mail": true, "list_agents": true, "list_sessions": true, "poll_resource_events": true}
+var plainTools = map[string]bool{"read_session_mail": true, "list_sessions": true, "poll_resource_events": true}
 
 // plainVersions are the protocol versions the SDK accepts whose results
 // carry no resultType and no server _meta.

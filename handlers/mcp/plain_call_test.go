@@ -244,7 +244,7 @@ func TestDirectAnswersAsTheSDK(t *testing.T) {
 	for _, v := range []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"} {
 		rows = append(rows, diffRequest{name: "protocol " + v, token: "alice", body: call("set_status", `{"branch":"b"}`),
 			header: []string{"Mcp-Protocol-Version", v}},
-			diffRequest{name: "protocol " + v + ", a read", token: "alice", body: call("list_agents", `{}`),
+			diffRequest{name: "protocol " + v + ", a read", token: "alice", body: call("list_sessions", `{}`),
 				header: []string{"Mcp-Protocol-Version", v}})
 	}
 	rows = append(rows,
