@@ -111,8 +111,8 @@ const notesSQL = `
 		(SELECT string_agg('w' || floor(3000 * random() ^ 3)::int, ' ') FROM generate_series(1, 20 + g % 25)),
 		$11::timestamptz - ($12::bigint - g) * make_interval(secs => $13::float8)
 	FROM generate_series($9::int, $10::int) g
-	CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 < 7 THEN ($14::int[])[1 + ((g / 10) * 7919 + g % 10) % cardinality($14::int[])]
-		ELSE ($15::int[])[1 + ((g / 10) * 104729 + g % 10) % cardinality($15::int[])] END AS s) x0
+	CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 < 7 THEN ($14::int[])[1 + ((g::bigint / 10) * 7919 + g % 10) % cardinality($14::int[])]
+		ELSE ($15::int[])[1 + ((g::bigint / 10) * 104729 + g % 10) % cardinality($15::int[])] END AS s) x0
 	CROSS JOIN LATERAL (SELECT x0.s, ($4::int[])[x0.s] AS first, ($5::int[])[x0.s] AS cnt) x1
 	CROSS JOIN LATERAL (SELECT x1.s, x1.first + (g / 3) % greatest(x1.cnt, 1) AS a,
 		x1.first + (g / 3 + 1) % greatest(x1.cnt, 1) AS other, x1.cnt) x
