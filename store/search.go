@@ -148,19 +148,6 @@ const (
 	searchCut = `translate(%s, E'\x01\x02', '')`
 )
 
-// inWorkspace is "n.workspace_id is the owner's" ($1). The window's bound
-// reads the workspace's newest ids as a range instead (BETWEEN $1 AND $1,
-// ordered by workspace_id too), which only notes_workspace_idx, read
-// index-only, answers in order: as an equality a generic plan may walk the
-// primary key through every workspace's notes. The window's hits are then
-// found between that bound and the page's (a bitmap of the workspace's index
-// and the words' GIN index, or the index newest first), never by reading
-// and sorting the workspace: with a limit on a subquery, the generic plan,
-// which the store's connections use, guesses a workspace smaller than the
-// window and reads all of it (200 ms at a million notes against 15;
-// TestSearchWalksItsWindow).
-const inWorkspace = `n.workspace_id = $1`
-
 // searchWindow is how many of the newest notes a search reads first;
 // searchFewHits is how many hits in them make the words common enough to
 // walk on for the rest of the page; searchWalk bounds that walk.
