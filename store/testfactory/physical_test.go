@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/osfoundry/osfoundry/store"
-	"github.com/osfoundry/osfoundry/store/storetest"
 	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
@@ -19,17 +16,7 @@ import (
 func TestEveryPhysicalStatementRunsOnTheSchema(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := storetest.NewDatabase(t)
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	st, pool := openStore(t)
 	owner, err := st.CreateOwner(ctx, store.NewOwner{Email: "physical@example.com", DisplayName: "Physical owner", Password: "a fixture password", WorkspaceName: "physical"})
 	if err != nil {
 		t.Fatal(err)

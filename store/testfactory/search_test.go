@@ -6,27 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/osfoundry/osfoundry/store"
-	"github.com/osfoundry/osfoundry/store/storetest"
 	"github.com/osfoundry/osfoundry/store/testfactory"
 )
 
 func TestCorpusIsTheOwnersMail(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dsn := storetest.NewDatabase(t)
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	st, pool := openStore(t)
 	owner, err := st.CreateOwner(ctx, store.NewOwner{Email: "corpus@example.com", DisplayName: "Corpus owner", Password: "a fixture password", WorkspaceName: "corpus"})
 	if err != nil {
 		t.Fatal(err)

@@ -30,17 +30,7 @@ func newSpread(t *testing.T, notes int) (*store.Store, *testfactory.Spread) {
 func newSpreadDB(t *testing.T, notes int) (*store.Store, *testfactory.Spread, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	dsn := storetest.NewDatabase(t)
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	pool, err := pgxpool.New(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	st, pool := openStore(t)
 	sp, err := testfactory.NewSpread(ctx, st, pool, testfactory.SpreadOpts{Name: "t", Password: "a fixture password", Resource: "http://localhost/mcp",
 		Workspaces: 2, Projects: 2, Sessions: 8, Agents: 4, BusyEvery: 4, MinInvitations: 2, MaxInvitations: 6})
 	if err != nil {
@@ -336,4 +326,22 @@ func TestFillBucketsGrantsTheNextWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openStore opens a store and a pool of its own on a new database.
+func openStore(t *testing.T) (*store.Store, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	dsn := storetest.NewDatabase(t)
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return st, pool
 }
