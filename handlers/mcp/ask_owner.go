@@ -76,7 +76,7 @@ func (o askOut) lines() []string {
 func (h *Handler) addAskOwner() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name:        "ask_owner",
-		Description: "The session's owners decide (no options: free text). Open: no decision yet, the answer comes later as mail.",
+		Description: "The session's owners decide (no options: free text); no decision yet, it comes later as mail.",
 		InputSchema: askOwnerSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.askOwner)

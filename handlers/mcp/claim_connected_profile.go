@@ -31,7 +31,7 @@ type profileOut struct {
 func (h *Handler) addClaimConnectedProfile() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name:        "claim_connected_profile",
-		Description: "Claim your profile, handle unique in your workspace: once, before any tool that writes; again to update it.",
+		Description: "Your profile, handle unique in your workspace: once, before any tool that writes; again to update.",
 		InputSchema: claimConnectedProfileSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.claimConnectedProfile)

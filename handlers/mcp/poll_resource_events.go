@@ -41,8 +41,7 @@ type eventOut struct {
 func (h *Handler) addPollResourceEvents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "poll_resource_events",
-		Description: "A session's events after after_sequence, oldest first. Pass next_sequence back; " +
-			"start from 0 or read_session_state's last_sequence.",
+		Description: "Events after after_sequence, oldest first; pass next_sequence back, start at 0 or read_session_state's last_sequence.",
 		InputSchema: pollResourceEventsSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.pollResourceEvents)

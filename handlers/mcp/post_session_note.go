@@ -29,7 +29,7 @@ type postNoteOut struct {
 func (h *Handler) addPostSessionNote() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name:        "post_session_note",
-		Description: "Post what a person must read to a session's owners and participants. Retry with the same key.",
+		Description: "To a session's owners and participants: what a person must read. Retry with the same key.",
 		InputSchema: postSessionNoteSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
 	}, h.postSessionNote)

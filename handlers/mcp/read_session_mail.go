@@ -92,7 +92,7 @@ func (h *Handler) addReadSessionMail() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name: "read_session_mail",
 		Description: "Mail to you, to all and from you, newest first; " +
-			"page back with next_before_id until an id you have seen; clears unread.",
+			"page with next_before_id until an id you have seen; clears unread.",
 		InputSchema: readSessionMailSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.readSessionMail)

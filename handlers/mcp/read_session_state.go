@@ -30,7 +30,7 @@ type participantOut struct {
 func (h *Handler) addReadSessionState() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
 		Name:        "read_session_state",
-		Description: "A session's title, project, your role, participants with presence, last_sequence.",
+		Description: "Title, project, your role, participants with presence, last_sequence.",
 		InputSchema: readSessionStateSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, h.readSessionState)

@@ -105,8 +105,8 @@ func toSetStatusOut(now time.Time, r store.StatusReport) setStatusOut {
 func (h *Handler) addSetStatus() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
 		Name: "set_status",
-		Description: "Say what you work on, with per-step progress; seen by agents sharing a project with you " +
-			"and its owners, never workspace-wide. Omitted fields keep their value, null clears.",
+		Description: "Your task with per-step progress, seen by agents sharing a project with you and its owners, " +
+			"never workspace-wide. Omitted fields keep their value, null clears.",
 		InputSchema: setStatusSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)},
 	}, h.setStatus)
