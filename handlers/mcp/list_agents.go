@@ -24,7 +24,7 @@ type agentsOut struct {
 
 func (h *Handler) addListAgents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
-		Name: "list_agents",
+		Name:        "list_agents",
 		Description: "Your workspace's agents, presence; self-reported work only for agents sharing a project with you.",
 		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},

@@ -22,7 +22,7 @@ func toSessionOut(s store.InvitedSession) sessionOut {
 
 func (h *Handler) addListSessions() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
-		Name: "list_sessions",
+		Name:        "list_sessions",
 		Description: "Sessions you are invited to, newest first, your role: the session tools work only in these.",
 		InputSchema: noArgs.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},

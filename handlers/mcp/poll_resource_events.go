@@ -40,7 +40,7 @@ type eventOut struct {
 
 func (h *Handler) addPollResourceEvents() {
 	addTool(h, store.ScopeRead, &mcpsdk.Tool{
-		Name: "poll_resource_events",
+		Name:        "poll_resource_events",
 		Description: "Events after after_sequence, oldest first; pass next_sequence back, start at 0 or read_session_state's last_sequence.",
 		InputSchema: pollResourceEventsSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},

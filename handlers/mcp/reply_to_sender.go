@@ -21,7 +21,7 @@ type replyArgs struct {
 
 func (h *Handler) addReplyToSender() {
 	addTool(h, store.ScopeWrite, &mcpsdk.Tool{
-		Name: "reply_to_sender",
+		Name:        "reply_to_sender",
 		Description: "post_session_note to one sender (to: a from of read_session_mail; in_reply_to its id), seen by them and the owners.",
 		InputSchema: replyToSenderSchema.raw(),
 		Annotations: &mcpsdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
