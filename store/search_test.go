@@ -226,8 +226,9 @@ func TestSearchReadsItsWorkspace(t *testing.T) {
 }
 
 // A search whose words fill a page among the workspace's newest notes reads
-// the window's ids and its hits, in the generic plan too, rather than
-// reading and sorting every note of the workspace.
+// the window's ids and walks its notes down to the page, in the generic plan
+// too, rather than reading and sorting every note of the workspace or
+// building a bitmap of every note of it that holds the words.
 func TestSearchWalksItsWindow(t *testing.T) {
 	t.Parallel()
 	w := newInboxWorld(t)
@@ -253,9 +254,13 @@ func TestSearchWalksItsWindow(t *testing.T) {
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
 	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
-	// The window's 10,000 ids, read index-only, and its hits.
-	if n := rowsRead(plan); n > 10500 {
+	// The window's 10,000 ids, read index-only, and the 2,100 notes down to
+	// its 21st hit; none of the words' index.
+	if n := rowsRead(plan); n > store.SearchWindow+2200 {
 		t.Fatalf("read %d rows of notes for a page of 21 hits, one note in 100, of 30,000:\n%s", n, plan)
+	}
+	if n := indexEntriesRead(plan, "notes_search"); n > 0 {
+		t.Fatalf("read %d entries of the words' index for a page the window holds:\n%s", n, plan)
 	}
 }
 
@@ -294,9 +299,9 @@ func TestSearchIndexReadsOnlyItsWorkspace(t *testing.T) {
 	tx := db.Begin()
 	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "needle", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
 	tx.Rollback(ctx)
-	// The window's ids, read index-only, and the owner's two needles: of
-	// the words' index, only the entries of the owner's notes.
-	if n := rowsRead(plan); n > store.SearchWindow+500 {
+	// The window's ids, read index-only, its notes walked, and the owner's
+	// two needles: of the words' index, only the entries of the owner's notes.
+	if n := rowsRead(plan); n > 2*store.SearchWindow+500 {
 		t.Fatalf("read %d rows of notes, the other workspace's among them:\n%s", n, plan)
 	}
 	if n := indexEntriesRead(plan, "notes_search"); n > 100 {
@@ -374,8 +379,8 @@ func TestSearchOfWordsRareTogetherStops(t *testing.T) {
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
 	plan := genericPlan(t, tx, store.SearchWordsSQL, w.ws, "alpha beta", "", "", store.OwnerSlug(w.olive), "", "", int64(math.MaxInt64), 21)
-	// The window's and the walk's ids, read index-only, and their hits.
-	if n := rowsRead(plan); n > store.SearchWindow+store.SearchWalk+100 {
+	// The window's and the walk's ids, read index-only, and their notes.
+	if n := rowsRead(plan); n > 2*(store.SearchWindow+store.SearchWalk)+100 {
 		t.Fatalf("read %d rows of notes:\n%s", n, plan)
 	}
 }
