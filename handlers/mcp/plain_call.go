@@ -14,14 +14,15 @@ import (
 	"github.com/osfoundry/osfoundry/store"
 )
 
-// A plain call of a read tool is answered here, byte for byte as the SDK
+// A plain call of a tool is answered here, byte for byte as the SDK
 // would (TestDirectAnswersAsTheSDK compares both), because the SDK's
 // per-request set-up is most of such a call's cost; anything unusual about
 // the request goes to the SDK.
 
 // plainTools are the tools where that gained at least 20 % calls/s at
 // concurrency 8 (docs/performance.md, "Fast paths").
-var plainTools = map[string]bool{"read_session_mail": true, "list_sessions": true, "poll_resource_events": true}
+var plainTools = map[string]bool{"read_session_mail": true, "list_sessions": true, "poll_resource_events": true,
+	"read_session_state": true, "set_status": true}
 
 // plainVersions are the protocol versions the SDK accepts whose results
 // carry no resultType and no server _meta.
