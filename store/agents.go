@@ -22,27 +22,32 @@ type AgentView struct {
 	OverlapsYou bool
 }
 
-// ListAgents returns every agent of the caller's workspace, by handle, with its presence tier. The
-// statement itself leaves out what an agent works on unless it shares a project with the caller, so
-// that status never leaves the database.
-func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID int64) ([]AgentView, error) {
-	rows, err := s.pool.Query(ctx, `
+// listAgentsSQL is ListAgents' statement: $1 the workspace, $2 the caller.
+var listAgentsSQL = `
 		SELECT p.connection_id, p.handle, p.display_name, coalesce(c.sender_slug, ''), c.last_seen_at, now(),
 			v.shares,
 			CASE WHEN v.shares THEN st.repo END,
 			CASE WHEN v.shares THEN st.branch END,
 			CASE WHEN v.shares THEN st.task END,
 			CASE WHEN v.shares THEN st.updated_at END,
-			v.shares AND p.connection_id <> $2 AND coalesce(`+overlapSQL("me", "st")+`, false)
+			v.shares AND p.connection_id <> $2 AND coalesce(` + overlapSQL("me", "st") + `, false)
 		FROM agent_profiles p
-		JOIN connections c ON c.id = p.connection_id AND c.revoked_at IS NULL
+		JOIN connections c ON c.workspace_id = $1 AND c.id = p.connection_id AND c.revoked_at IS NULL
 		LEFT JOIN statuses st ON st.connection_id = p.connection_id
 		LEFT JOIN statuses me ON me.connection_id = $2
 		CROSS JOIN LATERAL (SELECT p.connection_id = $2 OR EXISTS (
 			SELECT 1 FROM project_seats mine JOIN project_seats theirs ON theirs.project_id = mine.project_id
-			WHERE mine.workspace_id = $1 AND mine.connection_id = $2 AND theirs.connection_id = p.connection_id)) AS v(shares)
+			WHERE mine.workspace_id = $1 AND mine.connection_id = $2 AND theirs.connection_id = p.connection_id) OFFSET 0) AS v(shares)
 		WHERE p.workspace_id = $1
-		ORDER BY p.handle`, workspaceID, callerConnectionID)
+		ORDER BY p.handle`
+
+// ListAgents returns every agent of the caller's workspace, by handle, with its presence tier. The
+// statement itself leaves out what an agent works on unless it shares a project with the caller, so
+// that status never leaves the database. The connections are read by the workspace's key (the
+// generic plan scanned every workspace's), and OFFSET 0 keeps v.shares one value a row: pulled up,
+// each of its six uses was a subplan of its own.
+func (s *Store) ListAgents(ctx context.Context, workspaceID, callerConnectionID int64) ([]AgentView, error) {
+	rows, err := s.pool.Query(ctx, listAgentsSQL, workspaceID, callerConnectionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list agents: %w", err)
 	}

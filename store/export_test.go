@@ -19,6 +19,7 @@ var (
 	SearchWindow      = searchWindow
 	SearchWalk        = searchWalk
 	SearchWordsSQL    = searchWordsSQL
+	ListAgentsSQL     = listAgentsSQL
 
 	ListProjectSummariesSQL = listProjectSummariesSQL
 	ListSessionSummariesSQL = listSessionSummariesSQL
