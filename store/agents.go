@@ -113,10 +113,13 @@ type SessionState struct {
 	Participants []Participant
 }
 
+// readSessionStateSQL finds the session and its project first, planned apart
+// (OFFSET 0): joined with the participants, the generic plan read the
+// project once for each of them.
 var readSessionStateSQL = `
-	SELECT ` + sessionColumns + `, pr.name, i.role, x.handle, x.display_name, x.sender_slug, x.role, x.last_seen_at, x.revoked, now()
-	FROM sessions s
-	JOIN projects pr ON pr.id = s.project_id
+	SELECT ` + sessionColumns + `, s.project_name, i.role, x.handle, x.display_name, x.sender_slug, x.role, x.last_seen_at, x.revoked, now()
+	FROM (SELECT s.*, pr.name AS project_name FROM sessions s JOIN projects pr ON pr.id = s.project_id
+		WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3 OFFSET 0) s
 	LEFT JOIN invitations i ON i.session_id = s.id AND i.connection_id = $4
 	LEFT JOIN LATERAL (
 		SELECT p.handle, p.display_name, c.sender_slug, pi.role, c.last_seen_at, c.revoked_at IS NOT NULL AS revoked, c.id
@@ -125,7 +128,6 @@ var readSessionStateSQL = `
 		LEFT JOIN agent_profiles p ON p.connection_id = pi.connection_id
 		WHERE i.role IS NOT NULL AND pi.workspace_id = s.workspace_id AND pi.session_id = s.id
 	) x ON true
-	WHERE s.workspace_id = $1 AND s.session_type = $2 AND s.public_id = $3
 	ORDER BY x.handle NULLS LAST, x.id`
 
 // ReadSessionState returns a session the connection is invited to, its role
