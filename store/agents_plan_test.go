@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,28 +10,8 @@ import (
 	"github.com/osfoundry/osfoundry/store/storetest"
 )
 
-// tableRowsRead sums what a plan's nodes over table read: the rows each
-// returned and those it dropped, over all its loops.
-func tableRowsRead(plan, table string) int {
-	node := regexp.MustCompile(`\bon ` + table + `\b[^(]*\(actual rows=(\d+) loops=(\d+)\)`)
-	total, loops := 0, 0
-	for _, line := range strings.Split(plan, "\n") {
-		if m := node.FindStringSubmatch(line); m != nil {
-			rows, _ := strconv.Atoi(m[1])
-			loops, _ = strconv.Atoi(m[2])
-			total += rows * loops
-			continue
-		}
-		if strings.Contains(line, "->") {
-			loops = 0
-		}
-		if m := removedRows.FindStringSubmatch(line); m != nil && loops > 0 {
-			n, _ := strconv.Atoi(m[1])
-			total += n * loops
-		}
-	}
-	return total
-}
+// connectionsNode is a node of EXPLAIN ANALYZE's text that reads connections.
+var connectionsNode = regexp.MustCompile(`\bon connections\b[^(]*\(actual rows=(\d+) loops=(\d+)\)`)
 
 // TestListAgentsReadsItsWorkspace: list_agents of a workspace of three
 // agents reads their connections, not the 3,000 of another workspace, and
@@ -63,7 +42,7 @@ func TestListAgentsReadsItsWorkspace(t *testing.T) {
 	tx := db.Begin()
 	defer tx.Rollback(ctx)
 	plan := genericPlan(t, tx, store.ListAgentsSQL, ws, ids[0])
-	if n := tableRowsRead(plan, "connections"); n > 10 {
+	if n := nodeRowsRead(plan, connectionsNode); n > 10 {
 		t.Fatalf("read %d connections for 3 agents:\n%s", n, plan)
 	}
 	if n := strings.Count(plan, "SubPlan"); n > 1 {

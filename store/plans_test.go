@@ -72,12 +72,17 @@ var removedRows = regexp.MustCompile(`Rows Removed by [A-Za-z ]+: (\d+)`)
 
 // rowsRead sums what the plan's nodes over notes and note_receipts read:
 // the rows each returned and those it dropped, over all its loops.
-func rowsRead(plan string) int {
+func rowsRead(plan string) int { return nodeRowsRead(plan, mailNode) }
+
+// nodeRowsRead sums what the plan's nodes that node matches (its groups:
+// rows, loops) read, the rows each returned and those it dropped, over all
+// its loops.
+func nodeRowsRead(plan string, node *regexp.Regexp) int {
 	total, loops := 0, 0
 	for _, line := range strings.Split(plan, "\n") {
-		if m := mailNode.FindStringSubmatch(line); m != nil {
-			rows, _ := strconv.Atoi(m[2])
-			loops, _ = strconv.Atoi(m[3])
+		if m := node.FindStringSubmatch(line); m != nil {
+			rows, _ := strconv.Atoi(m[len(m)-2])
+			loops, _ = strconv.Atoi(m[len(m)-1])
 			total += rows * loops
 			continue
 		}
