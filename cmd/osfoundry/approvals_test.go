@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +41,28 @@ func (s *agentServer) pendingApproval(t *testing.T, summary string) *store.Appro
 	}
 	t.Fatalf("no pending approval for %q", summary)
 	return nil
+}
+
+// waitPromptMarked waits until a hook of the machine has marked that it
+// waits on the approval id (its file in the state folder's approvals).
+func (m *agentMachine) waitPromptMarked(id int64) {
+	m.t.Helper()
+	suffix := "-" + strconv.FormatInt(id, 10)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		found := false
+		_ = filepath.WalkDir(filepath.Join(m.root, "state"), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Base(filepath.Dir(path)) == "approvals" && strings.HasSuffix(d.Name(), suffix) {
+				found = true
+			}
+			return nil
+		})
+		if found {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	m.t.Fatalf("no hook marked that it waits on approval %d", id)
 }
 
 // decide clicks Allow or Deny on the approval's box of the page it shows on
@@ -263,7 +287,8 @@ func TestPermissionHookWaitsForTheOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := s.pendingApproval(t, "make deploy")
-		cmd.Process.Kill() // the client's own prompt was answered: it ends the hook
+		m.waitPromptMarked(a.ID) // the hook sees the approval created a moment after the server does
+		cmd.Process.Kill()       // the client's own prompt was answered: it ends the hook
 		cmd.Wait()
 		m.resetThrottle()
 		m.hookEvent(s.URL, "PostToolUse", nil)
